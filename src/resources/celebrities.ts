@@ -1,0 +1,78 @@
+// Celebrities (SPEC 2.2): `age` from `born` on the serving day, `filmography` from movie casts (CONTRACT 1).
+import { arrayOf, bool, int, map, obj, str, strings } from './schema.ts';
+import { timeKey, type LinkContext, type LinkedRecord, type ResourceDefinition, type SourceRecord } from './types.ts';
+
+/** Whole years from a `YYYY-MM-DD` birth date to the UTC day that starts at `today` (ms). */
+export function ageOn(born: string, today: number): number {
+  const d = new Date(today);
+  const y = Number(born.slice(0, 4));
+  const md = Number(born.slice(5, 7)) * 100 + Number(born.slice(8, 10));
+  const todayMd = (d.getUTCMonth() + 1) * 100 + d.getUTCDate();
+  return d.getUTCFullYear() - y - (todayMd < md ? 1 : 0);
+}
+
+function link(c: SourceRecord, ctx: LinkContext): LinkedRecord {
+  const filmography = ctx
+    .referrers('celebrities', c.slug, 'movies')
+    .map(({ record: m, holder }) => ({
+      title: m.title,
+      slug: m.slug,
+      releaseDate: m.releaseDate ?? null,
+      character: holder.character ?? null,
+      role: holder.role ?? null,
+      _id: m._id,
+    }))
+    .sort((a, b) => (timeKey(b.releaseDate) ?? -Infinity) - (timeKey(a.releaseDate) ?? -Infinity) || (a._id < b._id ? -1 : 1))
+    .map(({ _id, ...entry }) => entry);
+  const born = typeof c.born === 'string' ? c.born : null;
+  return { ...c, age: born === null ? null : ageOn(born, ctx.today), filmography };
+}
+
+export const celebrities: ResourceDefinition = {
+  name: 'celebrities',
+  file: 'celebrities.json',
+  source: obj(
+    {
+      _id: str(),
+      name: str(),
+      slug: str('slug'),
+      profileImage: str('url'),
+      occupation: strings,
+      nationality: str(),
+      netWorth: str(),
+      born: str('date'),
+      isVerified: bool,
+      createdAt: str('timestamp'),
+      birthPlace: str(),
+      height: str(),
+      introduction: str(),
+      career: str(),
+      socialMedia: map(str('url')),
+    },
+    ['_id', 'name', 'slug', 'createdAt'],
+  ),
+  derived: {
+    age: int(0),
+    filmography: arrayOf(
+      obj({ title: str(), slug: str('slug'), releaseDate: str('timestamp'), character: str(), role: str() }, ['title', 'slug']),
+    ),
+  },
+  link,
+  dependsOnToday: true,
+  listFields: ['_id', 'name', 'slug', 'profileImage', 'occupation', 'nationality', 'netWorth', 'born', 'age', 'isVerified', 'createdAt'],
+  detailFields: [
+    '_id', 'name', 'slug', 'profileImage', 'occupation', 'nationality', 'netWorth', 'born', 'age', 'createdAt',
+    'birthPlace', 'height', 'introduction', 'career', 'socialMedia', 'filmography',
+  ],
+  filters: [
+    { kind: 'text', param: 'occupation', get: (r) => r.occupation as readonly string[] },
+    { kind: 'text', param: 'nationality', get: (r) => r.nationality as string | null },
+  ],
+  sorts: [
+    { name: 'latest', type: 'number', dir: 'desc', key: (r) => timeKey(r.createdAt) },
+    { name: 'oldest', type: 'number', dir: 'asc', key: (r) => timeKey(r.createdAt) },
+    { name: 'name_asc', type: 'text', dir: 'asc', key: (r) => r.name as string },
+    { name: 'name_desc', type: 'text', dir: 'desc', key: (r) => r.name as string },
+  ],
+  searchText: (r) => r.name as string,
+};

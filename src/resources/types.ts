@@ -1,0 +1,93 @@
+// What a collection is, as data: the loader, query engine, handlers and OpenAPI read these.
+import type { ObjectSchema, Schema } from './schema.ts';
+
+export const COLLECTIONS = ['celebrities', 'outfits', 'news', 'movies', 'reviews'] as const;
+export type CollectionName = (typeof COLLECTIONS)[number];
+
+/** A record as it stands in a data file, after validation. */
+export type SourceRecord = Readonly<Record<string, unknown>> & { readonly _id: string; readonly slug: string };
+/**
+ * A record with its derived fields filled in (embedded objects, age, filmography...). May carry
+ * internal fields that no output shape lists (news `views`).
+ */
+export type LinkedRecord = Record<string, unknown> & { readonly _id: string; readonly slug: string };
+
+export interface Backref {
+  /** The referring record. */
+  readonly record: SourceRecord;
+  /** The object that holds the reference: the record itself, or an element such as a cast entry. */
+  readonly holder: Readonly<Record<string, unknown>>;
+}
+
+export interface LinkContext {
+  /** A source record of another collection by slug (references are validated before linking). */
+  get(collection: CollectionName, slug: string): SourceRecord | undefined;
+  /** Records of collection `from` that reference `slug` of `collection`, in file order. */
+  referrers(collection: CollectionName, slug: string, from: CollectionName): readonly Backref[];
+  /** Milliseconds of 00:00 UTC on the day the data is served for (`age` is right on that day). */
+  readonly today: number;
+}
+
+/** One entry of an output shape: a field of the linked record, or some fields of an object-valued one. */
+export type OutputField = string | EmbeddedField;
+export interface EmbeddedField {
+  readonly name: string;
+  /** The collection the embedded record comes from; absent for an object of the record itself (review `author`). */
+  readonly from?: CollectionName;
+  /** The fields of the embedded record that this shape shows, in this order. */
+  readonly pick: readonly string[];
+}
+
+export type FilterValue = string | readonly string[] | boolean | number | null;
+
+export type FilterDef =
+  /** Whole-value match, case- and accent-insensitive; an array matches if any element does (CONTRACT 3). */
+  | { readonly kind: 'text'; readonly param: string; readonly get: (r: LinkedRecord) => string | readonly string[] | null }
+  /** Exact match on a slug. */
+  | { readonly kind: 'slug'; readonly param: string; readonly get: (r: LinkedRecord) => string | null }
+  /** One of a fixed set of values, anything else is a 400. */
+  | { readonly kind: 'enum'; readonly param: string; readonly values: readonly string[]; readonly get: (r: LinkedRecord) => string | null }
+  /** `true` or `false` exactly; false selects only the records that are not flagged. */
+  | { readonly kind: 'boolean'; readonly param: string; readonly get: (r: LinkedRecord) => boolean | null }
+  /** A numeric interval given by two parameters, each optional, with defaults at the bounds. */
+  | {
+      readonly kind: 'range';
+      readonly minParam: string;
+      readonly maxParam: string;
+      readonly lowest: number;
+      readonly highest: number;
+      readonly get: (r: LinkedRecord) => number | null;
+    };
+
+export interface SortDef {
+  readonly name: string;
+  /** `text` sorts with a case- and accent-insensitive collation; `number` numerically (timestamps as ms). */
+  readonly type: 'number' | 'text';
+  readonly dir: 'asc' | 'desc';
+  /** Records with a null key come last in either direction; ties break on `_id` ascending. */
+  readonly key: (r: LinkedRecord) => number | string | null;
+}
+
+export interface ResourceDefinition {
+  readonly name: CollectionName;
+  /** The data file, relative to the data directory. */
+  readonly file: string;
+  /** Shape of one record of the data file. */
+  readonly source: ObjectSchema;
+  /** Types of the output fields that are not source fields (derived ones), for the OpenAPI document. */
+  readonly derived: Readonly<Record<string, Schema>>;
+  /** Builds the response-ready record. Pure: the same source and context give the same result. */
+  link(record: SourceRecord, ctx: LinkContext): LinkedRecord;
+  /** True when a linked record depends on `ctx.today` (celebrity `age`): re-linked when the UTC day changes. */
+  readonly dependsOnToday?: boolean;
+  readonly listFields: readonly OutputField[];
+  readonly detailFields: readonly OutputField[];
+  readonly filters: readonly FilterDef[];
+  /** The first one is the default (`latest`). */
+  readonly sorts: readonly SortDef[];
+  /** The text that `search` matches, before folding. */
+  readonly searchText: (r: LinkedRecord) => string;
+}
+
+/** Milliseconds since the epoch of an ISO timestamp stored in a linked record, or null. */
+export const timeKey = (value: unknown): number | null => (typeof value === 'string' ? Date.parse(value) : null);
