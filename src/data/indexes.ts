@@ -1,0 +1,139 @@
+// Load-time work so that requests only join precomputed pieces (STYLE habit 2): slug map, one order
+// per sort value, folded value -> ids postings per filter, folded search text, serialized JSON.
+import { RESOURCES } from '../resources/index.ts';
+import type { LinkedRecord, ResourceDefinition } from '../resources/types.ts';
+import { fold } from './fold.ts';
+import { compileShape } from './shape.ts';
+
+export interface RangeIndex {
+  /** The `minParam` of the range filter it serves. */
+  readonly param: string;
+  /** Record ids with a value, ascending by value (ties by id). */
+  readonly ids: Int32Array;
+  /** The values of `ids`, in the same order, for binary search. */
+  readonly values: Float64Array;
+  /** The value of each record by id (NaN when it has none), for checking candidates. */
+  readonly byId: Float64Array;
+}
+
+export interface CollectionIndex {
+  readonly def: ResourceDefinition;
+  readonly size: number;
+  /** Linked records by id (the record's position in the data file). Replaced when the day changes. */
+  records: readonly LinkedRecord[];
+  readonly slugs: ReadonlyMap<string, number>;
+  /** Each record's list-shape JSON. */
+  list: readonly Buffer[];
+  /** Each record's whole 200 detail response body. */
+  detail: readonly Buffer[];
+  /** Sort name -> record ids in that order. */
+  readonly orders: ReadonlyMap<string, Int32Array>;
+  /** Sort name -> position of each record id in that order. */
+  readonly ranks: ReadonlyMap<string, Int32Array>;
+  /** Filter param -> key (folded value, slug, enum value, 'true'/'false') -> ascending ids. */
+  readonly postings: ReadonlyMap<string, ReadonlyMap<string, Int32Array>>;
+  readonly range: RangeIndex | null;
+  /** Folded search text by id. */
+  readonly searchText: readonly string[];
+  /** One byte per record for set operations; every user leaves it zeroed (requests are synchronous). */
+  readonly scratch: Uint8Array;
+}
+
+const shapes = new Map(
+  Object.values(RESOURCES).map((def) => [def.name, { list: compileShape(def, def.listFields), detail: compileShape(def, def.detailFields) }]),
+);
+
+/** List JSON and whole detail bodies of every record; redone for `dependsOnToday` collections each UTC day. */
+export function serialize(def: ResourceDefinition, records: readonly LinkedRecord[]): { list: Buffer[]; detail: Buffer[] } {
+  const shape = shapes.get(def.name)!;
+  const head = `{"success":true,"version":"v1","resource":"${def.name}","data":`;
+  return {
+    list: records.map((r) => Buffer.from(JSON.stringify(shape.list(r)))),
+    detail: records.map((r) => Buffer.from(head + JSON.stringify(shape.detail(r)) + '}')),
+  };
+}
+
+/** Ascending rank of each record's `_id`, so ties break on `_id` with an integer compare. */
+function idRanks(records: readonly LinkedRecord[]): Int32Array {
+  const byId = Int32Array.from(records.keys()).sort((a, b) => (records[a]!._id < records[b]!._id ? -1 : 1));
+  const rank = new Int32Array(records.length);
+  byId.forEach((id, pos) => (rank[id] = pos));
+  return rank;
+}
+
+function buildOrder(def: ResourceDefinition, sortName: string, records: readonly LinkedRecord[], idRank: Int32Array): Int32Array {
+  const sort = def.sorts.find((s) => s.name === sortName)!;
+  const sign = sort.dir === 'asc' ? 1 : -1;
+  const keys = records.map((r) => {
+    const k = sort.key(r);
+    return k === null || k === undefined ? null : sort.type === 'text' ? fold(String(k)) : Number(k);
+  });
+  return Int32Array.from(records.keys()).sort((a, b) => {
+    const ka = keys[a]!, kb = keys[b]!;
+    if (ka !== kb) {
+      if (ka === null) return 1; // nulls last in either direction
+      if (kb === null) return -1;
+      return ka < kb ? -sign : sign;
+    }
+    return idRank[a]! - idRank[b]!;
+  });
+}
+
+function buildPostings(def: ResourceDefinition, records: readonly LinkedRecord[]): Map<string, Map<string, Int32Array>> {
+  const postings = new Map<string, Map<string, Int32Array>>();
+  for (const filter of def.filters) {
+    if (filter.kind === 'range') continue;
+    const lists = new Map<string, number[]>();
+    records.forEach((r, id) => {
+      const raw = filter.get(r);
+      const values = raw === null || raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
+      const keys = new Set(values.map((v) => (filter.kind === 'text' ? fold(String(v).trim()) : String(v))));
+      for (const key of keys) {
+        let list = lists.get(key);
+        if (!list) lists.set(key, (list = []));
+        list.push(id);
+      }
+    });
+    postings.set(filter.param, new Map([...lists].map(([k, ids]) => [k, Int32Array.from(ids)])));
+  }
+  return postings;
+}
+
+function buildRange(def: ResourceDefinition, records: readonly LinkedRecord[]): RangeIndex | null {
+  const filter = def.filters.find((f) => f.kind === 'range');
+  if (!filter) return null;
+  const vals = records.map((r) => filter.get(r));
+  const ids = Int32Array.from(records.keys())
+    .filter((id) => typeof vals[id] === 'number')
+    .sort((a, b) => vals[a]! - vals[b]! || a - b);
+  const byId = Float64Array.from(vals, (v) => (typeof v === 'number' ? v : NaN));
+  return { param: filter.minParam, ids, values: Float64Array.from(ids, (id) => vals[id]!), byId };
+}
+
+export function buildIndex(def: ResourceDefinition, records: readonly LinkedRecord[]): CollectionIndex {
+  const idRank = idRanks(records);
+  const orders = new Map<string, Int32Array>();
+  const ranks = new Map<string, Int32Array>();
+  for (const sort of def.sorts) {
+    const order = buildOrder(def, sort.name, records, idRank);
+    const rank = new Int32Array(order.length);
+    order.forEach((id, pos) => (rank[id] = pos));
+    orders.set(sort.name, order);
+    ranks.set(sort.name, rank);
+  }
+  const { list, detail } = serialize(def, records);
+  return {
+    def,
+    size: records.length,
+    records,
+    slugs: new Map(records.map((r, id) => [r.slug, id])),
+    list,
+    detail,
+    orders,
+    ranks,
+    postings: buildPostings(def, records),
+    range: buildRange(def, records),
+    searchText: records.map((r) => fold(def.searchText(r) ?? '')),
+    scratch: new Uint8Array(records.length),
+  };
+}

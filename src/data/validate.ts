@@ -1,0 +1,129 @@
+// Checks one data record against its source schema and lists every problem (CONTRACT 7).
+import type { ObjectSchema, Schema } from '../resources/schema.ts';
+
+export interface Problem {
+  /** The data file, e.g. `outfits.json`. */
+  readonly file: string;
+  /** 0-based index of the record in the file, or null for a problem with the whole file. */
+  readonly index: number | null;
+  /** Path of the field inside the record (`cast[2].celebrity`), or null. */
+  readonly field: string | null;
+  readonly reason: string;
+}
+
+/** A reference found while validating, resolved once every collection is read. */
+export interface RefSite {
+  readonly collection: string;
+  readonly slug: string;
+  readonly field: string;
+  readonly holder: Readonly<Record<string, unknown>>;
+}
+
+/** What validating one record finds: problems as [field, reason], and the references it holds. */
+export interface Findings {
+  readonly problems: [field: string, reason: string][];
+  readonly refs: RefSite[];
+}
+
+export const SLUG = /^[a-z0-9]+(-[a-z0-9]+)*$/;
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/;
+const URL_START = /^https?:\/\/[^\s/]/;
+
+/** Formats a problem the way `data check` prints it: `file, record N, field: reason`. */
+export function formatProblem(p: Problem): string {
+  return `${p.file}${p.index === null ? '' : `, record ${p.index}`}${p.field === null ? '' : `, ${p.field}`}: ${p.reason}`;
+}
+
+const typeName = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
+
+/**
+ * Validates `value` against `schema`; pushes problems to `out.problems` and references to `out.refs`.
+ * Timestamps are rewritten in place to `toISOString()` form, so they are served as CONTRACT 1 says.
+ */
+export function checkValue(
+  schema: Schema,
+  value: unknown,
+  path: string,
+  out: Findings,
+  holder: Record<string, unknown>,
+  key: string,
+): void {
+  const fail = (reason: string): void => void out.problems.push([path, reason]);
+  switch (schema.type) {
+    case 'string': {
+      if (typeof value !== 'string') return fail(`must be a string, got ${typeName(value)}`);
+      if (schema.enum && !schema.enum.includes(value)) return fail(`must be one of ${schema.enum.join(', ')}`);
+      switch (schema.format) {
+        case 'slug':
+          if (!SLUG.test(value)) return fail('must be a slug: lower-case letters and digits separated by single hyphens');
+          break;
+        case 'url':
+          if (!URL_START.test(value) || !URL.canParse(value)) return fail('must be an absolute http or https URL');
+          break;
+        case 'date': {
+          const m = DATE.exec(value);
+          const d = m ? new Date(Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!)) : null;
+          if (!m || !d || d.getUTCMonth() !== +m[2]! - 1 || d.getUTCDate() !== +m[3]!) return fail('must be a date YYYY-MM-DD');
+          break;
+        }
+        case 'timestamp': {
+          const ms = TIMESTAMP.test(value) ? Date.parse(value) : NaN;
+          if (!Number.isFinite(ms)) return fail('must be an ISO 8601 UTC timestamp such as 2026-11-22T10:54:22.000Z');
+          if (value.length !== 24) holder[key] = new Date(ms).toISOString();
+          break;
+        }
+      }
+      if (schema.ref) out.refs.push({ collection: schema.ref, slug: value, field: path, holder });
+      return;
+    }
+    case 'integer':
+    case 'number': {
+      if (typeof value !== 'number' || !Number.isFinite(value)) return fail(`must be a number, got ${typeName(value)}`);
+      if (schema.type === 'integer' && !Number.isSafeInteger(value)) return fail('must be an integer');
+      if (schema.min !== undefined && value < schema.min) return fail(`must be at least ${schema.min}`);
+      if (schema.max !== undefined && value > schema.max) return fail(`must be at most ${schema.max}`);
+      return;
+    }
+    case 'boolean':
+      if (typeof value !== 'boolean') fail(`must be true or false, got ${typeName(value)}`);
+      return;
+    case 'array': {
+      if (!Array.isArray(value)) return fail(`must be an array, got ${typeName(value)}`);
+      const items = value as unknown[];
+      for (let i = 0; i < items.length; i++) {
+        const item = items[i];
+        if (item === null || item === undefined) fail(`[${i}] must not be null`);
+        else checkValue(schema.items, item, `${path}[${i}]`, out, items as unknown as Record<string, unknown>, String(i));
+      }
+      return;
+    }
+    case 'map': {
+      if (typeName(value) !== 'object') return fail(`must be an object, got ${typeName(value)}`);
+      const map = value as Record<string, unknown>;
+      for (const k of Object.keys(map)) {
+        if (map[k] !== null) checkValue(schema.values, map[k], `${path}.${k}`, out, map, k);
+      }
+      return;
+    }
+    case 'object':
+      if (typeName(value) !== 'object') return fail(`must be an object, got ${typeName(value)}`);
+      return checkObject(schema, value as Record<string, unknown>, path, out);
+  }
+}
+
+/** Validates the properties of an object; unknown properties are reported, so a typo never passes silently. */
+export function checkObject(schema: ObjectSchema, value: Record<string, unknown>, path: string, out: Findings): void {
+  const prefix = path === '' ? '' : `${path}.`;
+  for (const name of schema.required ?? []) {
+    if (value[name] === undefined || value[name] === null) out.problems.push([prefix + name, 'is required']);
+  }
+  if (schema.oneOf && schema.oneOf.every((name) => value[name] === undefined || value[name] === null)) {
+    out.problems.push([path || '(record)', `needs one of ${schema.oneOf.join(', ')}`]);
+  }
+  for (const name of Object.keys(value)) {
+    const prop = schema.properties[name];
+    if (!prop) out.problems.push([prefix + name, 'is not a known field']);
+    else if (value[name] !== null && value[name] !== undefined) checkValue(prop, value[name], prefix + name, out, value, name);
+  }
+}

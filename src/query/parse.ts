@@ -1,0 +1,232 @@
+// Query string of a list endpoint -> QueryPlan, or a ParameterError (400) naming the parameter (CONTRACT 3).
+import { fold } from '../data/fold.ts';
+import { ParameterError } from '../errors.ts';
+import type { FilterDef, ResourceDefinition } from '../resources/types.ts';
+import { DEFAULT_LIMIT, MAX_LIMIT, MAX_SEARCH_LENGTH, type QueryPlan } from './plan.ts';
+
+type RangeFilter = Extract<FilterDef, { kind: 'range' }>;
+type EqualityFilter = Exclude<FilterDef, RangeFilter>;
+
+/** What one recognized parameter name stands for; `bit` marks it as seen, to reject a repeat. */
+type Slot =
+  | { readonly type: 'page' | 'limit' | 'sort' | 'search'; readonly bit: number }
+  | { readonly type: 'filter'; readonly bit: number; readonly filter: EqualityFilter; readonly index: number; readonly rule: string }
+  | { readonly type: 'min' | 'max'; readonly bit: number; readonly range: RangeFilter; readonly rule: string };
+
+/** Everything about a definition that does not depend on the request, built once per definition. */
+interface Compiled {
+  readonly slots: ReadonlyMap<string, Slot>;
+  readonly sortNames: ReadonlySet<string>;
+  readonly sortRule: string;
+  readonly defaultSort: string;
+  readonly filters: readonly EqualityFilter[];
+}
+
+const PAGE_RULE = 'must be an integer >= 1';
+const PAGE_MAX_RULE = `must be an integer between 1 and ${Number.MAX_SAFE_INTEGER}`;
+const LIMIT_RULE = `must be an integer >= 1 (values above ${MAX_LIMIT} count as ${MAX_LIMIT})`;
+const SEARCH_RULE = `must be at most ${MAX_SEARCH_LENGTH} characters`;
+const REPEAT_RULE = 'must not be given more than once';
+const EMPTY_RULE = 'must not be empty';
+const BOOLEAN_RULE = 'must be true or false';
+const ENCODING_RULE = 'must be valid percent-encoded UTF-8';
+const NO_FILTERS: QueryPlan['filters'] = Object.freeze([]);
+
+const compiledByDef = new WeakMap<ResourceDefinition, Compiled>();
+
+function compile(def: ResourceDefinition): Compiled {
+  const slots = new Map<string, Slot>();
+  const add = (name: string, slot: Slot): void => {
+    // Definitions are static data: a clash is a programming error, caught by the test over every resource.
+    if (slots.has(name)) throw new Error(`${def.name}: query parameter '${name}' is defined twice`);
+    slots.set(name, slot);
+  };
+  let count = 0;
+  const next = (): number => {
+    // One bit per parameter in a per-request integer: repeats are caught without allocating a Set.
+    if (count > 30) throw new Error(`${def.name}: more than 31 query parameters`);
+    return 1 << count++;
+  };
+  for (const type of ['page', 'limit', 'sort', 'search'] as const) add(type, { type, bit: next() });
+  const filters: EqualityFilter[] = [];
+  let ranges = 0;
+  def.filters.forEach((filter, index) => {
+    if (filter.kind === 'range') {
+      // QueryPlan carries one range; a second would need a plan change, not a silent drop.
+      if (++ranges > 1) throw new Error(`${def.name}: more than one range filter`);
+      const rule = `must be a number from ${filter.lowest} to ${filter.highest}`;
+      add(filter.minParam, { type: 'min', bit: next(), range: filter, rule });
+      add(filter.maxParam, { type: 'max', bit: next(), range: filter, rule });
+      return;
+    }
+    filters[index] = filter;
+    const rule =
+      filter.kind === 'enum' ? `must be one of: ${filter.values.join(', ')}` : filter.kind === 'boolean' ? BOOLEAN_RULE : EMPTY_RULE;
+    add(filter.param, { type: 'filter', bit: next(), filter, index, rule });
+  });
+  const names = def.sorts.map((s) => s.name);
+  return {
+    slots,
+    sortNames: new Set(names),
+    sortRule: `must be one of: ${names.join(', ')}`,
+    defaultSort: names[0]!,
+    filters,
+  };
+}
+
+/** '+' is a space (HTML form encoding), then RFC 3986 percent-decoding; malformed input is a 400. */
+function decode(text: string, param: string, rule: string): string {
+  try {
+    return decodeURIComponent(text.indexOf('+') === -1 ? text : text.replaceAll('+', ' '));
+  } catch {
+    throw new ParameterError(param, rule);
+  }
+}
+
+const needsDecoding = (text: string): boolean => text.indexOf('%') !== -1 || text.indexOf('+') !== -1;
+
+/** True for one or more ASCII digits and nothing else. */
+function isDigits(text: string, from: number, to: number): boolean {
+  if (to <= from) return false;
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
+}
+
+/** `7`, `7.5`, `0.25`; not `5.`, `.5`, `-1`, `1e1` or '' (strict, so a typo is a 400 and not a guess). */
+function isDecimal(text: string): boolean {
+  const dot = text.indexOf('.');
+  return dot === -1 ? isDigits(text, 0, text.length) : isDigits(text, 0, dot) && isDigits(text, dot + 1, text.length);
+}
+
+/** Length in code points: an emoji counts as one character, as a user would count it. */
+function charCount(text: string, stopAbove: number): number {
+  if (text.length <= stopAbove) return text.length; // code points never outnumber UTF-16 units
+  let n = 0;
+  for (let i = 0; i < text.length && n <= stopAbove; i++, n++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) i++;
+  }
+  return n;
+}
+
+/**
+ * Parses `query` (the raw text after '?', possibly '') for the list endpoint of `def`. Errors are
+ * reported for the first bad piece in query order; min > max of a range is checked after all pieces.
+ */
+export function parseListQuery(def: ResourceDefinition, query: string): QueryPlan {
+  let c = compiledByDef.get(def);
+  if (c === undefined) compiledByDef.set(def, (c = compile(def)));
+
+  let seen = 0;
+  let page = 1;
+  let limit = DEFAULT_LIMIT;
+  let sort = c.defaultSort;
+  let search: string | null = null;
+  let keys: (string | undefined)[] | null = null;
+  let range: RangeFilter | null = null;
+  let min = NaN; // NaN: not given
+  let max = NaN;
+
+  const n = query.length;
+  for (let start = 0; start < n; ) {
+    let end = query.indexOf('&', start);
+    if (end === -1) end = n;
+    if (end === start) {
+      start = end + 1; // empty piece: 'a=1&&b=2', a trailing '&'
+      continue;
+    }
+    let eq = query.indexOf('=', start);
+    if (eq === -1 || eq > end) eq = end;
+    const rawName = query.slice(start, eq);
+    // A malformed name may be a mangled known parameter, so it is a 400 (named as sent), not ignored.
+    const name = needsDecoding(rawName) ? decode(rawName, rawName, `name ${ENCODING_RULE}`) : rawName;
+    const slot = c.slots.get(name);
+    if (slot !== undefined) {
+      if ((seen & slot.bit) !== 0) throw new ParameterError(name, REPEAT_RULE);
+      seen |= slot.bit;
+      const raw = eq < end ? query.slice(eq + 1, end) : '';
+      // Values are decoded only for known parameters: unknown ones are ignored whatever they hold.
+      const value = needsDecoding(raw) ? decode(raw, name, ENCODING_RULE) : raw;
+      switch (slot.type) {
+        case 'page': {
+          if (!isDigits(value, 0, value.length)) throw new ParameterError(name, PAGE_RULE);
+          const p = Number(value); // leading zeros are fine; huge strings become huge or Infinity
+          if (p < 1) throw new ParameterError(name, PAGE_RULE);
+          if (p > Number.MAX_SAFE_INTEGER) throw new ParameterError(name, PAGE_MAX_RULE);
+          page = p;
+          break;
+        }
+        case 'limit': {
+          if (!isDigits(value, 0, value.length)) throw new ParameterError(name, LIMIT_RULE);
+          const l = Number(value);
+          if (l < 1) throw new ParameterError(name, LIMIT_RULE);
+          limit = l > MAX_LIMIT ? MAX_LIMIT : l; // clamped, not rejected (CONTRACT 3)
+          break;
+        }
+        case 'sort':
+          if (!c.sortNames.has(value)) throw new ParameterError(name, c.sortRule);
+          sort = value;
+          break;
+        case 'search': {
+          const trimmed = value.trim();
+          if (charCount(trimmed, MAX_SEARCH_LENGTH) > MAX_SEARCH_LENGTH) throw new ParameterError(name, SEARCH_RULE);
+          search = trimmed === '' ? null : fold(trimmed);
+          break;
+        }
+        case 'filter': {
+          const key = filterKey(slot.filter, value);
+          if (key === null) throw new ParameterError(name, slot.rule);
+          (keys ??= [])[slot.index] = key;
+          break;
+        }
+        default: {
+          if (!isDecimal(value)) throw new ParameterError(name, slot.rule);
+          const x = Number(value);
+          if (x < slot.range.lowest || x > slot.range.highest) throw new ParameterError(name, slot.rule);
+          range = slot.range;
+          if (slot.type === 'min') min = x;
+          else max = x;
+        }
+      }
+    }
+    start = end + 1;
+  }
+
+  let rangePlan: QueryPlan['range'] = null;
+  if (range !== null) {
+    const lo = Number.isNaN(min) ? range.lowest : min;
+    const hi = Number.isNaN(max) ? range.highest : max;
+    if (lo > hi) throw new ParameterError(range.minParam, `must not be greater than ${range.maxParam}`);
+    rangePlan = { param: range.minParam, min: lo, max: hi };
+  }
+  return { page, limit, sort, search, filters: keys === null ? NO_FILTERS : orderedFilters(c, keys), range: rangePlan };
+}
+
+/** The postings key of an equality filter, or null when the value breaks the filter's rule. */
+function filterKey(filter: EqualityFilter, value: string): string | null {
+  switch (filter.kind) {
+    case 'text': {
+      const key = fold(value.trim());
+      return key === '' ? null : key; // '' also when the value was only combining marks
+    }
+    case 'slug':
+      return value === '' ? null : value;
+    case 'enum':
+      return filter.values.includes(value) ? value : null;
+    case 'boolean':
+      return value === 'true' || value === 'false' ? value : null;
+  }
+}
+
+/** Filters in definition order, not query order, so equal queries give equal plans. */
+function orderedFilters(c: Compiled, keys: readonly (string | undefined)[]): QueryPlan['filters'] {
+  const out: { param: string; key: string }[] = [];
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i];
+    if (key !== undefined) out.push({ param: c.filters[i]!.param, key });
+  }
+  return out;
+}
