@@ -59,16 +59,20 @@ export async function readSources(input: DataInput): Promise<{ sources: Sources;
   const sources = {} as Sources;
   const refs = new Map<SourceRecord, RefSite[]>();
   const slugs = new Map<CollectionName, Set<string>>();
+  // A file that could not be read is one problem, not one per reference into it.
+  const unreadable = new Set<string>();
   for (const def of RESOURCE_LIST) {
     const records: SourceRecord[] = (sources[def.name] = []);
     const seenSlugs = new Set<string>();
     slugs.set(def.name, seenSlugs);
     const list = raw[def.name];
     if (list === undefined) {
+      unreadable.add(def.name);
       if (typeof input !== 'string') problems.push({ file: def.file, index: null, field: null, reason: 'collection missing' });
       continue;
     }
     if (!Array.isArray(list)) {
+      unreadable.add(def.name);
       problems.push({ file: def.file, index: null, field: null, reason: 'must be a JSON array of records' });
       continue;
     }
@@ -97,7 +101,7 @@ export async function readSources(input: DataInput): Promise<{ sources: Sources;
   for (const def of RESOURCE_LIST) {
     sources[def.name].forEach((rec, i) => {
       for (const site of refs.get(rec) ?? []) {
-        if (!slugs.get(site.collection as CollectionName)?.has(site.slug)) {
+        if (!unreadable.has(site.collection) && !slugs.get(site.collection as CollectionName)?.has(site.slug)) {
           problems.push({ file: def.file, index: i, field: site.field, reason: `no ${site.collection} record with slug ${JSON.stringify(site.slug)}` });
         }
       }

@@ -1,0 +1,90 @@
+// Server configuration: defaults with their units, validated once with a message per bad field,
+// then frozen and passed down (STYLE habit 5). Flags win over environment variables.
+import { fileURLToPath } from 'node:url';
+import { resolve } from 'node:path';
+import { LOG_LEVELS, type LogLevel } from './log.ts';
+
+/** The sample data shipped with the package, so `serve` works from any directory. */
+export const BUNDLED_DATA = fileURLToPath(new URL('../data', import.meta.url));
+
+export const LOG_FORMATS = ['json', 'text'] as const;
+
+export const DEFAULTS = {
+  host: '127.0.0.1', // loopback unless told otherwise: exposing a server is a decision
+  httpsPort: 8443,
+  insecurePort: 8080,
+  headersTimeoutMs: 10_000, // a client has 10 s to send its headers (slowloris guard)
+  requestTimeoutMs: 30_000, // and 30 s for the whole request
+  keepAliveTimeoutMs: 5_000, // idle keep-alive sockets are closed after 5 s
+  connectionsCheckingIntervalMs: 1_000, // Node checks the two timeouts above only this often
+  maxHeaderSize: 16_384, // bytes; larger headers get a 431
+  maxRequestsPerSocket: 10_000, // then the socket is closed, spreading long-lived clients
+  maxConnections: 10_000, // beyond this, new sockets are dropped rather than starving the others
+  tlsHandshakeTimeoutMs: 10_000,
+  shutdownDeadlineMs: 10_000, // graceful shutdown gives in-flight requests this long
+  watchDebounceMs: 300, // --watch waits for edits to settle this long before reloading
+} as const;
+
+export interface ServeConfig {
+  readonly data: string;
+  readonly state: string;
+  readonly host: string;
+  /** Port of the main listener (HTTPS, or plain HTTP with insecureHttp); 0 picks a free one. */
+  readonly port: number;
+  readonly tlsCert: string | null;
+  readonly tlsKey: string | null;
+  readonly insecureHttp: boolean;
+  /** Port of the plain-HTTP listener that refuses /api/ and redirects the rest (CONTRACT 5), or null. */
+  readonly httpPort: number | null;
+  readonly trustProxy: boolean;
+  readonly watch: boolean;
+  readonly corsOrigin: string | null;
+  readonly adminPort: number | null;
+  readonly logFormat: (typeof LOG_FORMATS)[number];
+  readonly logLevel: LogLevel;
+}
+
+export type ServeFlags = Partial<Record<string, string | boolean | undefined>>;
+
+export class ConfigError extends Error {}
+
+function port(name: string, value: string | undefined): number | null {
+  if (value === undefined) return null;
+  if (!/^\d{1,5}$/.test(value) || Number(value) > 65535) throw new ConfigError(`${name}: must be a port number from 0 to 65535, got ${JSON.stringify(value)}`);
+  return Number(value);
+}
+
+function oneOf<T extends string>(name: string, value: string, allowed: readonly T[]): T {
+  if (!(allowed as readonly string[]).includes(value)) throw new ConfigError(`${name}: must be one of ${allowed.join(', ')}, got ${JSON.stringify(value)}`);
+  return value as T;
+}
+
+const str = (v: string | boolean | undefined): string | undefined => (typeof v === 'string' ? v : undefined);
+
+export function resolveServeConfig(flags: ServeFlags, env: Readonly<Record<string, string | undefined>>, cwd: string): ServeConfig {
+  const insecureHttp = flags['insecure-http'] === true;
+  const tlsCert = str(flags['tls-cert']) ?? env.CELEBRITY_API_TLS_CERT ?? null;
+  const tlsKey = str(flags['tls-key']) ?? env.CELEBRITY_API_TLS_KEY ?? null;
+  if ((tlsCert === null) !== (tlsKey === null)) throw new ConfigError('--tls-cert and --tls-key go together');
+  if (insecureHttp && tlsCert !== null) throw new ConfigError('--insecure-http cannot be combined with --tls-cert');
+  const httpPort = port('--http-port', str(flags['http-port']) ?? env.CELEBRITY_API_HTTP_PORT);
+  if (insecureHttp && httpPort !== null) throw new ConfigError('--http-port is for the redirecting listener beside HTTPS; with --insecure-http use --port');
+  const mainPort = port('--port', str(flags.port) ?? env.CELEBRITY_API_PORT) ?? (insecureHttp ? DEFAULTS.insecurePort : DEFAULTS.httpsPort);
+  const data = str(flags.data) ?? env.CELEBRITY_API_DATA;
+  return Object.freeze({
+    data: data === undefined ? BUNDLED_DATA : resolve(cwd, data),
+    state: resolve(cwd, str(flags.state) ?? env.CELEBRITY_API_STATE ?? 'state'),
+    host: str(flags.host) ?? env.CELEBRITY_API_HOST ?? DEFAULTS.host,
+    port: mainPort,
+    tlsCert: tlsCert === null ? null : resolve(cwd, tlsCert),
+    tlsKey: tlsKey === null ? null : resolve(cwd, tlsKey),
+    insecureHttp,
+    httpPort,
+    trustProxy: flags['trust-proxy'] === true,
+    watch: flags.watch === true,
+    corsOrigin: str(flags['cors-origin']) ?? null,
+    adminPort: port('--admin-port', str(flags['admin-port'])),
+    logFormat: oneOf('--log-format', str(flags['log-format']) ?? 'json', LOG_FORMATS),
+    logLevel: oneOf('--log-level', str(flags['log-level']) ?? 'info', LOG_LEVELS),
+  });
+}

@@ -1,0 +1,166 @@
+// The request pipeline of CONTRACT 2: transport (403) -> key (401) -> quota (429) -> route, method
+// and parameters (404/405/400) -> 200. One instance per server; no closures per request.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import type { Snapshot } from '../data/snapshot.ts';
+import { errorBody } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import { detail, listPage, type Outcome } from './handlers.ts';
+import { listenerHeaders, pushHeaders, send, sendError } from './respond.ts';
+import { route, type Route } from './router.ts';
+
+/** What the pipeline needs of the quota gate (src/quota/gate.ts). */
+export interface Admitter {
+  admit(apiKey: string | undefined):
+    | { ok: true; ticket: unknown; headers: Readonly<Record<string, string>> }
+    | { ok: false; status: 401 | 429; body: string; headers: Readonly<Record<string, string>> };
+  settle(ticket: unknown, status: number): void;
+}
+
+/** How a listener was reached: HTTPS, plain HTTP that serves (--insecure-http), or plain HTTP that refuses. */
+export type Transport = 'https' | 'insecure' | 'redirect';
+
+/** Called once per response, for the access log and metrics. */
+export type Observer = (req: IncomingMessage, route: Route, status: number, requestId: string, startNs: bigint) => void;
+
+export interface AppOptions {
+  readonly snapshot: () => Snapshot;
+  readonly gate: Admitter;
+  readonly clock: () => number;
+  readonly log: Logger;
+  readonly trustProxy: boolean;
+  readonly corsOrigin: string | null;
+  /** The OpenAPI document body, served without a key and never counted. */
+  readonly openapi: () => Buffer;
+  /** /metrics body, or null when metrics are not served on this listener for this client. */
+  readonly metrics: (req: IncomingMessage) => string | null;
+  readonly draining: () => boolean;
+  readonly observe: Observer | null;
+}
+
+const ALLOW = ['Allow', 'GET, HEAD'];
+const HEALTHY = Buffer.from('{"status":"ok"}');
+const DRAINING = Buffer.from('{"status":"draining"}');
+
+export class App {
+  private readonly headers: Record<'secure' | 'plain', readonly string[]>;
+  private readonly idPrefix = randomBytes(4).toString('hex');
+  private seq = 0;
+
+  constructor(private readonly o: AppOptions) {
+    this.headers = {
+      secure: listenerHeaders({ https: true, corsOrigin: o.corsOrigin }),
+      plain: listenerHeaders({ https: false, corsOrigin: o.corsOrigin }),
+    };
+  }
+
+  handle(req: IncomingMessage, res: ServerResponse, transport: Transport): void {
+    const start = this.o.observe === null ? 0n : process.hrtime.bigint();
+    const requestId = `${this.idPrefix}-${(++this.seq).toString(36)}`;
+    const extra = ['X-Request-Id', requestId];
+    const secure = transport === 'https' || (this.o.trustProxy && req.headers['x-forwarded-proto'] === 'https');
+    const base = secure ? this.headers.secure : this.headers.plain;
+    const url = req.url ?? '';
+    // Absolute-form and asterisk-form targets (RFC 9112 3.2) are not paths of ours.
+    const q = url.charCodeAt(0) === 47 /* / */ ? url.indexOf('?') : -2;
+    const r: Route = q === -2 ? route('') : route(q === -1 ? url : url.slice(0, q));
+    let status: number;
+    try {
+      status = this.dispatch(req, res, r, q === -2 || q === -1 ? '' : url.slice(q + 1), secure, transport, base, extra);
+    } catch (err) {
+      status = 500;
+      this.o.log.error('request failed', { requestId, error: (err as Error).stack ?? String(err) });
+      if (!res.headersSent) sendError(res, 'INTERNAL_ERROR', base, extra);
+      else res.destroy();
+    }
+    if (this.o.observe !== null) this.o.observe(req, r, status, requestId, start);
+  }
+
+  private dispatch(
+    req: IncomingMessage, res: ServerResponse, r: Route, query: string, secure: boolean, transport: Transport,
+    base: readonly string[], extra: string[],
+  ): number {
+    const method = req.method;
+    const readOnly = method === 'GET' || method === 'HEAD';
+    switch (r.kind) {
+      case 'unknown':
+        if (transport === 'redirect' && !secure) return this.redirect(req, res, base, extra);
+        sendError(res, 'NOT_FOUND', base, extra);
+        return 404;
+      case 'healthz':
+        if (!readOnly) return this.notAllowed(res, base, extra);
+        send(res, this.o.draining() ? 503 : 200, this.o.draining() ? DRAINING : HEALTHY, base, extra);
+        return this.o.draining() ? 503 : 200;
+      case 'metrics': {
+        if (!readOnly) return this.notAllowed(res, base, extra);
+        const body = this.o.metrics(req);
+        if (body === null) {
+          sendError(res, 'NOT_FOUND', base, extra);
+          return 404;
+        }
+        res.writeHead(200, base.concat(extra, ['Content-Type', 'text/plain; version=0.0.4; charset=utf-8', 'Content-Length', String(Buffer.byteLength(body))]));
+        res.end(body);
+        return 200;
+      }
+    }
+    if (!secure && transport !== 'insecure') {
+      sendError(res, 'HTTPS_REQUIRED', base, extra);
+      return 403;
+    }
+    if (r.kind === 'openapi') {
+      if (!readOnly) return this.notAllowed(res, base, extra);
+      send(res, 200, this.o.openapi(), base, extra);
+      return 200;
+    }
+    const key = req.headers['x-api-key'];
+    const admission = this.o.gate.admit(typeof key === 'string' ? key : undefined);
+    pushHeaders(extra, admission.headers);
+    if (!admission.ok) {
+      send(res, admission.status, admission.body, base, extra);
+      return admission.status;
+    }
+    let status = 500;
+    try {
+      status = readOnly ? this.resource(res, r, query, base, extra) : this.notAllowed(res, base, extra);
+    } finally {
+      this.o.gate.settle(admission.ticket, status);
+    }
+    return status;
+  }
+
+  private resource(res: ServerResponse, r: Route, query: string, base: readonly string[], extra: string[]): number {
+    let outcome: Outcome;
+    if (r.kind === 'list' || r.kind === 'detail') {
+      const snapshot = this.o.snapshot();
+      snapshot.ensureDay(this.o.clock());
+      const index = snapshot.collections[r.collection];
+      outcome = r.kind === 'list' ? listPage(index, query) : detail(index, r.slug);
+    } else {
+      outcome = { ok: false, code: 'NOT_FOUND' };
+    }
+    if (!outcome.ok) {
+      sendError(res, outcome.code, base, extra, outcome.message);
+      return outcome.code === 'NOT_FOUND' ? 404 : 400;
+    }
+    send(res, 200, outcome.body, base, extra);
+    return 200;
+  }
+
+  private notAllowed(res: ServerResponse, base: readonly string[], extra: string[]): number {
+    extra.push(...ALLOW);
+    sendError(res, 'METHOD_NOT_ALLOWED', base, extra);
+    return 405;
+  }
+
+  /** Plain HTTP beside HTTPS: everything but /api/ moves to the HTTPS origin (CONTRACT 5). */
+  private redirect(req: IncomingMessage, res: ServerResponse, base: readonly string[], extra: string[]): number {
+    const host = (req.headers.host ?? 'localhost').replace(/:\d+$/, '');
+    const location = `https://${host}${this.httpsPortSuffix}${req.url ?? '/'}`;
+    extra.push('Location', location);
+    send(res, 308, errorBody('HTTPS_REQUIRED', `This server answers over HTTPS: ${location}`), base, extra);
+    return 308;
+  }
+
+  /** `:port` of the HTTPS listener for redirects, set by the server once it listens. */
+  httpsPortSuffix = '';
+}

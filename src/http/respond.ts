@@ -1,0 +1,52 @@
+// Writing responses: JSON bodies with headers built once (STYLE habit 3), and the error shape of SPEC 7.
+import type { ServerResponse } from 'node:http';
+import { errorBody, ERRORS, type ErrorCode, type QuotaInfo } from '../errors.ts';
+
+/** Headers every response carries (issue 4): JSON, never cached, never sniffed. */
+const BASE_HEADERS: readonly string[] = [
+  'Content-Type', 'application/json; charset=utf-8',
+  'Cache-Control', 'no-store',
+  'X-Content-Type-Options', 'nosniff',
+];
+
+/** HSTS for responses sent over HTTPS (RFC 6797): one year, subdomains included. */
+export const HSTS: readonly string[] = ['Strict-Transport-Security', 'max-age=31536000; includeSubDomains'];
+
+/** Per-listener header prefix: the base headers, plus HSTS and CORS where they apply. */
+export function listenerHeaders(options: { https: boolean; corsOrigin: string | null }): readonly string[] {
+  const headers = [...BASE_HEADERS];
+  if (options.https) headers.push(...HSTS);
+  if (options.corsOrigin !== null) {
+    headers.push('Access-Control-Allow-Origin', options.corsOrigin, 'Access-Control-Expose-Headers', 'RateLimit, RateLimit-Policy, Retry-After, X-Request-Id');
+    if (options.corsOrigin !== '*') headers.push('Vary', 'Origin');
+  }
+  return headers;
+}
+
+/**
+ * Sends a complete JSON body. `base` is the listener's header prefix; `extra` holds the per-response
+ * headers as a flat [name, value, ...] list (Node accepts that form in writeHead without copying).
+ */
+export function send(res: ServerResponse, status: number, body: Buffer | string, base: readonly string[], extra: string[]): void {
+  const length = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+  extra.push('Content-Length', String(length));
+  res.writeHead(status, base.concat(extra));
+  res.end(body);
+}
+
+/** Sends an error in the SPEC 7 shape; the status comes from the registry. */
+export function sendError(
+  res: ServerResponse,
+  code: ErrorCode,
+  base: readonly string[],
+  extra: string[],
+  message?: string,
+  quota?: QuotaInfo,
+): void {
+  send(res, ERRORS[code].status, errorBody(code, message, quota), base, extra);
+}
+
+/** Flattens a header object (from the quota gate) onto a flat header list. */
+export function pushHeaders(extra: string[], headers: Readonly<Record<string, string>>): void {
+  for (const name in headers) extra.push(name, headers[name]!);
+}

@@ -1,0 +1,41 @@
+// The routes, matched by hand on the path (no regex per request): the ten resource endpoints of
+// SPEC 4, plus the few that need no key.
+import { SLUG } from '../data/validate.ts';
+import { COLLECTIONS, type CollectionName } from '../resources/types.ts';
+
+export type Route =
+  | { readonly kind: 'list'; readonly collection: CollectionName }
+  | { readonly kind: 'detail'; readonly collection: CollectionName; readonly slug: string }
+  | { readonly kind: 'openapi' }
+  | { readonly kind: 'healthz' }
+  | { readonly kind: 'metrics' }
+  | { readonly kind: 'api-unknown' }
+  | { readonly kind: 'unknown' };
+
+const API = '/api/v1/';
+const LISTS = new Map<string, Route>(COLLECTIONS.map((c) => [c, { kind: 'list', collection: c }]));
+const UNKNOWN: Route = { kind: 'unknown' };
+const API_UNKNOWN: Route = { kind: 'api-unknown' };
+const FIXED = new Map<string, Route>([
+  ['/api/v1/openapi.json', { kind: 'openapi' }],
+  ['/healthz', { kind: 'healthz' }],
+  ['/metrics', { kind: 'metrics' }],
+]);
+
+/**
+ * Matches a path (the request target before '?'). Anything under /api/ that is not a route is
+ * `api-unknown`: it still passes the key and quota checks before its 404 (CONTRACT 2 order).
+ * Slugs are matched as they are: a slug is [a-z0-9-], so an encoded or traversing segment never is one.
+ */
+export function route(path: string): Route {
+  const fixed = FIXED.get(path);
+  if (fixed !== undefined) return fixed;
+  if (!path.startsWith(API)) return path.startsWith('/api/') || path === '/api' ? API_UNKNOWN : UNKNOWN;
+  const rest = path.slice(API.length);
+  const slash = rest.indexOf('/');
+  if (slash === -1) return LISTS.get(rest) ?? API_UNKNOWN;
+  const list = LISTS.get(rest.slice(0, slash));
+  const slug = rest.slice(slash + 1);
+  if (list === undefined || list.kind !== 'list' || !SLUG.test(slug)) return API_UNKNOWN;
+  return { kind: 'detail', collection: list.collection, slug };
+}

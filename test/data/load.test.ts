@@ -1,0 +1,114 @@
+// The loader: every problem reported with file, record and field; linking derives what is written once.
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { DataError, readSources } from '../../src/data/load.ts';
+import { loadSnapshot } from '../../src/data/snapshot.ts';
+import { formatProblem } from '../../src/data/validate.ts';
+import { fixture, type Fixture } from '../helpers/fixture.ts';
+
+const NOW = Date.parse('2026-03-15T12:00:00.000Z');
+
+async function problemsOf(change: (f: Fixture) => void): Promise<string[]> {
+  const f = fixture();
+  change(f);
+  try {
+    await readSources(f);
+  } catch (err) {
+    assert.ok(err instanceof DataError);
+    return err.problems.map(formatProblem);
+  }
+  return [];
+}
+
+const cases: [string, (f: Fixture) => void, string[]][] = [
+  ['valid fixture -> no problem', () => {}, []],
+  ['missing required name -> is required', (f) => delete f.celebrities[1]!.name, ['celebrities.json, record 1, name: is required']],
+  ['bad slug shape', (f) => (f.outfits[0]!.slug = 'Gala Gown'), ['outfits.json, record 0, slug: must be a slug: lower-case letters and digits separated by single hyphens']],
+  ['duplicate slug', (f) => (f.movies[1]!.slug = 'night-train'), ['movies.json, record 1, slug: duplicate slug "night-train"']],
+  ['duplicate _id', (f) => (f.movies[1]!._id = 'm1'), ['movies.json, record 1, _id: duplicate _id "m1"']],
+  ['unknown reference', (f) => (f.news[0]!.celebrity = 'nobody'), ['news.json, record 0, celebrity: no celebrities record with slug "nobody"']],
+  ['unknown reference in a cast entry', (f) => ((f.movies[0]!.cast as Record<string, unknown>[])[0]!.celebrity = 'ghost'), ['movies.json, record 0, cast[0].celebrity: no celebrities record with slug "ghost"']],
+  ['cast entry with neither celebrity nor name', (f) => (f.movies[1]!.cast = [{ character: 'X' }]), ['movies.json, record 1, cast[0]: needs one of celebrity, name']],
+  ['bad timestamp', (f) => (f.outfits[0]!.createdAt = '2025-13-01'), ['outfits.json, record 0, createdAt: must be an ISO 8601 UTC timestamp such as 2026-11-22T10:54:22.000Z']],
+  ['bad date', (f) => (f.celebrities[0]!.born = '1990-02-30'), ['celebrities.json, record 0, born: must be a date YYYY-MM-DD']],
+  ['bad enum', (f) => (f.movies[0]!.status = 'done'), ['movies.json, record 0, status: must be one of upcoming, released, in-production']],
+  ['rating above 10', (f) => (f.reviews[0]!.rating = 11), ['reviews.json, record 0, rating: must be at most 10']],
+  ['wrong type in array', (f) => (f.celebrities[0]!.occupation = ['Actor', 3]), ['celebrities.json, record 0, occupation[1]: must be a string, got number']],
+  ['not a URL', (f) => (f.celebrities[0]!.profileImage = 'images/zoe.jpg'), ['celebrities.json, record 0, profileImage: must be an absolute http or https URL']],
+  ['unknown field (a typo)', (f) => (f.celebrities[0]!.nationalty = 'French'), ['celebrities.json, record 0, nationalty: is not a known field']],
+  ['record not an object', (f) => (f.reviews[0] = 'x' as never), ['reviews.json, record 0: must be an object']],
+  ['collection not an array', (f) => (f.news = {} as never), ['news.json: must be a JSON array of records']],
+  [
+    'several problems are all reported',
+    (f) => {
+      delete f.outfits[0]!.title;
+      f.reviews[0]!.rating = 'high';
+    },
+    ['outfits.json, record 0, title: is required', 'reviews.json, record 0, rating: must be a number, got string'],
+  ],
+];
+
+for (const [name, change, expected] of cases) {
+  test(`problems: ${name}`, async () => {
+    assert.deepEqual(await problemsOf(change), expected);
+  });
+}
+
+test('files: a missing file and invalid JSON are reported with file, line and column', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'celebrity-load-'));
+  try {
+    const f = fixture();
+    for (const name of ['celebrities', 'outfits', 'news', 'reviews'] as const) await writeFile(join(dir, `${name}.json`), JSON.stringify(f[name], null, 2));
+    await writeFile(join(dir, 'news.json'), '[\n  {"_id": "n1",\n  }\n]');
+    await assert.rejects(readSources(dir), (err: DataError) => {
+      const lines = err.problems.map(formatProblem);
+      assert.equal(lines.length, 2);
+      assert.match(lines.find((l) => l.startsWith('news.json'))!, /^news\.json: invalid JSON at line 3, column \d+/);
+      assert.equal(lines.find((l) => l.startsWith('movies.json')), 'movies.json: file not found');
+      return true;
+    });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('linking: embedded objects, age, filmography, review movie details, timestamps normalized', async () => {
+  const snap = await loadSnapshot(fixture(), NOW);
+  const celeb = JSON.parse(snap.collections.celebrities.detail[0]!.toString()).data;
+  assert.equal(celeb.age, 36, 'born 1990-03-15, served on 2026-03-15: birthday today');
+  assert.deepEqual(celeb.filmography, [
+    { title: 'Day Boat', slug: 'day-boat', releaseDate: '2026-05-01T00:00:00.000Z', character: 'Eve', role: 'Supporting' },
+    { title: 'Night Train', slug: 'night-train', releaseDate: '2024-05-01T00:00:00.000Z', character: 'Ada', role: 'Lead' },
+  ]);
+  const bjorn = JSON.parse(snap.collections.celebrities.list[1]!.toString());
+  assert.equal(bjorn.createdAt, '2025-02-01T00:00:00.000Z', 'served as toISOString gives it');
+  assert.equal(bjorn.age, 45);
+  assert.equal(bjorn.profileImage, null, 'missing scalar -> null');
+  const outfit = JSON.parse(snap.collections.outfits.list[0]!.toString());
+  assert.deepEqual(outfit.celebrity, { name: 'Zoë Martín', slug: 'zoe-martin', profileImage: 'https://images.example.com/zoe.jpg' });
+  assert.deepEqual(outfit.tags, [], 'missing array -> []');
+  const movie = JSON.parse(snap.collections.movies.detail[0]!.toString()).data;
+  assert.deepEqual(movie.cast, [
+    { name: 'Zoë Martín', character: 'Ada', role: 'Lead' },
+    { name: 'Sam Extra', character: 'Guard', role: 'Cameo' },
+  ]);
+  const review = JSON.parse(snap.collections.reviews.detail[0]!.toString()).data;
+  assert.equal(review.movieTitle, 'Night Train');
+  assert.deepEqual(review.movieDetails, { releaseYear: 2024, director: 'Björn Berg', genre: ['Drama'], runtime: 120 });
+  assert.deepEqual(review.scores, { criticsScore: 80, audienceScore: null, externalRating: null, externalPercentScore: null });
+  assert.deepEqual(review.stats, {}, 'missing object -> {}');
+  assert.deepEqual(JSON.parse(snap.collections.news.list[0]!.toString()).celebrity, { name: 'Zoë Martín', slug: 'zoe-martin' });
+});
+
+test('age is right on the day it is served, across a day change', async () => {
+  const snap = await loadSnapshot(fixture(), Date.parse('2026-03-14T23:59:59.999Z'));
+  const age = () => JSON.parse(snap.collections.celebrities.list[0]!.toString()).age;
+  assert.equal(age(), 35, 'the day before the birthday');
+  snap.ensureDay(Date.parse('2026-03-15T00:00:00.000Z'));
+  assert.equal(age(), 36, 'on the birthday');
+  snap.ensureDay(Date.parse('2025-03-15T00:00:00.000Z'));
+  assert.equal(age(), 35, 'a clock moved back a year');
+});
