@@ -1,0 +1,134 @@
+// What each account command does to the store data: validation, passwords, key issue, reveal, revoke.
+import { isPlan, PLANS, type Plan } from '../quota/plans.ts';
+import { generateKey, keyDigest, keyPrefix, newId } from './key-format.ts';
+import { hashPassword, openSealedKey, sealKey, verifyPassword, type ScryptParams } from './secrets.ts';
+import { AccountError, type AccountRecord, type AccountSummary, type IssuedKey, type KeySummary, type StoreData } from './types.ts';
+
+export interface OpsContext {
+  readonly now: () => string;
+  readonly scrypt: ScryptParams;
+}
+
+// Deliberately loose (RFC 5321 allows far more than any regex should try to check): one @, a dot in
+// the domain, no spaces, at most 254 characters.
+const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@.]+$/;
+
+/** The canonical email: trimmed and lower-cased, so uniqueness is case-insensitive (CONTRACT 4). */
+export function normalizeEmail(email: string): string {
+  const canonical = email.trim().toLowerCase();
+  if (canonical.length > 254 || !EMAIL_RE.test(canonical)) {
+    throw new AccountError('INVALID_EMAIL', `invalid email address: ${JSON.stringify(email)}`);
+  }
+  return canonical;
+}
+
+export function parsePlan(plan: string): Plan {
+  if (!isPlan(plan)) throw new AccountError('INVALID_PLAN', `unknown plan ${JSON.stringify(plan)}; plans: ${PLANS.join(', ')}`);
+  return plan;
+}
+
+export function checkNewPassword(password: string): void {
+  if (password.length === 0 || password.length > 1024) {
+    throw new AccountError('INVALID_PASSWORD', 'the password must be 1 to 1024 characters long');
+  }
+}
+
+export function findAccount(data: StoreData, email: string): AccountRecord {
+  const canonical = normalizeEmail(email);
+  const account = data.accounts.find((a) => a.email === canonical);
+  if (!account) throw new AccountError('UNKNOWN_ACCOUNT', `no account with email ${canonical}`);
+  return account;
+}
+
+export async function checkPassword(account: AccountRecord, password: string): Promise<void> {
+  if (!(await verifyPassword(password, account.password))) {
+    throw new AccountError('WRONG_PASSWORD', `wrong password for ${account.email}`);
+  }
+}
+
+/** Makes a new key the account's active one; the previous one, if any, is revoked. */
+async function issueKey(account: AccountRecord, password: string, ctx: OpsContext): Promise<IssuedKey> {
+  const now = ctx.now();
+  if (account.key) account.revokedKeys.push({ id: account.key.id, prefix: account.key.prefix, createdAt: account.key.createdAt, revokedAt: now });
+  const key = generateKey();
+  const id = newId('key');
+  account.key = { id, prefix: keyPrefix(key), digest: keyDigest(key), createdAt: now, sealed: await sealKey(key, password, id, ctx.scrypt) };
+  return { email: account.email, plan: account.plan, key };
+}
+
+export async function createAccount(
+  data: StoreData,
+  input: { email: string; plan: Plan; password: string },
+  ctx: OpsContext,
+): Promise<IssuedKey> {
+  if (data.accounts.some((a) => a.email === input.email)) {
+    throw new AccountError('EMAIL_TAKEN', `an account with email ${input.email} already exists`);
+  }
+  const account: AccountRecord = {
+    id: newId('acc'),
+    email: input.email,
+    plan: input.plan,
+    createdAt: ctx.now(),
+    password: await hashPassword(input.password, ctx.scrypt),
+    key: null,
+    revokedKeys: [],
+  };
+  const issued = await issueKey(account, input.password, ctx);
+  data.accounts.push(account);
+  return issued;
+}
+
+/** `keys create` (replace = false: refuses when a key is active) and `keys rotate` (replace = true). */
+export async function newKey(data: StoreData, email: string, password: string, replace: boolean, ctx: OpsContext): Promise<IssuedKey> {
+  const account = findAccount(data, email);
+  await checkPassword(account, password);
+  if (account.key && !replace) {
+    throw new AccountError('KEY_ACTIVE', `${account.email} already has an active key (${account.key.prefix}); use \`keys rotate\` to replace it`);
+  }
+  return issueKey(account, password, ctx);
+}
+
+export async function revealKey(data: StoreData, email: string, password: string): Promise<IssuedKey> {
+  const account = findAccount(data, email);
+  await checkPassword(account, password);
+  if (!account.key) throw new AccountError('NO_KEY', `${account.email} has no active key; create one with \`keys create\``);
+  const key = await openSealedKey(account.key.sealed, password, account.key.id);
+  if (key === null) throw new AccountError('STORE_CORRUPT', `the sealed key of ${account.email} does not decrypt`);
+  return { email: account.email, plan: account.plan, key };
+}
+
+export function revokeKey(data: StoreData, email: string, ctx: OpsContext): KeySummary {
+  const account = findAccount(data, email);
+  const key = account.key;
+  if (!key) throw new AccountError('NO_KEY', `${account.email} has no active key to revoke`);
+  const revoked = { id: key.id, prefix: key.prefix, createdAt: key.createdAt, revokedAt: ctx.now() };
+  account.revokedKeys.push(revoked);
+  account.key = null;
+  return { email: account.email, prefix: key.prefix, status: 'revoked', createdAt: key.createdAt, revokedAt: revoked.revokedAt };
+}
+
+/** New password: rehash, and reseal the active key under it (so reveal keeps working). */
+export async function changePassword(data: StoreData, email: string, oldPassword: string, newPassword: string, ctx: OpsContext): Promise<void> {
+  checkNewPassword(newPassword);
+  const account = findAccount(data, email);
+  await checkPassword(account, oldPassword);
+  if (account.key) {
+    const key = await openSealedKey(account.key.sealed, oldPassword, account.key.id);
+    if (key === null) throw new AccountError('STORE_CORRUPT', `the sealed key of ${account.email} does not decrypt`);
+    account.key = { ...account.key, sealed: await sealKey(key, newPassword, account.key.id, ctx.scrypt) };
+  }
+  account.password = await hashPassword(newPassword, ctx.scrypt);
+}
+
+export function summarize(a: AccountRecord): AccountSummary {
+  return { email: a.email, plan: a.plan, createdAt: a.createdAt, keyPrefix: a.key?.prefix ?? null };
+}
+
+export function keySummaries(data: StoreData): KeySummary[] {
+  const out: KeySummary[] = [];
+  for (const a of data.accounts) {
+    if (a.key) out.push({ email: a.email, prefix: a.key.prefix, status: 'active', createdAt: a.key.createdAt, revokedAt: null });
+    for (const k of a.revokedKeys) out.push({ email: a.email, prefix: k.prefix, status: 'revoked', createdAt: k.createdAt, revokedAt: k.revokedAt });
+  }
+  return out;
+}

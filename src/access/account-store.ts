@@ -1,0 +1,200 @@
+// The AccountService over the store file (or memory): locked read-modify-write, snapshot for the gate.
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { silentLogger, type Logger } from '../log.ts';
+import * as ops from './account-ops.ts';
+import { acquireLock, LockBusyError } from './lock-file.ts';
+import { DEFAULT_SCRYPT, MEMORY_SCRYPT, type ScryptParams } from './secrets.ts';
+import { emptyStore, ensureStateDir, LOCK_FILE, NO_STAMP, readStore, sameStamp, STORE_FILE, writeStore, type Stamp } from './store-file.ts';
+import { watchStoreFile } from './store-watch.ts';
+import {
+  AccountError,
+  type AccountService,
+  type AccountSummary,
+  type AccountView,
+  type IssuedKey,
+  type KeySummary,
+  type StoreData,
+} from './types.ts';
+
+export interface AccountStoreOptions {
+  /** The state directory, or 'memory' for nothing on disk. */
+  readonly state: string;
+  readonly clock?: () => number;
+  readonly scrypt?: ScryptParams;
+  readonly log?: Logger;
+  /** How long a command waits for another process's lock; default 10 s. */
+  readonly lockTimeoutMs?: number;
+}
+
+export class AccountStore implements AccountService {
+  private readonly path: string | null;
+  private readonly lockPath: string | null;
+  private readonly ctx: ops.OpsContext;
+  private readonly log: Logger;
+  private readonly lockTimeoutMs: number;
+  private data: StoreData = emptyStore();
+  private stamp: Stamp = NO_STAMP;
+  private generation = 0;
+  private byDigest = new Map<string, AccountView>();
+  private byEmail = new Map<string, AccountView>();
+  private chain: Promise<unknown> = Promise.resolve();
+  private stopWatch: (() => void) | null = null;
+
+  private constructor(options: AccountStoreOptions) {
+    const memory = options.state === 'memory';
+    this.path = memory ? null : join(options.state, STORE_FILE);
+    this.lockPath = memory ? null : join(options.state, LOCK_FILE);
+    const clock = options.clock ?? Date.now;
+    this.ctx = { now: () => new Date(clock()).toISOString(), scrypt: options.scrypt ?? (memory ? MEMORY_SCRYPT : DEFAULT_SCRYPT) };
+    this.log = options.log ?? silentLogger;
+    this.lockTimeoutMs = options.lockTimeoutMs ?? 10_000;
+  }
+
+  /** Opens (and for a directory, reads) the store. A corrupt file fails here, with its path. */
+  static async open(options: AccountStoreOptions): Promise<AccountStore> {
+    const store = new AccountStore(options);
+    if (store.path) {
+      await ensureStateDir(options.state);
+      const { data, stamp } = await readStore(store.path);
+      store.install(data, stamp);
+    }
+    return store;
+  }
+
+  /** The hot-path lookup: SHA-256 digest of a presented key -> its account, or undefined. */
+  lookup(digest: string): AccountView | undefined {
+    return this.byDigest.get(digest);
+  }
+
+  /** An account by email (case-insensitive), from the in-memory snapshot. */
+  find(email: string): AccountView | undefined {
+    return this.byEmail.get(email.trim().toLowerCase());
+  }
+
+  /** Follows changes made by other processes (CLI) within 2 s (CONTRACT 4). No-op in memory. */
+  watch(intervalMs: number): void {
+    if (!this.path || this.stopWatch) return;
+    const dir = join(this.path, '..');
+    this.stopWatch = watchStoreFile({ dir, file: STORE_FILE, intervalMs, check: () => this.refresh().then(() => {}), log: this.log });
+  }
+
+  close(): void {
+    this.stopWatch?.();
+    this.stopWatch = null;
+  }
+
+  /** Reloads the file if its stamp changed; true when it did. */
+  async refresh(): Promise<boolean> {
+    if (!this.path) return false;
+    const st = await stat(this.path).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return NO_STAMP;
+      throw err;
+    });
+    if (sameStamp(st, this.stamp)) return false;
+    const generation = this.generation;
+    const { data, stamp } = await readStore(this.path);
+    // Our own write may have installed a newer version while we read; the next check settles it.
+    if (generation !== this.generation) return false;
+    this.install(data, stamp);
+    this.log.info('account store reloaded', { accounts: data.accounts.length });
+    return true;
+  }
+
+  private install(data: StoreData, stamp: Stamp): void {
+    const byDigest = new Map<string, AccountView>();
+    const byEmail = new Map<string, AccountView>();
+    for (const a of data.accounts) {
+      const view: AccountView = Object.freeze({ id: a.id, email: a.email, plan: a.plan });
+      byEmail.set(a.email, view);
+      if (a.key) byDigest.set(a.key.digest, view);
+    }
+    this.data = data;
+    this.stamp = stamp;
+    this.byDigest = byDigest;
+    this.byEmail = byEmail;
+    this.generation++;
+  }
+
+  /**
+   * Read-modify-write under the lock, re-reading the file inside it so an update made by another
+   * process in between is never lost. One at a time within this process too.
+   */
+  private mutate<R>(change: (data: StoreData) => R | Promise<R>): Promise<R> {
+    const run = async (): Promise<R> => {
+      if (!this.path || !this.lockPath) {
+        const data = structuredClone(this.data);
+        const result = await change(data);
+        this.install(data, NO_STAMP);
+        return result;
+      }
+      const release = await acquireLock(this.lockPath, { timeoutMs: this.lockTimeoutMs, staleMs: 30_000 }).catch((err) => {
+        if (err instanceof LockBusyError) throw new AccountError('STORE_LOCKED', `the account store is busy: ${err.message}`);
+        throw err;
+      });
+      try {
+        const { data } = await readStore(this.path);
+        const result = await change(data);
+        this.install(data, await writeStore(this.path, data));
+        return result;
+      } finally {
+        await release();
+      }
+    };
+    const result = this.chain.then(run, run);
+    this.chain = result.catch(() => {});
+    return result;
+  }
+
+  /** The freshest data for read-only commands: what the file says now. */
+  private async current(): Promise<StoreData> {
+    await this.refresh();
+    return this.data;
+  }
+
+  async create(input: { email: string; plan: string; password: string }): Promise<IssuedKey> {
+    // Validate before taking the lock: a typo should not wait for another process.
+    const email = ops.normalizeEmail(input.email);
+    const plan = ops.parsePlan(input.plan);
+    ops.checkNewPassword(input.password);
+    return this.mutate((data) => ops.createAccount(data, { email, plan, password: input.password }, this.ctx));
+  }
+
+  async setPlan(email: string, plan: string): Promise<AccountSummary> {
+    const canonical = ops.normalizeEmail(email);
+    const parsed = ops.parsePlan(plan);
+    return this.mutate((data) => {
+      const account = ops.findAccount(data, canonical);
+      account.plan = parsed;
+      return ops.summarize(account);
+    });
+  }
+
+  createKey(email: string, password: string): Promise<IssuedKey> {
+    return this.mutate((data) => ops.newKey(data, email, password, false, this.ctx));
+  }
+
+  rotateKey(email: string, password: string): Promise<IssuedKey> {
+    return this.mutate((data) => ops.newKey(data, email, password, true, this.ctx));
+  }
+
+  async revealKey(email: string, password: string): Promise<IssuedKey> {
+    return ops.revealKey(await this.current(), email, password);
+  }
+
+  revokeKey(email: string): Promise<KeySummary> {
+    return this.mutate((data) => ops.revokeKey(data, email, this.ctx));
+  }
+
+  setPassword(email: string, oldPassword: string, newPassword: string): Promise<void> {
+    return this.mutate((data) => ops.changePassword(data, email, oldPassword, newPassword, this.ctx));
+  }
+
+  async list(): Promise<AccountSummary[]> {
+    return (await this.current()).accounts.map(ops.summarize);
+  }
+
+  async keys(): Promise<KeySummary[]> {
+    return ops.keySummaries(await this.current());
+  }
+}

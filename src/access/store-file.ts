@@ -1,0 +1,114 @@
+// The account store file: read and validate, write atomically (temp, fsync, rename, fsync dir), mode 0600.
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, rename, unlink } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { isPlan } from '../quota/plans.ts';
+import { AccountError, type StoreData } from './types.ts';
+
+export const STORE_FILE = 'accounts.json';
+export const LOCK_FILE = 'accounts.lock';
+
+/** Identity of one version of the file: a rename gives a new inode, an edit a new mtime or size. */
+export interface Stamp {
+  readonly ino: number;
+  readonly size: number;
+  readonly mtimeMs: number;
+}
+
+export const NO_STAMP: Stamp = Object.freeze({ ino: -1, size: -1, mtimeMs: -1 });
+
+export function sameStamp(a: Stamp, b: Stamp): boolean {
+  return a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
+}
+
+export function emptyStore(): StoreData {
+  return { version: 1, accounts: [] };
+}
+
+function corrupt(path: string, why: string): AccountError {
+  return new AccountError('STORE_CORRUPT', `${path}: ${why}`);
+}
+
+/** Shape checks: enough that a hand-edited or foreign file fails here, not on a request. */
+export function parseStore(text: string, path: string): StoreData {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (err) {
+    throw corrupt(path, `not valid JSON (${(err as Error).message})`);
+  }
+  const store = data as StoreData;
+  if (!store || typeof store !== 'object' || store.version !== 1 || !Array.isArray(store.accounts)) {
+    throw corrupt(path, 'expected {"version": 1, "accounts": [...]}');
+  }
+  const emails = new Set<string>();
+  store.accounts.forEach((a, i) => {
+    const where = `accounts[${i}]`;
+    if (!a || typeof a.id !== 'string' || typeof a.email !== 'string') throw corrupt(path, `${where}: missing id or email`);
+    if (!isPlan(a.plan)) throw corrupt(path, `${where}.plan: unknown plan ${JSON.stringify(a.plan)}`);
+    if (!a.password || a.password.alg !== 'scrypt') throw corrupt(path, `${where}.password: not a scrypt hash`);
+    if (a.key !== null && (typeof a.key?.digest !== 'string' || a.key.sealed?.alg !== 'scrypt+aes-256-gcm')) {
+      throw corrupt(path, `${where}.key: expected null or a key record`);
+    }
+    if (!Array.isArray(a.revokedKeys)) throw corrupt(path, `${where}.revokedKeys: expected an array`);
+    if (emails.has(a.email)) throw corrupt(path, `${where}.email: duplicate ${a.email}`);
+    emails.add(a.email);
+  });
+  return store;
+}
+
+/** Reads the store with the stamp of the very inode read (fstat on the open handle, not a later stat). */
+export async function readStore(path: string): Promise<{ data: StoreData; stamp: Stamp }> {
+  let fh;
+  try {
+    fh = await open(path, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { data: emptyStore(), stamp: NO_STAMP };
+    throw err;
+  }
+  try {
+    const st = await fh.stat();
+    const text = await fh.readFile('utf8');
+    return { data: parseStore(text, path), stamp: { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs } };
+  } finally {
+    await fh.close();
+  }
+}
+
+/** The state directory, created owner-only: it holds password hashes and sealed keys. */
+export async function ensureStateDir(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+}
+
+async function fsyncDir(dir: string): Promise<void> {
+  const fh = await open(dir, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+/**
+ * Replaces the file atomically: a reader (the server's reload) sees the old or the new version, never
+ * half of one, and a crash leaves one of them. Returns the stamp of what was written.
+ */
+export async function writeStore(path: string, data: StoreData): Promise<Stamp> {
+  const tmp = join(dirname(path), `.${STORE_FILE}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const fh = await open(tmp, 'wx', 0o600);
+  let st;
+  try {
+    await fh.chmod(0o600); // open's mode is filtered by the umask; this is not
+    await fh.writeFile(JSON.stringify(data, null, 2) + '\n');
+    await fh.sync();
+    st = await fh.stat();
+  } catch (err) {
+    await fh.close();
+    await unlink(tmp).catch(() => {});
+    throw err;
+  }
+  await fh.close();
+  await rename(tmp, path);
+  await fsyncDir(dirname(path)); // makes the rename itself durable
+  return { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs };
+}

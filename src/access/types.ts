@@ -1,0 +1,101 @@
+// The account vocabulary shared by the store, the CLI, the gate and the embedding API.
+import type { Plan } from '../quota/plans.ts';
+import type { PasswordHash, SealedKey } from './secrets.ts';
+
+/** One key as stored: never the key itself, only its digest and a copy sealed under the password. */
+export interface KeyRecord {
+  readonly id: string;
+  readonly prefix: string;
+  readonly digest: string; // SHA-256 hex of the key: the lookup of every request
+  readonly createdAt: string;
+  readonly sealed: SealedKey;
+}
+
+export interface RevokedKeyRecord {
+  readonly id: string;
+  readonly prefix: string;
+  readonly createdAt: string;
+  readonly revokedAt: string;
+}
+
+export interface AccountRecord {
+  readonly id: string; // what the usage log names the account by (never the key)
+  readonly email: string; // lower-cased: unique case-insensitively (CONTRACT 4)
+  plan: Plan;
+  readonly createdAt: string;
+  password: PasswordHash;
+  key: KeyRecord | null; // at most one active key
+  revokedKeys: RevokedKeyRecord[];
+}
+
+export interface StoreData {
+  version: 1;
+  accounts: AccountRecord[];
+}
+
+/** What the gate sees of an account on the hot path. */
+export interface AccountView {
+  readonly id: string;
+  readonly email: string;
+  readonly plan: Plan;
+}
+
+export interface AccountSummary {
+  readonly email: string;
+  readonly plan: Plan;
+  readonly createdAt: string;
+  readonly keyPrefix: string | null;
+}
+
+export interface KeySummary {
+  readonly email: string;
+  readonly prefix: string;
+  readonly status: 'active' | 'revoked';
+  readonly createdAt: string;
+  readonly revokedAt: string | null;
+}
+
+/** Returned once, when a key is made (and by reveal): the only place the key appears in clear. */
+export interface IssuedKey {
+  readonly email: string;
+  readonly plan: Plan;
+  readonly key: string;
+}
+
+export interface AccountService {
+  create(input: { email: string; plan: string; password: string }): Promise<IssuedKey>;
+  setPlan(email: string, plan: string): Promise<AccountSummary>;
+  /** Fails with KEY_ACTIVE when the account already has a key: rotate replaces it. */
+  createKey(email: string, password: string): Promise<IssuedKey>;
+  rotateKey(email: string, password: string): Promise<IssuedKey>;
+  revealKey(email: string, password: string): Promise<IssuedKey>;
+  revokeKey(email: string): Promise<KeySummary>;
+  setPassword(email: string, oldPassword: string, newPassword: string): Promise<void>;
+  list(): Promise<AccountSummary[]>;
+  keys(): Promise<KeySummary[]>;
+}
+
+export const ACCOUNT_ERRORS = [
+  'INVALID_EMAIL',
+  'INVALID_PLAN',
+  'INVALID_PASSWORD',
+  'EMAIL_TAKEN',
+  'UNKNOWN_ACCOUNT',
+  'WRONG_PASSWORD',
+  'KEY_ACTIVE',
+  'NO_KEY',
+  'STORE_LOCKED',
+  'STORE_CORRUPT',
+] as const;
+export type AccountErrorCode = (typeof ACCOUNT_ERRORS)[number];
+
+/** A failure the caller can act on; the CLI prints the message (exit 2 for INVALID_*, else 1). */
+export class AccountError extends Error {
+  constructor(
+    readonly code: AccountErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'AccountError';
+  }
+}

@@ -1,0 +1,130 @@
+// `celebrity-api accounts create|set-plan|set-password|list` (CONTRACT 6), and the error handling the access commands share.
+import { AccountStore } from '../access/account-store.ts';
+import { AccountError, type IssuedKey } from '../access/types.ts';
+import { PLANS } from '../quota/plans.ts';
+import { UsageLogError } from '../quota/usage-replay.ts';
+import { CommandError, EXIT, parseFlags, readPassword, readStdin, stateDir, UsageError, type CommandGroup, type Io } from './io.ts';
+
+const HELP = `Usage: celebrity-api accounts <command> [options]
+
+Commands:
+  create --email E --plan P --password-stdin [--json]
+      create an account and its first API key; the key is printed once
+      (with --json: {"email","plan","key"} on one line)
+  set-plan --email E --plan P
+      change the plan; a running server applies it within 2 seconds, the month's count carries over
+  set-password --email E --password-stdin
+      reads two lines, the current password then the new one; the key stays the same
+  list [--json]
+      emails, plans and key prefixes (never keys)
+
+Plans: ${PLANS.join(', ')}. The password is read from the first line of standard input.
+Options: --state DIR (default ./state, or $CELEBRITY_API_STATE), --help
+`;
+
+/**
+ * Runs one access command and turns failures into exit codes (CONTRACT 6): usage errors and invalid
+ * values (plan, email) exit 2 with a hint, anything the user can act on exits 1, message only.
+ */
+export async function guard(group: string, io: Io, command: () => Promise<void>): Promise<number> {
+  try {
+    await command();
+    return EXIT.OK;
+  } catch (err) {
+    const usage = err instanceof UsageError || (err instanceof AccountError && err.code.startsWith('INVALID_'));
+    if (usage) {
+      io.stderr.write(`celebrity-api ${group}: ${(err as Error).message}\nRun 'celebrity-api ${group} --help' for usage.\n`);
+      return EXIT.USAGE;
+    }
+    // System errors (EACCES, ENOSPC...) and a damaged usage log are the user's to fix, not bugs.
+    if (err instanceof AccountError || err instanceof CommandError || err instanceof UsageLogError || typeof (err as NodeJS.ErrnoException).code === 'string') {
+      io.stderr.write(`celebrity-api ${group}: ${(err as Error).message}\n`);
+      return EXIT.FAILED;
+    }
+    throw err; // a bug: main prints it
+  }
+}
+
+/** A flag that the command cannot do without (parseArgs has no notion of required options). */
+export function required<T>(value: T | undefined, flag: string): T {
+  if (value === undefined) throw new UsageError(`missing ${flag}`);
+  return value;
+}
+
+export function noPositionals(positionals: string[], count: number): void {
+  if (positionals.length > count) throw new UsageError(`unexpected argument '${positionals[count]}'`);
+}
+
+/** The password of --password-stdin, which is the only way to give one (never argv: it shows in `ps`). */
+export async function password(flag: boolean | undefined, io: Io): Promise<string> {
+  if (!flag) throw new UsageError('missing --password-stdin (passwords are read only from standard input)');
+  return readPassword(io.stdin);
+}
+
+export function printKey(io: Io, issued: IssuedKey, json: boolean | undefined, note: string): void {
+  if (json) {
+    io.stdout.write(JSON.stringify({ email: issued.email, plan: issued.plan, key: issued.key }) + '\n');
+    return;
+  }
+  io.stdout.write(`email  ${issued.email}\nplan   ${issued.plan}\nkey    ${issued.key}\n${note}\n`);
+}
+
+export const SHOWN_ONCE = 'This key is shown once: store it now (`keys reveal` shows it again with the password).';
+
+const FLAGS = {
+  state: { type: 'string' },
+  email: { type: 'string' },
+  plan: { type: 'string' },
+  'password-stdin': { type: 'boolean' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+export const accounts: CommandGroup = (args, io) =>
+  guard('accounts', io, async () => {
+    const { values, positionals } = parseFlags(args, FLAGS);
+    const [command] = positionals;
+    if (values.help) {
+      io.stdout.write(HELP);
+      return;
+    }
+    if (command === undefined) throw new UsageError('missing command (create, set-plan, set-password or list)');
+    noPositionals(positionals, 1);
+    const store = () => AccountStore.open({ state: stateDir(values.state, io) });
+    switch (command) {
+      case 'create': {
+        const email = required(values.email, '--email');
+        const plan = required(values.plan, '--plan');
+        const issued = await (await store()).create({ email, plan, password: await password(values['password-stdin'], io) });
+        printKey(io, issued, values.json, SHOWN_ONCE);
+        return;
+      }
+      case 'set-plan': {
+        const email = required(values.email, '--email');
+        const account = await (await store()).setPlan(email, required(values.plan, '--plan'));
+        io.stdout.write(values.json ? JSON.stringify(account) + '\n' : `${account.email} is now on the ${account.plan} plan\n`);
+        return;
+      }
+      case 'set-password': {
+        const email = required(values.email, '--email');
+        if (!values['password-stdin']) throw new UsageError('missing --password-stdin (two lines: current password, new password)');
+        const [current, next] = (await readStdin(io.stdin)).split(/\r?\n/);
+        if (!current || !next) throw new UsageError('--password-stdin: expected two lines, the current password and the new one');
+        await (await store()).setPassword(email, current, next);
+        io.stdout.write(`password of ${email.trim().toLowerCase()} changed\n`);
+        return;
+      }
+      case 'list': {
+        const list = await (await store()).list();
+        if (values.json) {
+          io.stdout.write(JSON.stringify(list) + '\n');
+          return;
+        }
+        if (list.length === 0) io.stdout.write('no accounts\n');
+        for (const a of list) io.stdout.write(`${a.email}\t${a.plan}\t${a.keyPrefix ?? '(no key)'}\t${a.createdAt}\n`);
+        return;
+      }
+      default:
+        throw new UsageError(`unknown command '${command}' (create, set-plan, set-password or list)`);
+    }
+  });

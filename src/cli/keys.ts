@@ -1,0 +1,80 @@
+// `celebrity-api keys create|rotate|reveal|revoke|list` (CONTRACT 6): the key itself is printed only by create, rotate and reveal.
+import { AccountStore } from '../access/account-store.ts';
+import { guard, noPositionals, password, printKey, required, SHOWN_ONCE } from './accounts.ts';
+import { parseFlags, stateDir, UsageError, type CommandGroup } from './io.ts';
+
+const HELP = `Usage: celebrity-api keys <command> [options]
+
+Commands:
+  create --email E --password-stdin [--json]
+      a first key for an account that has none (use rotate to replace an active key)
+  rotate --email E --password-stdin [--json]
+      a new key; the previous one stops working (a running server applies it within 2 seconds)
+  reveal --email E --password-stdin [--json]
+      shows the active key again; needs the account password
+  revoke --email E
+      the key stops working (within 2 seconds on a running server); create a new one with create
+  list [--json]
+      key prefixes and status of every account (never keys)
+
+With --json, create, rotate and reveal print {"email","plan","key"} on one line.
+The password is read from the first line of standard input.
+Options: --state DIR (default ./state, or $CELEBRITY_API_STATE), --help
+`;
+
+const FLAGS = {
+  state: { type: 'string' },
+  email: { type: 'string' },
+  'password-stdin': { type: 'boolean' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+const COMMANDS = 'create, rotate, reveal, revoke or list';
+
+export const keys: CommandGroup = (args, io) =>
+  guard('keys', io, async () => {
+    const { values, positionals } = parseFlags(args, FLAGS);
+    const [command] = positionals;
+    if (values.help) {
+      io.stdout.write(HELP);
+      return;
+    }
+    if (command === undefined) throw new UsageError(`missing command (${COMMANDS})`);
+    noPositionals(positionals, 1);
+    const store = () => AccountStore.open({ state: stateDir(values.state, io) });
+    switch (command) {
+      case 'create':
+      case 'rotate':
+      case 'reveal': {
+        const email = required(values.email, '--email');
+        const pw = await password(values['password-stdin'], io);
+        const s = await store();
+        if (command === 'reveal') {
+          printKey(io, await s.revealKey(email, pw), values.json, 'Keep it out of client-side code, repositories and logs.');
+        } else if (command === 'create') {
+          printKey(io, await s.createKey(email, pw), values.json, SHOWN_ONCE);
+        } else {
+          printKey(io, await s.rotateKey(email, pw), values.json, `${SHOWN_ONCE}\nThe previous key is revoked.`);
+        }
+        return;
+      }
+      case 'revoke': {
+        const revoked = await (await store()).revokeKey(required(values.email, '--email'));
+        io.stdout.write(values.json ? JSON.stringify(revoked) + '\n' : `revoked ${revoked.prefix} of ${revoked.email}\n`);
+        return;
+      }
+      case 'list': {
+        const list = await (await store()).keys();
+        if (values.json) {
+          io.stdout.write(JSON.stringify(list) + '\n');
+          return;
+        }
+        if (list.length === 0) io.stdout.write('no keys\n');
+        for (const k of list) io.stdout.write(`${k.email}\t${k.prefix}\t${k.status}\t${k.createdAt}${k.revokedAt ? `\trevoked ${k.revokedAt}` : ''}\n`);
+        return;
+      }
+      default:
+        throw new UsageError(`unknown command '${command}' (${COMMANDS})`);
+    }
+  });

@@ -1,0 +1,48 @@
+// `celebrity-api usage --email E [--json]` (CONTRACT 6): the month's quota use and daily counters, from the state files.
+import { readUsage } from '../quota/usage-service.ts';
+import { guard, noPositionals, required } from './accounts.ts';
+import { parseFlags, stateDir, type CommandGroup } from './io.ts';
+
+const HELP = `Usage: celebrity-api usage --email E [--json] [--state DIR]
+
+Shows the account's plan, requests used this UTC month, the quota (total), what remains, when it
+resets (00:00 UTC on the 1st), and this month's daily counters of successful and rejected requests.
+Read from the usage log: a running server writes it at least every second.
+With --json: {"email","plan","used","total","remaining","resetsOn","daily":[{"date","success","rejected"}]}
+(total and remaining are null for unlimited plans).
+Options: --state DIR (default ./state, or $CELEBRITY_API_STATE), --help
+`;
+
+const FLAGS = {
+  state: { type: 'string' },
+  email: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+export const usage: CommandGroup = (args, io) =>
+  guard('usage', io, async () => {
+    const { values, positionals } = parseFlags(args, FLAGS);
+    if (values.help) {
+      io.stdout.write(HELP);
+      return;
+    }
+    noPositionals(positionals, 0);
+    const email = required(values.email, '--email');
+    const report = (await readUsage(stateDir(values.state, io))).get(email);
+    if (values.json) {
+      io.stdout.write(JSON.stringify(report) + '\n');
+      return;
+    }
+    const lines = [
+      `email      ${report.email}`,
+      `plan       ${report.plan}`,
+      `used       ${report.used}`,
+      `total      ${report.total ?? 'unlimited'}`,
+      `remaining  ${report.remaining ?? 'unlimited'}`,
+      `resetsOn   ${report.resetsOn}`,
+      `daily      ${report.daily.length === 0 ? '(no requests this month)' : 'date        success  rejected'}`,
+      ...report.daily.map((d) => `           ${d.date}  ${String(d.success).padStart(7)}  ${String(d.rejected).padStart(8)}`),
+    ];
+    io.stdout.write(lines.join('\n') + '\n');
+  });

@@ -1,0 +1,86 @@
+// In-memory usage counters per account: month totals with in-flight reservations, and daily hits.
+import { monthOfDay, type DayKey, type MonthKey } from './month.ts';
+import type { UsageRecord } from './usage-records.ts';
+
+export interface MonthCount {
+  /** 200 responses this month: durable via the usage log. */
+  used: number;
+  /** Admitted requests not settled yet: they hold a unit so concurrency cannot overshoot the quota. */
+  reserved: number;
+}
+
+export interface DayCount {
+  success: number;
+  /** Authenticated requests that did not get a 200: 429s and other non-200 responses. */
+  rejected: number;
+}
+
+export class AccountUsage {
+  readonly months = new Map<MonthKey, MonthCount>();
+  readonly days = new Map<DayKey, DayCount>();
+
+  month(key: MonthKey): MonthCount {
+    let count = this.months.get(key);
+    if (!count) this.months.set(key, (count = { used: 0, reserved: 0 }));
+    return count;
+  }
+
+  day(key: DayKey): DayCount {
+    let count = this.days.get(key);
+    if (!count) this.days.set(key, (count = { success: 0, rejected: 0 }));
+    return count;
+  }
+
+  /** Daily counters of one month, oldest first. */
+  daysOf(month: MonthKey): { date: DayKey; success: number; rejected: number }[] {
+    const out: { date: DayKey; success: number; rejected: number }[] = [];
+    for (const [date, c] of this.days) if (monthOfDay(date) === month) out.push({ date, success: c.success, rejected: c.rejected });
+    return out.sort((a, b) => (a.date < b.date ? -1 : a.date > b.date ? 1 : 0));
+  }
+}
+
+/** All accounts' counters, keyed by account id (the usage log never names the key). */
+export class Counters {
+  private readonly accounts = new Map<string, AccountUsage>();
+
+  of(id: string): AccountUsage {
+    let usage = this.accounts.get(id);
+    if (!usage) this.accounts.set(id, (usage = new AccountUsage()));
+    return usage;
+  }
+
+  peek(id: string): AccountUsage | undefined {
+    return this.accounts.get(id);
+  }
+
+  entries(): IterableIterator<[string, AccountUsage]> {
+    return this.accounts.entries();
+  }
+
+  /** Replays one log record: the same arithmetic the live path did when it was written. */
+  apply(record: UsageRecord): void {
+    const usage = this.of(record.a);
+    const month = usage.month(monthOfDay(record.d));
+    if ('u' in record) {
+      month.used = record.u;
+      return;
+    }
+    month.used += record.s;
+    const day = usage.day(record.d);
+    day.success += record.s;
+    day.rejected += record.r;
+  }
+
+  /** A plain copy for comparisons in tests: {id: {months: {key: used}, days: {key: [s, r]}}}. */
+  toJSON(): Record<string, { months: Record<string, number>; days: Record<string, [number, number]> }> {
+    const out: Record<string, { months: Record<string, number>; days: Record<string, [number, number]> }> = {};
+    for (const [id, usage] of this.accounts) {
+      const months: Record<string, number> = {};
+      for (const [k, c] of usage.months) if (c.used !== 0) months[k] = c.used;
+      const days: Record<string, [number, number]> = {};
+      for (const [k, c] of usage.days) days[k] = [c.success, c.rejected];
+      out[id] = { months, days };
+    }
+    return out;
+  }
+}

@@ -1,0 +1,92 @@
+// Usage log records: their JSONL form, validation on replay, and the per-tick aggregation buffer.
+import { isDayKey, monthOfDay, type DayKey, type MonthKey } from './month.ts';
+
+/**
+ * One line of the log. A delta line adds `s` successes (which are also the month's used count) and
+ * `r` rejections for account `a` on UTC day `d`; a set line puts the month of `d` at `u` used
+ * (UsageService.set). Accounts are named by id, never by key (CONTRACT 4).
+ */
+export type UsageRecord =
+  | { readonly a: string; readonly d: DayKey; readonly s: number; readonly r: number }
+  | { readonly a: string; readonly d: DayKey; readonly u: number };
+
+const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
+
+// A month's log repeats the same few days on every line; checking each once halves replay time.
+const validDays = new Set<string>();
+function isDay(value: unknown): value is DayKey {
+  if (typeof value === 'string' && validDays.has(value)) return true;
+  if (!isDayKey(value)) return false;
+  if (validDays.size < 10_000) validDays.add(value);
+  return true;
+}
+
+/** Parses one line; returns a reason string when the line is not a record of `month`. */
+export function parseRecord(line: string, month: MonthKey): UsageRecord | string {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return 'not valid JSON';
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return 'not a JSON object';
+  const r = value as Record<string, unknown>;
+  if (typeof r.a !== 'string' || r.a.length === 0) return 'field "a" (account id) missing';
+  if (!isDay(r.d)) return 'field "d" is not a YYYY-MM-DD day';
+  if (monthOfDay(r.d) !== month) return `day ${r.d} does not belong to this file's month ${month}`;
+  const keys = Object.keys(r).length;
+  if (keys === 3 && isCount(r.u)) return { a: r.a, d: r.d, u: r.u };
+  if (keys === 4 && isCount(r.s) && isCount(r.r)) return { a: r.a, d: r.d, s: r.s, r: r.r };
+  return 'expected counts "s" and "r", or "u", as non-negative integers';
+}
+
+interface Delta {
+  readonly a: string;
+  readonly d: DayKey;
+  s: number;
+  r: number;
+}
+
+/**
+ * Records waiting for the next tick. Deltas of the same account and day are merged into one line,
+ * so a tick writes one line per active account, not one per request. Order with set lines is kept.
+ */
+export class PendingRecords {
+  private entries: (Delta | UsageRecord)[] = [];
+  private open = new Map<string, Delta>();
+
+  get size(): number {
+    return this.entries.length;
+  }
+
+  add(id: string, day: DayKey, success: number, rejected: number): void {
+    const key = id + '\u0000' + day;
+    const open = this.open.get(key);
+    if (open) {
+      open.s += success;
+      open.r += rejected;
+      return;
+    }
+    const delta: Delta = { a: id, d: day, s: success, r: rejected };
+    this.entries.push(delta);
+    this.open.set(key, delta);
+  }
+
+  set(id: string, day: DayKey, used: number): void {
+    this.entries.push({ a: id, d: day, u: used });
+    // Later deltas must come after this line on replay, so none of the earlier lines stays open.
+    this.open.clear();
+  }
+
+  /** Takes everything pending as JSONL text per month file, months in order. */
+  drain(): Map<MonthKey, string> {
+    const byMonth = new Map<MonthKey, string>();
+    for (const e of this.entries) {
+      const month = monthOfDay(e.d);
+      byMonth.set(month, (byMonth.get(month) ?? '') + JSON.stringify(e) + '\n');
+    }
+    this.entries = [];
+    this.open.clear();
+    return new Map([...byMonth].sort(([a], [b]) => (a < b ? -1 : 1)));
+  }
+}

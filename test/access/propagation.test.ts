@@ -1,0 +1,63 @@
+// Changes made by CLI commands reach a running gate on the same state directory within 2 s (CONTRACT 4).
+import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
+import { accounts } from '../../src/cli/accounts.ts';
+import { keys } from '../../src/cli/keys.ts';
+import { openGate } from '../../src/quota/gate.ts';
+import { fakeIo, tempState, within } from './fixtures.ts';
+
+async function cli(group: typeof accounts, args: string[], stdin = ''): Promise<string> {
+  const io = fakeIo(stdin);
+  const code = await group(args, io);
+  assert.equal(code, 0, io.err());
+  return io.out();
+}
+
+test('revoke, rotate, set-plan and create via the CLI -> seen by a running gate within 2 s', async () => {
+  const state = await tempState(after);
+  const gate = await openGate({ state, plans: { free: 1, starter: 5 } });
+  try {
+    // Admits and gives the unit back (a 404 is not counted), so probing does not use the quota up.
+    const accepted = (key: string) => {
+      const a = gate.admit(key);
+      if (a.ok) gate.settle(a.ticket, 404);
+      return a.ok;
+    };
+    const created = JSON.parse(await cli(accounts, ['create', '--state', state, '--email', 'a@b.io', '--plan', 'free', '--password-stdin', '--json'], 'pw\n'));
+    const took: Record<string, number> = {};
+    took.create = await within(2000, () => accepted(created.key));
+
+    // free: 1 request a month. Use it, then the next is a 429 until the plan grows.
+    const first = gate.admit(created.key);
+    assert.ok(first.ok);
+    gate.settle(first.ticket, 200);
+    assert.equal(gate.admit(created.key).ok, false);
+    await cli(accounts, ['set-plan', '--state', state, '--email', 'a@b.io', '--plan', 'starter']);
+    took.setPlan = await within(2000, () => {
+      const a = gate.admit(created.key);
+      if (a.ok) gate.settle(a.ticket, 200);
+      return a.ok;
+    });
+    assert.equal(gate.usage.get('a@b.io').used, 2, 'the month count carries over a plan change');
+
+    const rotated = JSON.parse(await cli(keys, ['rotate', '--state', state, '--email', 'a@b.io', '--password-stdin', '--json'], 'pw\n'));
+    took.rotate = await within(2000, () => !accepted(created.key) && accepted(rotated.key));
+
+    await cli(keys, ['revoke', '--state', state, '--email', 'a@b.io']);
+    took.revoke = await within(2000, () => !accepted(rotated.key));
+    const revoked = gate.admit(rotated.key);
+    assert.equal(revoked.ok ? 200 : revoked.status, 401);
+    for (const [what, ms] of Object.entries(took)) assert.ok(ms <= 2000, `${what} took ${ms} ms`);
+  } finally {
+    await gate.close();
+  }
+});
+
+test('changes through gate.accounts (embedding API) -> effective immediately', async () => {
+  const gate = await openGate({ state: 'memory', scrypt: { N: 1024, r: 8, p: 1 } });
+  const { key } = await gate.accounts.create({ email: 'a@b.io', plan: 'free', password: 'pw' });
+  assert.ok(gate.admit(key).ok);
+  await gate.accounts.revokeKey('a@b.io');
+  assert.equal(gate.admit(key).ok, false);
+  await gate.close();
+});

@@ -1,0 +1,156 @@
+// The gate: identical 401s, exact quotas under concurrency, only 200s counted, headers, month rollover.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { generateKey } from '../../src/access/key-format.ts';
+import { ERRORS } from '../../src/errors.ts';
+import { openGate, type Admission, type Gate, type GateOptions } from '../../src/quota/gate.ts';
+import { FAST_SCRYPT } from '../access/fixtures.ts';
+
+async function gateWithKey(options: Partial<GateOptions> = {}, plan = 'free') {
+  const gate = await openGate({ state: 'memory', scrypt: FAST_SCRYPT, ...options });
+  const { key } = await gate.accounts.create({ email: 'a@b.io', plan, password: 'pw' });
+  return { gate, key };
+}
+
+const ticks = (n: number) => new Promise<void>((resolve) => {
+  const next = (left: number) => (left === 0 ? resolve() : setImmediate(() => next(left - 1)));
+  next(n);
+});
+
+function rejected(a: Admission): { status: number; body: string; headers: Record<string, string> } {
+  assert.equal(a.ok, false, 'expected a rejection');
+  return a as never;
+}
+
+test('401 matrix: missing, empty, malformed, bad checksum, unknown, revoked -> one identical answer', async () => {
+  const { gate, key } = await gateWithKey();
+  const typo = key.slice(0, 12) + (key[12] === 'a' ? 'b' : 'a') + key.slice(13);
+  const unknown = generateKey();
+  await gate.accounts.create({ email: 'revoked@b.io', plan: 'pro', password: 'pw' }).then(() => gate.accounts.revokeKey('revoked@b.io'));
+  const revoked = (await gate.accounts.create({ email: 'r2@b.io', plan: 'pro', password: 'pw' })).key;
+  await gate.accounts.revokeKey('r2@b.io');
+  const answers = [undefined, '', 'abc', 'cel_short', typo, unknown, revoked, key + ' '].map((k) => rejected(gate.admit(k)));
+  const expected = { status: 401, body: JSON.stringify({ success: false, error: 'INVALID_API_KEY', message: ERRORS.INVALID_API_KEY.message }) };
+  for (const a of answers) {
+    assert.deepEqual({ status: a.status, body: a.body }, expected);
+    assert.deepEqual(a.headers, {});
+  }
+  assert.ok(gate.admit(key).ok);
+});
+
+test('quota 100 under 150 concurrent requests -> exactly 100 served, 50 429s, used never above 100', async () => {
+  const { gate, key } = await gateWithKey();
+  let served = 0;
+  let peak = 0;
+  const statuses = await Promise.all(
+    Array.from({ length: 150 }, async (_, i) => {
+      await ticks(i % 7);
+      const a = gate.admit(key);
+      if (!a.ok) return a.status;
+      await ticks(1 + (i % 5)); // settled later, while other admits run: reservations must hold
+      gate.settle(a.ticket, 200);
+      served++;
+      peak = Math.max(peak, gate.usage.get('a@b.io').used);
+      return 200;
+    }),
+  );
+  assert.equal(served, 100);
+  assert.equal(statuses.filter((s) => s === 429).length, 50);
+  assert.equal(peak, 100);
+  const report = gate.usage.get('a@b.io');
+  assert.deepEqual([report.used, report.remaining], [100, 0]);
+  assert.equal(report.daily[0]?.success, 100);
+  assert.equal(report.daily[0]?.rejected, 50);
+});
+
+test('non-200 settles (404, 400, 500) -> unit given back, counted as rejections', async () => {
+  const { gate, key } = await gateWithKey({ plans: { free: 10 } });
+  const statuses = [404, 400, 500, 200, 404, 200];
+  for (const status of statuses) {
+    const a = gate.admit(key);
+    assert.ok(a.ok);
+    gate.settle(a.ticket, status);
+    gate.settle(a.ticket, status); // a double settle changes nothing
+  }
+  const report = gate.usage.get('a@b.io');
+  assert.deepEqual([report.used, report.remaining, report.daily[0]?.success, report.daily[0]?.rejected], [2, 8, 2, 4]);
+  let more = 0;
+  for (let a = gate.admit(key); a.ok; a = gate.admit(key)) (gate.settle(a.ticket, 200), more++);
+  assert.equal(more, 8);
+});
+
+test('429 -> body with quota {used = total, total, resetsOn}, message naming plan and quota, headers', async () => {
+  const now = Date.parse('2026-11-22T10:54:22.000Z');
+  const { gate, key } = await gateWithKey({ clock: () => now }, 'starter');
+  gate.usage.set('a@b.io', 999);
+  const last = gate.admit(key);
+  assert.ok(last.ok);
+  assert.deepEqual(last.headers, { 'RateLimit-Policy': '"monthly";q=1000;w=2592000', RateLimit: '"monthly";r=0;t=738338' });
+  gate.settle(last.ticket, 200);
+  const a = rejected(gate.admit(key));
+  assert.equal(a.status, 429);
+  assert.deepEqual(JSON.parse(a.body), {
+    success: false,
+    error: 'QUOTA_EXCEEDED',
+    message: 'Monthly quota of 1000 requests for the starter plan exceeded',
+    quota: { used: 1000, total: 1000, resetsOn: '2026-12-01T00:00:00.000Z' },
+  });
+  assert.deepEqual(a.headers, { 'RateLimit-Policy': '"monthly";q=1000;w=2592000', RateLimit: '"monthly";r=0;t=738338', 'Retry-After': '738338' });
+  assert.equal(gate.usage.get('a@b.io').used, 1000, '429s are not counted');
+});
+
+test('first request of the month -> RateLimit r = total - 1; unlimited plan -> no headers, still counted', async () => {
+  const { gate, key } = await gateWithKey();
+  const a = gate.admit(key);
+  assert.ok(a.ok);
+  assert.match(a.headers.RateLimit ?? '', /^"monthly";r=99;t=\d+$/);
+  await gate.accounts.setPlan('a@b.io', 'enterprise');
+  const b = gate.admit(key);
+  assert.ok(b.ok);
+  assert.deepEqual(b.headers, {});
+  gate.settle(a.ticket, 200);
+  gate.settle(b.ticket, 200);
+  assert.deepEqual([gate.usage.get('a@b.io').used, gate.usage.get('a@b.io').total, gate.usage.get('a@b.io').remaining], [2, null, null]);
+});
+
+const rollovers: [string, string, string, number][] = [
+  // last instant of a month -> first instant of the next, resetsOn before and after, days in the new month
+  ['2027-01-31T23:59:59.999Z', '2027-02-01T00:00:00.000Z', '2027-03-01T00:00:00.000Z', 28],
+  ['2027-02-28T23:59:59.999Z', '2027-03-01T00:00:00.000Z', '2027-04-01T00:00:00.000Z', 31],
+  ['2028-02-29T23:59:59.999Z', '2028-03-01T00:00:00.000Z', '2028-04-01T00:00:00.000Z', 31],
+  ['2026-12-31T23:59:59.999Z', '2027-01-01T00:00:00.000Z', '2027-02-01T00:00:00.000Z', 31],
+];
+for (const [before, after, nextReset, days] of rollovers) {
+  test(`rollover ${before} -> ${after}: fresh quota without restart, resetsOn ${after} then ${nextReset}`, async () => {
+    let now = Date.parse(before);
+    const { gate, key } = await gateWithKey({ clock: () => now, plans: { free: 3 } });
+    const use = (g: Gate) => {
+      const a = g.admit(key);
+      if (a.ok) g.settle(a.ticket, 200);
+      return a;
+    };
+    for (let i = 0; i < 3; i++) assert.ok(use(gate).ok);
+    const full = rejected(use(gate));
+    assert.equal(JSON.parse(full.body).quota.resetsOn, after);
+    assert.equal(full.headers['Retry-After'], '1');
+    assert.equal(gate.usage.get('a@b.io').resetsOn, after);
+    now = Date.parse(after);
+    const fresh = use(gate);
+    assert.ok(fresh.ok, 'a new month: quota available again');
+    assert.deepEqual(fresh.headers['RateLimit-Policy'], `"monthly";q=3;w=${days * 86400}`);
+    const report = gate.usage.get('a@b.io');
+    assert.deepEqual([report.used, report.resetsOn, report.daily.length], [1, nextReset, 1]);
+    assert.equal(report.daily[0]?.date, after.slice(0, 10));
+  });
+}
+
+test('a request admitted in one month and settled in the next -> counted in the month it was admitted', async () => {
+  let now = Date.parse('2027-01-31T23:59:59.999Z');
+  const { gate, key } = await gateWithKey({ clock: () => now, plans: { free: 1 } });
+  const a = gate.admit(key);
+  assert.ok(a.ok);
+  now += 1;
+  gate.settle(a.ticket, 200);
+  assert.equal(gate.usage.get('a@b.io').used, 0);
+  assert.ok(gate.admit(key).ok);
+});

@@ -1,0 +1,195 @@
+// The usage log: counters survive a restart, torn tails are dropped, bad middles stop the start, ENOSPC is survived.
+import assert from 'node:assert/strict';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { openGate, type Gate } from '../../src/quota/gate.ts';
+import { writeFully, type LogWrite } from '../../src/quota/usage-log.ts';
+import { LogScanner, UsageLogError } from '../../src/quota/usage-replay.ts';
+import { captureLog, FAST_SCRYPT, tempState } from '../access/fixtures.ts';
+
+const EMAILS = ['a@b.io', 'c@d.io'];
+
+/** A gate with two accounts on `state`; returns their keys. */
+async function setup(state: string, clock: () => number) {
+  const gate = await openGate({ state, clock, scrypt: FAST_SCRYPT, plans: { free: 1000 } });
+  const keys = [];
+  for (const email of EMAILS) keys.push((await gate.accounts.create({ email, plan: 'free', password: 'pw' })).key);
+  return { gate, keys };
+}
+
+function traffic(gate: Gate, key: string, n: number, every404 = 5): void {
+  for (let i = 0; i < n; i++) {
+    const a = gate.admit(key);
+    if (a.ok) gate.settle(a.ticket, i % every404 === 0 ? 404 : 200);
+  }
+}
+
+const reports = (gate: Gate) => EMAILS.map((e) => gate.usage.get(e));
+
+test('graceful close + reopen -> every counter equal (two months, two days, sets)', async () => {
+  const state = await tempState(after);
+  let now = Date.parse('2026-11-30T23:59:00.000Z');
+  const { gate, keys } = await setup(state, () => now);
+  traffic(gate, keys[0]!, 37);
+  await gate.flush();
+  traffic(gate, keys[1]!, 11);
+  gate.usage.set('c@d.io', 500);
+  traffic(gate, keys[1]!, 3);
+  const novemberBefore = reports(gate);
+  now = Date.parse('2026-12-01T08:00:00.000Z');
+  traffic(gate, keys[0]!, 8);
+  traffic(gate, keys[1]!, 9);
+  const decemberBefore = reports(gate);
+  await gate.close();
+  assert.deepEqual((await readdir(join(state, 'usage'))).filter((n) => n.endsWith('.jsonl')).sort(), ['usage-2026-11.jsonl', 'usage-2026-12.jsonl']);
+
+  const reopened = await openGate({ state, clock: () => now, plans: { free: 1000 } });
+  assert.deepEqual(reports(reopened), decemberBefore);
+  now = Date.parse('2026-11-30T23:59:30.000Z');
+  assert.deepEqual(reports(reopened), novemberBefore);
+  assert.equal(novemberBefore[1]!.used, 502, 'set to 500, then 2 more 200s');
+  await reopened.close();
+});
+
+/** A small real log: several ticks, so several lines. */
+async function smallLog(): Promise<{ text: Buffer; state: string }> {
+  const state = await tempState(after);
+  const now = Date.parse('2026-11-22T10:00:00.000Z');
+  const { gate, keys } = await setup(state, () => now);
+  for (let tick = 0; tick < 5; tick++) {
+    traffic(gate, keys[tick % 2]!, 3 + tick);
+    await gate.flush();
+  }
+  await gate.close();
+  return { text: await readFile(join(state, 'usage', 'usage-2026-11.jsonl')), state };
+}
+
+test('loader on the log cut at every byte offset -> never throws, drops only the torn tail, count monotone', async () => {
+  const { text } = await smallLog();
+  const lines = text.toString().split('\n').filter(Boolean);
+  assert.ok(lines.length >= 5, `expected several lines, got ${lines.length}`);
+  let previous = -1;
+  for (let cut = 0; cut <= text.length; cut++) {
+    const piece = text.subarray(0, cut);
+    let successes = 0;
+    const scanner = new LogScanner('usage-2026-11.jsonl', '2026-11', (r) => ('s' in r ? (successes += r.s) : 0));
+    // Feed in two chunks split at an arbitrary place, as the streaming reader may.
+    scanner.push(piece.subarray(0, cut >> 1));
+    scanner.push(piece.subarray(cut >> 1));
+    const result = scanner.end();
+    const complete = piece.lastIndexOf(10) + 1;
+    assert.equal(result.validBytes, complete, `cut at ${cut}`);
+    assert.equal(result.tornBytes, cut - complete);
+    assert.ok(successes >= previous, `count went down at ${cut}`);
+    previous = successes;
+  }
+});
+
+test('torn last line on disk -> truncated at start with a warning; counters = complete lines', async () => {
+  const { text, state } = await smallLog();
+  const file = join(state, 'usage', 'usage-2026-11.jsonl');
+  const cut = text.length - 7;
+  await writeFile(file, text.subarray(0, cut));
+  const log = captureLog();
+  const gate = await openGate({ state, log, clock: () => Date.parse('2026-11-22T10:00:00.000Z') });
+  await gate.close();
+  const repaired = await readFile(file);
+  assert.equal(repaired.length, text.subarray(0, cut).lastIndexOf(10) + 1);
+  assert.ok(repaired.toString().endsWith('\n'));
+  const warning = log.lines.map((l) => JSON.parse(l)).find((l) => l.level === 'warn' && /torn/.test(l.msg));
+  assert.ok(warning, log.lines.join('\n'));
+  assert.equal(warning.file, file);
+});
+
+test('garbage as the last complete line (zeros after a power loss) -> dropped like a torn tail', async () => {
+  const { text, state } = await smallLog();
+  const file = join(state, 'usage', 'usage-2026-11.jsonl');
+  await writeFile(file, Buffer.concat([text, Buffer.alloc(40), Buffer.from('\n')]));
+  const gate = await openGate({ state });
+  await gate.close();
+  assert.deepEqual(await readFile(file), text);
+});
+
+test('bad line in the middle -> start refused with an error naming the file and line', async () => {
+  const { text, state } = await smallLog();
+  const file = join(state, 'usage', 'usage-2026-11.jsonl');
+  const lines = text.toString().split('\n');
+  lines.splice(2, 0, '{"a":"acc_x","d":"2026-11-22","s":-1,"r":0}');
+  await writeFile(file, lines.join('\n'));
+  await assert.rejects(openGate({ state }), (err: unknown) => {
+    assert.ok(err instanceof UsageLogError);
+    assert.equal(err.line, 3);
+    assert.ok(err.message.startsWith(`${file}:3:`), err.message);
+    return true;
+  });
+  // The refused start must not hold the writer lock.
+  await writeFile(file, text);
+  await (await openGate({ state })).close();
+});
+
+test('a second gate on the same state directory -> refused (one writer)', async () => {
+  const state = await tempState(after);
+  const first = await openGate({ state });
+  await assert.rejects(openGate({ state }), /in use/);
+  await first.close();
+  await (await openGate({ state })).close();
+});
+
+test('ENOSPC on write (after a partial write) -> keeps admitting, logs, retries; nothing lost, no half line', async () => {
+  const state = await tempState(after);
+  let failures = 3;
+  const write: LogWrite = async (fh, data, position) => {
+    if (failures > 0) {
+      failures--;
+      await fh.write(data, 0, Math.min(5, data.length), position); // a partial write, then the disk is full
+      throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+    }
+    return writeFully(fh, data, position);
+  };
+  const log = captureLog();
+  const now = Date.parse('2026-11-22T10:00:00.000Z');
+  const gate = await openGate({ state, log, clock: () => now, flushIntervalMs: 20, usageLogWrite: write, scrypt: FAST_SCRYPT });
+  const { key } = await gate.accounts.create({ email: 'a@b.io', plan: 'pro', password: 'pw' });
+  traffic(gate, key, 10);
+  await assert.rejects(gate.flush(), /ENOSPC/);
+  traffic(gate, key, 10); // still admitting while the disk is full
+  for (let i = 0; i < 100 && failures > 0; i++) await new Promise((r) => setTimeout(r, 20));
+  assert.equal(failures, 0, 'the timer retried');
+  assert.ok(log.lines.some((l) => /"level":"error"/.test(l) && /ENOSPC/.test(l)), 'the failure was logged');
+  traffic(gate, key, 10);
+  const before = gate.usage.get('a@b.io');
+  await gate.close();
+  const text = await readFile(join(state, 'usage', 'usage-2026-11.jsonl'), 'utf8');
+  for (const line of text.split('\n').slice(0, -1)) JSON.parse(line);
+  const reopened = await openGate({ state, clock: () => now });
+  assert.deepEqual(reopened.usage.get('a@b.io'), before);
+  assert.equal(before.used, 24);
+  await reopened.close();
+});
+
+test('a log of many ticks -> compacted at start to one line per account and day, same counters', async () => {
+  const state = await tempState(after);
+  let now = Date.parse('2026-11-21T10:00:00.000Z');
+  const { gate, keys } = await setup(state, () => now);
+  for (let tick = 0; tick < 120; tick++) {
+    if (tick === 60) now += 86_400_000; // a second day
+    traffic(gate, keys[tick % 2]!, 2);
+    if (tick === 90) gate.usage.set('a@b.io', 7);
+    await gate.flush();
+  }
+  const before = reports(gate);
+  await gate.close();
+  const file = join(state, 'usage', 'usage-2026-11.jsonl');
+  assert.ok((await readFile(file, 'utf8')).split('\n').length > 120);
+  const log = captureLog();
+  const reopened = await openGate({ state, log, clock: () => now, plans: { free: 1000 } });
+  assert.deepEqual(reports(reopened), before);
+  await reopened.close();
+  const lines = (await readFile(file, 'utf8')).trim().split('\n');
+  assert.equal(lines.length, 5, '2 accounts x 2 days + 1 set line');
+  assert.ok(log.lines.some((l) => l.includes('compacted')));
+  const again = await openGate({ state, clock: () => now, plans: { free: 1000 } });
+  assert.deepEqual(reports(again), before);
+  await again.close();
+});
