@@ -1,9 +1,6 @@
 // Deterministic synthetic data: the bundled sample files and data sets of any scale, streamed to disk.
-import { Buffer } from 'node:buffer';
-import { mkdir, open } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { CollectionName } from '../resources/types.ts';
-import { fold } from './fold.ts';
+import { Deck, Rng, SlugBook, slugify } from './random.ts';
 import * as V from './vocabulary.ts';
 
 export interface GenerateOptions {
@@ -21,95 +18,12 @@ const NOW = Date.UTC(2026, 10, 1);
 const SITE_START = Date.UTC(2019, 0, 1);
 /** Referenced collections come before the ones that reference them, so the summaries exist. */
 const ORDER: readonly CollectionName[] = ['celebrities', 'movies', 'outfits', 'news', 'reviews'];
-const CHUNK = 1 << 20;
 
 export function collectionSizes(scale: number): Counts {
   if (!Number.isInteger(scale) || scale < 1) throw new RangeError(`scale must be an integer >= 1, got ${scale}`);
   // Integer arithmetic: 2.7 * n in floating point can land just above an integer and ceil up.
   const ceilDiv = (a: number, b: number) => Math.ceil(a / b);
   return { celebrities: scale, outfits: ceilDiv(27 * scale, 10), news: 2 * scale, movies: ceilDiv(8 * scale, 10), reviews: ceilDiv(134 * scale, 100) };
-}
-
-/** sfc32 seeded from a cyrb128 hash of a string: small, fast, and the same on every platform. */
-class Rng {
-  private s: Uint32Array;
-  constructor(seed: string) {
-    let [h1, h2, h3, h4] = [1779033703, 3144134277, 1013904242, 2773480762];
-    for (let i = 0; i < seed.length; i++) {
-      const k = seed.charCodeAt(i);
-      h1 = h2 ^ Math.imul(h1 ^ k, 597399067); h2 = h3 ^ Math.imul(h2 ^ k, 2869860233);
-      h3 = h4 ^ Math.imul(h3 ^ k, 951274213); h4 = h1 ^ Math.imul(h4 ^ k, 2716044179);
-    }
-    this.s = Uint32Array.of(h1, h2, h3, h4);
-    for (let i = 0; i < 12; i++) this.next();
-  }
-  next(): number {
-    const s = this.s;
-    const t = (((s[0]! + s[1]!) | 0) + s[3]!) | 0;
-    s[3] = s[3]! + 1; s[0] = s[1]! ^ (s[1]! >>> 9); s[1] = s[2]! + (s[2]! << 3);
-    s[2] = ((s[2]! << 21) | (s[2]! >>> 11)) + t;
-    return (t >>> 0) / 4294967296;
-  }
-  int(lo: number, hi: number): number { return lo + Math.floor(this.next() * (hi - lo + 1)); }
-  chance(p: number): boolean { return this.next() < p; }
-  pick<T>(xs: readonly T[]): T { return xs[Math.floor(this.next() * xs.length)]!; }
-  /** Between min and max distinct elements, in their list order (selection sampling: no shuffle, no copy). */
-  some<T>(xs: readonly T[], min: number, max: number): T[] {
-    const out: T[] = [];
-    for (let i = 0, want = Math.min(xs.length, this.int(min, max)); out.length < want; i++) {
-      if (this.next() * (xs.length - i) < want - out.length) out.push(xs[i]!);
-    }
-    return out;
-  }
-  /** A Mongo-style ObjectId: creation second, random middle, per-collection counter (unique up to 16M records). */
-  objectId(ms: number, index: number): string {
-    const hex = (v: number, w: number) => v.toString(16).padStart(w, '0');
-    return hex(Math.floor(ms / 1000), 8) + hex(this.int(0, 0xffffff), 6) + hex(this.int(0, 0xffff), 4) + hex(index & 0xffffff, 6);
-  }
-  /** Index in [0, n) biased towards 0: a few celebrities and movies get most of the coverage. */
-  skewed(n: number): number { return Math.floor(n * this.next() ** 2); }
-  permutation(n: number): Uint32Array {
-    const p = new Uint32Array(n).map((_, i) => i);
-    for (let i = n - 1; i > 0; i--) { const j = this.int(0, i); [p[i], p[j]] = [p[j]!, p[i]!]; }
-    return p;
-  }
-}
-
-/** Draws every card once per shuffle, so each filter value gets its share even in a small data set. */
-class Deck<T> {
-  private left: T[] = [];
-  constructor(private readonly rng: Rng, private readonly cards: readonly T[]) {}
-  draw(): T {
-    if (this.left.length === 0) this.left = [...this.rng.permutation(this.cards.length)].map((i) => this.cards[i]!);
-    return this.left.pop()!;
-  }
-}
-
-export function slugify(text: string): string {
-  // Most titles are plain ASCII: skip the Unicode normalisation, the costliest step at large scales.
-  let s = (/^[\x20-\x7e]*$/.test(text) ? text.toLowerCase() : fold(text)).replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
-  if (s.length > 80) s = s.slice(0, s.lastIndexOf('-', 80)).replace(/-+$/, '');
-  return s || 'item';
-}
-
-/** Unique slugs per collection: a repeated title gets -2, -3... (a counter per base keeps this O(1)). */
-class SlugBook {
-  private used = new Set<string>();
-  private next = new Map<string, number>();
-  /** Redraws a few times to avoid a duplicate title (small data sets stay unique); then accepts a suffix. */
-  fresh(draw: () => string): [text: string, slug: string] {
-    let text = draw();
-    let base = slugify(text);
-    // Past ten thousand titles the vocabulary is used up and redraws only cost time.
-    const tries = this.used.size < 10_000 ? 4 : 0;
-    for (let t = 0; t < tries && this.used.has(base); t++) base = slugify((text = draw()));
-    let n = this.next.get(base) ?? 1;
-    let slug = n === 1 ? base : `${base}-${n}`;
-    while (this.used.has(slug)) slug = `${base}-${++n}`;
-    this.next.set(base, n + 1);
-    this.used.add(slug);
-    return [text, slug];
-  }
 }
 
 /** What later collections need to know about earlier ones, kept small so huge scales stream. */
@@ -327,7 +241,7 @@ function* reviews(rng: Rng, w: World): Generator<DataRecord> {
 const BUILDERS: Record<CollectionName, (rng: Rng, w: World) => Generator<DataRecord>> = { celebrities, movies, outfits, news, reviews };
 
 /** Each collection as a lazy sequence, in ORDER; consume each one fully before the next. */
-function* collections(options: GenerateOptions): Generator<[CollectionName, Iterable<DataRecord>]> {
+export function* collections(options: GenerateOptions): Generator<[CollectionName, Iterable<DataRecord>]> {
   const seed = String(options.seed ?? DEFAULT_SEED);
   const w: World = { sizes: collectionSizes(options.scale), celebs: [], actors: [], directors: [], movies: [] };
   // One stream per collection, so a change to one collection's recipe leaves the others as they were.
@@ -339,45 +253,4 @@ export function generateRecords(options: GenerateOptions): Record<CollectionName
   const out = {} as Record<CollectionName, DataRecord[]>;
   for (const [name, records] of collections(options)) out[name] = [...records];
   return out;
-}
-
-/** Writes `<dir>/<collection>.json` for the five collections, streaming in ~1 MB chunks; returns the counts. */
-export async function writeDataset(dir: string, options: GenerateOptions & { pretty?: boolean }): Promise<Counts> {
-  await mkdir(dir, { recursive: true });
-  const counts = {} as Counts;
-  for (const [name, records] of collections(options)) counts[name] = await writeArray(join(dir, `${name}.json`), records, options.pretty === true);
-  return counts;
-}
-
-/** One record per line; pretty output is byte for byte `JSON.stringify(array, null, 2)`, for hand editing. */
-async function writeArray(path: string, records: Iterable<DataRecord>, pretty: boolean): Promise<number> {
-  const fh = await open(path, 'w');
-  // Each record is encoded straight into one reused buffer: no large string is built, flattened or copied.
-  const buf = Buffer.allocUnsafe(CHUNK);
-  const encoder = new TextEncoder();
-  let used = 0;
-  const flush = async () => {
-    for (let off = 0; off < used; ) off += (await fh.write(buf, off, used - off)).bytesWritten;
-    used = 0;
-  };
-  /** Appends what fits; returns the rest, or null when all of it fitted. */
-  const put = (text: string): string | null => {
-    const { read, written } = encoder.encodeInto(text, buf.subarray(used));
-    used += written;
-    return read === text.length ? null : text.slice(read);
-  };
-  try {
-    let n = 0;
-    put('[');
-    for (const r of records) {
-      const text = (n++ === 0 ? '\n' : ',\n') + (pretty ? `  ${JSON.stringify(r, null, 2).replaceAll('\n', '\n  ')}` : JSON.stringify(r));
-      // Awaiting only when the buffer is full keeps a million records from making a million promises.
-      for (let rest = put(text); rest !== null; rest = put(rest)) await flush();
-    }
-    for (let rest = put(n === 0 ? ']\n' : '\n]\n'); rest !== null; rest = put(rest)) await flush();
-    await flush();
-    return n;
-  } finally {
-    await fh.close();
-  }
 }
