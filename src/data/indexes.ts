@@ -3,6 +3,7 @@
 import { RESOURCES } from '../resources/index.ts';
 import type { LinkedRecord, ResourceDefinition } from '../resources/types.ts';
 import { fold } from './fold.ts';
+import { buildSearchIndex, type SearchIndex } from './search-index.ts';
 import { compileShape } from './shape.ts';
 
 export interface RangeIndex {
@@ -32,11 +33,13 @@ export interface CollectionIndex {
   readonly ranks: ReadonlyMap<string, Int32Array>;
   /** Filter param -> key (folded value, slug, enum value, 'true'/'false') -> ascending ids. */
   readonly postings: ReadonlyMap<string, ReadonlyMap<string, Int32Array>>;
+  /** A bitmap (bit per record id) of each dense posting, so intersecting with it is a bit test. */
+  readonly bits: ReadonlyMap<Int32Array, Uint32Array>;
   readonly range: RangeIndex | null;
   /** Folded search text by id. */
   readonly searchText: readonly string[];
-  /** One byte per record for set operations; every user leaves it zeroed (requests are synchronous). */
-  readonly scratch: Uint8Array;
+  /** 2- and 3-gram postings over `searchText`. */
+  readonly search: SearchIndex;
 }
 
 const shapes = new Map(
@@ -99,6 +102,20 @@ function buildPostings(def: ResourceDefinition, records: readonly LinkedRecord[]
   return postings;
 }
 
+/** Bitmaps of the postings that hold at least 1/64 of the records: their bitmap is at most 2x the posting. */
+function densePostingBits(postings: ReadonlyMap<string, ReadonlyMap<string, Int32Array>>, size: number): Map<Int32Array, Uint32Array> {
+  const bits = new Map<Int32Array, Uint32Array>();
+  for (const byKey of postings.values()) {
+    for (const ids of byKey.values()) {
+      if (ids.length * 64 < size) continue;
+      const b = new Uint32Array((size + 31) >>> 5);
+      for (let i = 0; i < ids.length; i++) b[ids[i]! >>> 5]! |= 1 << (ids[i]! & 31);
+      bits.set(ids, b);
+    }
+  }
+  return bits;
+}
+
 function buildRange(def: ResourceDefinition, records: readonly LinkedRecord[]): RangeIndex | null {
   const filter = def.filters.find((f) => f.kind === 'range');
   if (!filter) return null;
@@ -122,6 +139,8 @@ export function buildIndex(def: ResourceDefinition, records: readonly LinkedReco
     ranks.set(sort.name, rank);
   }
   const { list, detail } = serialize(def, records);
+  const searchText = records.map((r) => fold(def.searchText(r) ?? ''));
+  const postings = buildPostings(def, records);
   return {
     def,
     size: records.length,
@@ -131,9 +150,10 @@ export function buildIndex(def: ResourceDefinition, records: readonly LinkedReco
     detail,
     orders,
     ranks,
-    postings: buildPostings(def, records),
+    postings,
+    bits: densePostingBits(postings, records.length),
     range: buildRange(def, records),
-    searchText: records.map((r) => fold(def.searchText(r) ?? '')),
-    scratch: new Uint8Array(records.length),
+    searchText,
+    search: buildSearchIndex(searchText),
   };
 }

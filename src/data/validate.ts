@@ -35,6 +35,11 @@ export function formatProblem(p: Problem): string {
   return `${p.file}${p.index === null ? '' : `, record ${p.index}`}${p.field === null ? '' : `, ${p.field}`}: ${p.reason}`;
 }
 
+/** Records a problem. A module function, not a closure per call: checkValue runs for every field of every record. */
+function fail(out: Findings, path: string, reason: string): void {
+  out.problems.push([path, reason]);
+}
+
 const typeName = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
 
 /**
@@ -49,27 +54,26 @@ export function checkValue(
   holder: Record<string, unknown>,
   key: string,
 ): void {
-  const fail = (reason: string): void => void out.problems.push([path, reason]);
   switch (schema.type) {
     case 'string': {
-      if (typeof value !== 'string') return fail(`must be a string, got ${typeName(value)}`);
-      if (schema.enum && !schema.enum.includes(value)) return fail(`must be one of ${schema.enum.join(', ')}`);
+      if (typeof value !== 'string') return fail(out, path, `must be a string, got ${typeName(value)}`);
+      if (schema.enum && !schema.enum.includes(value)) return fail(out, path, `must be one of ${schema.enum.join(', ')}`);
       switch (schema.format) {
         case 'slug':
-          if (!SLUG.test(value)) return fail('must be a slug: lower-case letters and digits separated by single hyphens');
+          if (!SLUG.test(value)) return fail(out, path, 'must be a slug: lower-case letters and digits separated by single hyphens');
           break;
         case 'url':
-          if (!URL_START.test(value) || !URL.canParse(value)) return fail('must be an absolute http or https URL');
+          if (!URL_START.test(value) || !URL.canParse(value)) return fail(out, path, 'must be an absolute http or https URL');
           break;
         case 'date': {
           const m = DATE.exec(value);
           const d = m ? new Date(Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!)) : null;
-          if (!m || !d || d.getUTCMonth() !== +m[2]! - 1 || d.getUTCDate() !== +m[3]!) return fail('must be a date YYYY-MM-DD');
+          if (!m || !d || d.getUTCMonth() !== +m[2]! - 1 || d.getUTCDate() !== +m[3]!) return fail(out, path, 'must be a date YYYY-MM-DD');
           break;
         }
         case 'timestamp': {
           const ms = TIMESTAMP.test(value) ? Date.parse(value) : NaN;
-          if (!Number.isFinite(ms)) return fail('must be an ISO 8601 UTC timestamp such as 2026-11-22T10:54:22.000Z');
+          if (!Number.isFinite(ms)) return fail(out, path, 'must be an ISO 8601 UTC timestamp such as 2026-11-22T10:54:22.000Z');
           if (value.length !== 24) holder[key] = new Date(ms).toISOString();
           break;
         }
@@ -79,27 +83,27 @@ export function checkValue(
     }
     case 'integer':
     case 'number': {
-      if (typeof value !== 'number' || !Number.isFinite(value)) return fail(`must be a number, got ${typeName(value)}`);
-      if (schema.type === 'integer' && !Number.isSafeInteger(value)) return fail('must be an integer');
-      if (schema.min !== undefined && value < schema.min) return fail(`must be at least ${schema.min}`);
-      if (schema.max !== undefined && value > schema.max) return fail(`must be at most ${schema.max}`);
+      if (typeof value !== 'number' || !Number.isFinite(value)) return fail(out, path, `must be a number, got ${typeName(value)}`);
+      if (schema.type === 'integer' && !Number.isSafeInteger(value)) return fail(out, path, 'must be an integer');
+      if (schema.min !== undefined && value < schema.min) return fail(out, path, `must be at least ${schema.min}`);
+      if (schema.max !== undefined && value > schema.max) return fail(out, path, `must be at most ${schema.max}`);
       return;
     }
     case 'boolean':
-      if (typeof value !== 'boolean') fail(`must be true or false, got ${typeName(value)}`);
+      if (typeof value !== 'boolean') fail(out, path, `must be true or false, got ${typeName(value)}`);
       return;
     case 'array': {
-      if (!Array.isArray(value)) return fail(`must be an array, got ${typeName(value)}`);
+      if (!Array.isArray(value)) return fail(out, path, `must be an array, got ${typeName(value)}`);
       const items = value as unknown[];
       for (let i = 0; i < items.length; i++) {
         const item = items[i];
-        if (item === null || item === undefined) fail(`[${i}] must not be null`);
+        if (item === null || item === undefined) fail(out, path, `[${i}] must not be null`);
         else checkValue(schema.items, item, `${path}[${i}]`, out, items as unknown as Record<string, unknown>, String(i));
       }
       return;
     }
     case 'map': {
-      if (typeName(value) !== 'object') return fail(`must be an object, got ${typeName(value)}`);
+      if (typeName(value) !== 'object') return fail(out, path, `must be an object, got ${typeName(value)}`);
       const map = value as Record<string, unknown>;
       for (const k of Object.keys(map)) {
         if (map[k] !== null) checkValue(schema.values, map[k], `${path}.${k}`, out, map, k);
@@ -107,7 +111,7 @@ export function checkValue(
       return;
     }
     case 'object':
-      if (typeName(value) !== 'object') return fail(`must be an object, got ${typeName(value)}`);
+      if (typeName(value) !== 'object') return fail(out, path, `must be an object, got ${typeName(value)}`);
       return checkObject(schema, value as Record<string, unknown>, path, out);
   }
 }

@@ -1,6 +1,7 @@
 // Runs a QueryPlan against a collection's indexes: smallest candidate set first, then the page in
 // the precomputed sort order. No record is looked at unless a constraint needs it.
 import type { CollectionIndex, RangeIndex } from '../data/indexes.ts';
+import { searchCandidates } from '../data/search-index.ts';
 import type { QueryPlan } from './plan.ts';
 
 export interface PageResult {
@@ -37,66 +38,168 @@ function contains(sorted: Int32Array, id: number): boolean {
   return false;
 }
 
-/** Ids matching every constraint of the plan, in no particular order; null when the plan has none. */
-export function matchAll(index: CollectionIndex, plan: QueryPlan): ArrayLike<number> | null {
+/**
+ * The constraints of a plan as id sets: filter postings and trigram candidates (ascending ids), and
+ * the range slice (ascending by value, so tested through `byId`). `verify` is the search text still
+ * to confirm with `includes`, when the search index could not answer it exactly.
+ */
+interface Constraints {
+  readonly sets: Int32Array[];
+  readonly range: RangeIndex | null;
+  readonly rangeSet: Int32Array | null;
+  readonly min: number;
+  readonly max: number;
+  readonly verify: string | null;
+}
+
+function constraints(index: CollectionIndex, plan: QueryPlan): Constraints {
   const sets: Int32Array[] = [];
   for (const f of plan.filters) sets.push(index.postings.get(f.param)?.get(f.key) ?? EMPTY);
   let range: RangeIndex | null = null;
+  let rangeSet: Int32Array | null = null;
   let min = 0;
   let max = 0;
   if (plan.range && index.range) {
     range = index.range;
     min = plan.range.min;
     max = plan.range.max;
-    sets.push(range.ids.subarray(bound(range.values, min, false), bound(range.values, max, true)));
+    rangeSet = range.ids.subarray(bound(range.values, min, false), bound(range.values, max, true));
+    sets.push(rangeSet);
   }
-  if (sets.length === 0 && plan.search === null) return null;
-  let base: Int32Array | null = null;
-  for (const s of sets) if (base === null || s.length < base.length) base = s;
-  const search = plan.search;
-  const text = index.searchText;
-  const out: number[] = [];
-  const n = base === null ? index.size : base.length;
-  outer: for (let i = 0; i < n; i++) {
-    const id = base === null ? i : base[i]!;
-    for (const s of sets) {
-      if (s === base) continue;
-      if (range !== null && s.buffer === range.ids.buffer) {
-        const v = range.byId[id]!;
-        if (!(v >= min && v <= max)) continue outer;
-      } else if (!contains(s, id)) continue outer;
+  let verify = plan.search;
+  if (verify !== null) {
+    const found = searchCandidates(index.search, verify);
+    if (found !== null) {
+      sets.push(found.ids);
+      if (found.exact) verify = null;
     }
-    if (search !== null && !text[id]!.includes(search)) continue;
-    out.push(id);
   }
-  return out;
+  return { sets, range, rangeSet, min, max, verify };
+}
+
+/** True when `id` is in every set but `skip`, and its text holds `verify`. */
+function accepts(index: CollectionIndex, c: Constraints, skip: Int32Array | null, id: number): boolean {
+  for (const s of c.sets) {
+    if (s === skip) continue;
+    if (s === c.rangeSet) {
+      const v = c.range!.byId[id]!;
+      if (!(v >= c.min && v <= c.max)) return false;
+    } else if (!contains(s, id)) return false;
+  }
+  return c.verify === null || index.searchText[id]!.includes(c.verify);
+}
+
+/** Ids matching every constraint, in no particular order; null when the plan has none. */
+function matches(index: CollectionIndex, c: Constraints): Int32Array | null {
+  if (c.sets.length === 0 && c.verify === null) return null;
+  let base: Int32Array | null = null;
+  for (const s of c.sets) if (base === null || s.length < base.length) base = s;
+  // One set and nothing to confirm: the set is the answer, shared, never copied.
+  if (c.sets.length === 1 && c.verify === null) return base;
+  const n = base === null ? index.size : base.length;
+  const out = new Int32Array(n);
+  let k = 0;
+  if (base !== null && base !== c.rangeSet) {
+    // Base ids ascend, and so does every other set but the range: a merge with one cursor per set,
+    // O(n + m) rather than a binary search per candidate.
+    // A dense posting has a bitmap: a bit test per candidate, no merge at all.
+    const bitmaps: Uint32Array[] = [];
+    const others: Int32Array[] = [];
+    for (const s of c.sets) {
+      if (s === base || s === c.rangeSet) continue;
+      const b = index.bits.get(s);
+      if (b === undefined) others.push(s);
+      else bitmaps.push(b);
+    }
+    const cursors = new Int32Array(others.length);
+    outer: for (let i = 0; i < n; i++) {
+      const id = base[i]!;
+      for (let j = 0; j < bitmaps.length; j++) if (((bitmaps[j]![id >>> 5]! >>> (id & 31)) & 1) === 0) continue outer;
+      for (let j = 0; j < others.length; j++) {
+        const s = others[j]!;
+        let p = cursors[j]!;
+        while (p < s.length && s[p]! < id) p++;
+        cursors[j] = p;
+        if (p === s.length) break outer; // this set has nothing left at or above id
+        if (s[p] !== id) continue outer;
+      }
+      if (c.rangeSet !== null) {
+        const v = c.range!.byId[id]!;
+        if (!(v >= c.min && v <= c.max)) continue;
+      }
+      if (c.verify === null || index.searchText[id]!.includes(c.verify)) out[k++] = id;
+    }
+    return out.subarray(0, k);
+  }
+  for (let i = 0; i < n; i++) {
+    const id = base === null ? i : base[i]!;
+    if (accepts(index, c, base, id)) out[k++] = id;
+  }
+  return out.subarray(0, k);
 }
 
 /** The requested page of ids in the plan's sort order, and the total. */
 export function executeQuery(index: CollectionIndex, plan: QueryPlan): PageResult {
   const order = index.orders.get(plan.sort)!;
   const start = (plan.page - 1) * plan.limit;
-  const matches = matchAll(index, plan);
-  if (matches === null) {
+  const c = constraints(index, plan);
+  const found = matches(index, c);
+  if (found === null) {
     return { total: index.size, ids: start >= index.size ? EMPTY : order.subarray(start, Math.min(start + plan.limit, index.size)) };
   }
-  const total = matches.length;
+  const total = found.length;
   if (start >= total) return { total, ids: EMPTY };
   const end = Math.min(start + plan.limit, total);
-  // Few matches: sort their ranks. Many: walk the precomputed order and keep the marked ones.
-  if (total * Math.log2(total + 1) < index.size) {
-    const rank = index.ranks.get(plan.sort)!;
-    const ranks = Int32Array.from(matches, (id) => rank[id]!).sort();
-    return { total, ids: Int32Array.from(ranks.subarray(start, end), (r) => order[r]!) };
+  const rank = index.ranks.get(plan.sort)!;
+  // One ascending set (a filter, a search gram): walk the order and test membership, for shallow
+  // pages of large sets. The walk has a budget: the matches may cluster late in the order (a
+  // nationality sorted by name), and then the selection below is cheaper.
+  if (found === c.sets[0] && c.sets.length === 1 && found !== c.rangeSet) {
+    const budget = ((end * index.size) / total) * 4 + 64;
+    if (budget * Math.log2(total + 1) < total) {
+      const ids = walk(order, found, start, end, budget);
+      if (ids !== null) return { total, ids };
+    }
   }
-  const mark = index.scratch;
-  for (let i = 0; i < total; i++) mark[matches[i]!] = 1;
+  return { total, ids: selectPage(found, rank, order, start, end) };
+}
+
+/** Page [start, end) of `set` in `order`, walking at most `budget` positions; null when over budget. */
+function walk(order: Int32Array, set: Int32Array, start: number, end: number, budget: number): Int32Array | null {
   const ids = new Int32Array(end - start);
-  let seen = 0;
-  for (let pos = 0, k = 0; pos < order.length && k < ids.length; pos++) {
+  const stop = Math.min(order.length, budget);
+  for (let pos = 0, seen = 0, k = 0; pos < stop; pos++) {
     const id = order[pos]!;
-    if (mark[id] === 1 && seen++ >= start) ids[k++] = id;
+    if (contains(set, id) && seen++ >= start && (ids[k++] = id, k === ids.length)) return ids;
   }
-  for (let i = 0; i < total; i++) mark[matches[i]!] = 0;
-  return { total, ids };
+  return null;
+}
+
+const BUCKET_BITS = 10;
+
+/**
+ * Page [start, end) of `found` in sort order without sorting all of it: rank every match, count the
+ * ranks in 1024 buckets, keep those below the bucket where the end-th falls, sort only those.
+ * O(total + end log end) instead of O(total log total).
+ */
+function selectPage(found: Int32Array, rank: Int32Array, order: Int32Array, start: number, end: number): Int32Array {
+  const total = found.length;
+  const ranks = new Int32Array(total);
+  for (let i = 0; i < total; i++) ranks[i] = rank[found[i]!]!;
+  let kept: Int32Array = ranks;
+  if (end < total >>> 1) {
+    const shift = Math.max(0, 32 - Math.clz32(order.length) - BUCKET_BITS);
+    const counts = new Int32Array((order.length >>> shift) + 1);
+    for (let i = 0; i < total; i++) counts[ranks[i]! >>> shift]!++;
+    let b = 0;
+    for (let cum = 0; cum + counts[b]! < end; b++) cum += counts[b]!;
+    const below = (b + 1) << shift;
+    let k = 0;
+    for (let i = 0; i < total; i++) if (ranks[i]! < below) ranks[k++] = ranks[i]!;
+    kept = ranks.subarray(0, k);
+  }
+  kept.sort();
+  const ids = new Int32Array(end - start);
+  for (let i = start; i < end; i++) ids[i - start] = order[kept[i]!]!;
+  return ids;
 }
