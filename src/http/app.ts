@@ -6,6 +6,7 @@ import type { Snapshot } from '../data/snapshot.ts';
 import { errorBody } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { detail, listPage, type Outcome } from './handlers.ts';
+import { metricsHeaders } from './metrics.ts';
 import { listenerHeaders, pushHeaders, send, sendError } from './respond.ts';
 import { route, type Route } from './router.ts';
 
@@ -39,6 +40,7 @@ export interface AppOptions {
 }
 
 const ALLOW = ['Allow', 'GET, HEAD'];
+const REDIRECT_HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
 const HEALTHY = Buffer.from('{"status":"ok"}');
 const DRAINING = Buffer.from('{"status":"draining"}');
 
@@ -58,6 +60,8 @@ export class App {
     const start = this.o.observe === null ? 0n : process.hrtime.bigint();
     const requestId = `${this.idPrefix}-${(++this.seq).toString(36)}`;
     const extra = ['X-Request-Id', requestId];
+    // While draining, every response ends its connection, so keep-alive clients move elsewhere.
+    if (this.o.draining()) extra.push('Connection', 'close');
     const secure = transport === 'https' || (this.o.trustProxy && req.headers['x-forwarded-proto'] === 'https');
     const base = secure ? this.headers.secure : this.headers.plain;
     const url = req.url ?? '';
@@ -98,7 +102,7 @@ export class App {
           sendError(res, 'NOT_FOUND', base, extra);
           return 404;
         }
-        res.writeHead(200, base.concat(extra, ['Content-Type', 'text/plain; version=0.0.4; charset=utf-8', 'Content-Length', String(Buffer.byteLength(body))]));
+        res.writeHead(200, metricsHeaders(base, extra, Buffer.byteLength(body)));
         res.end(body);
         return 200;
       }
@@ -154,8 +158,11 @@ export class App {
 
   /** Plain HTTP beside HTTPS: everything but /api/ moves to the HTTPS origin (CONTRACT 5). */
   private redirect(req: IncomingMessage, res: ServerResponse, base: readonly string[], extra: string[]): number {
-    const host = (req.headers.host ?? 'localhost').replace(/:\d+$/, '');
-    const location = `https://${host}${this.httpsPortSuffix}${req.url ?? '/'}`;
+    // Only a plain host name or IP literal goes into Location; anything else could steer the redirect.
+    const given = req.headers.host ?? '';
+    const host = REDIRECT_HOST.test(given) ? given.replace(/:\d+$/, '') : 'localhost';
+    const target = req.url ?? '/';
+    const location = `https://${host}${this.httpsPortSuffix}${target.charCodeAt(0) === 47 ? target : '/'}`;
     extra.push('Location', location);
     send(res, 308, errorBody('HTTPS_REQUIRED', `This server answers over HTTPS: ${location}`), base, extra);
     return 308;

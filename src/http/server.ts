@@ -7,12 +7,26 @@ import { DEFAULTS } from '../config.ts';
 import { errorBody, type ErrorCode } from '../errors.ts';
 import type { App, Transport } from './app.ts';
 
+/** The hardening limits; every one has its reason beside its default in config.ts DEFAULTS. */
+export interface Limits {
+  readonly headersTimeoutMs: number;
+  readonly requestTimeoutMs: number;
+  readonly keepAliveTimeoutMs: number;
+  readonly connectionsCheckingIntervalMs: number;
+  readonly maxHeaderSize: number;
+  readonly maxRequestsPerSocket: number;
+  readonly maxConnections: number;
+  readonly tlsHandshakeTimeoutMs: number;
+}
+
 export interface ListenOptions {
   readonly host: string;
   readonly port: number;
   /** null: plain HTTP on the main port (--insecure-http). */
   readonly tls: { readonly cert: string | Buffer; readonly key: string | Buffer } | null;
   readonly httpPort: number | null;
+  /** Overrides of DEFAULTS, so tests can see a 408 in one second rather than ten. */
+  readonly limits?: Partial<Limits>;
 }
 
 export interface Listener {
@@ -21,14 +35,20 @@ export interface Listener {
   readonly url: string;
 }
 
-/** Every limit set on purpose (issue 4); the reasons are in config.ts DEFAULTS. */
-const SERVER_OPTIONS = {
-  headersTimeout: DEFAULTS.headersTimeoutMs,
-  requestTimeout: DEFAULTS.requestTimeoutMs,
-  keepAliveTimeout: DEFAULTS.keepAliveTimeoutMs,
-  connectionsCheckingInterval: DEFAULTS.connectionsCheckingIntervalMs,
-  maxHeaderSize: DEFAULTS.maxHeaderSize,
-} as const;
+export function resolveLimits(overrides: Partial<Limits> = {}): Limits {
+  const { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, connectionsCheckingIntervalMs, maxHeaderSize, maxRequestsPerSocket, maxConnections, tlsHandshakeTimeoutMs } = DEFAULTS;
+  return { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, connectionsCheckingIntervalMs, maxHeaderSize, maxRequestsPerSocket, maxConnections, tlsHandshakeTimeoutMs, ...overrides };
+}
+
+function serverOptions(limits: Limits): http.ServerOptions {
+  return {
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    connectionsCheckingInterval: limits.connectionsCheckingIntervalMs,
+    maxHeaderSize: limits.maxHeaderSize,
+  };
+}
 
 /** Errors the HTTP parser raises before a request exists get a JSON body too (issue 4). */
 const CLIENT_ERRORS: Readonly<Record<string, ErrorCode>> = {
@@ -50,20 +70,35 @@ function onClientError(err: NodeJS.ErrnoException, socket: Socket): void {
   );
 }
 
-function harden(server: http.Server, app: App, transport: Transport): void {
-  server.maxRequestsPerSocket = DEFAULTS.maxRequestsPerSocket;
-  server.maxConnections = DEFAULTS.maxConnections;
+const SOCKETS = new WeakMap<http.Server, Set<Socket>>();
+
+/** An HTTP or HTTPS server with every limit applied and JSON parser errors; `handler` answers requests. */
+export function hardenedServer(limits: Limits, handler: http.RequestListener, tls?: ListenOptions['tls']): http.Server {
+  const server = tls
+    ? https.createServer({ ...serverOptions(limits), cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2', handshakeTimeout: limits.tlsHandshakeTimeoutMs })
+    : http.createServer(serverOptions(limits));
+  server.maxRequestsPerSocket = limits.maxRequestsPerSocket;
+  server.maxConnections = limits.maxConnections;
   server.on('clientError', onClientError);
-  server.on('request', (req, res) => app.handle(req, res, transport));
+  server.on('request', handler);
+  // Every raw socket, so the shutdown deadline also reaches those still in a TLS handshake, which
+  // closeAllConnections (HTTP parsers only) does not see.
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  SOCKETS.set(server, sockets);
+  return server;
 }
 
-function urlOf(server: http.Server, scheme: string, host: string): string {
+export function urlOf(server: http.Server, scheme: string, host: string): string {
   const { port } = server.address() as AddressInfo;
   const shown = host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
   return `${scheme}://${shown}:${port}`;
 }
 
-async function start(server: http.Server, host: string, port: number): Promise<void> {
+export async function start(server: http.Server, host: string, port: number): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -75,16 +110,13 @@ async function start(server: http.Server, host: string, port: number): Promise<v
 
 /** Starts the listeners; the HTTPS (or main) one comes first, as `serve` prints them (CONTRACT 6). */
 export async function listen(app: App, options: ListenOptions): Promise<Listener[]> {
-  const main = options.tls
-    ? https.createServer({ ...SERVER_OPTIONS, cert: options.tls.cert, key: options.tls.key, minVersion: 'TLSv1.2', handshakeTimeout: DEFAULTS.tlsHandshakeTimeoutMs })
-    : http.createServer(SERVER_OPTIONS);
+  const limits = resolveLimits(options.limits);
   const mainTransport: Transport = options.tls ? 'https' : 'insecure';
-  harden(main, app, mainTransport);
+  const main = hardenedServer(limits, (req, res) => app.handle(req, res, mainTransport), options.tls);
   await start(main, options.host, options.port);
   const listeners: Listener[] = [{ server: main, transport: mainTransport, url: urlOf(main, options.tls ? 'https' : 'http', options.host) }];
   if (options.tls && options.httpPort !== null) {
-    const plain = http.createServer(SERVER_OPTIONS);
-    harden(plain, app, 'redirect');
+    const plain = hardenedServer(limits, (req, res) => app.handle(req, res, 'redirect'));
     try {
       await start(plain, options.host, options.httpPort);
     } catch (err) {
@@ -97,23 +129,39 @@ export async function listen(app: App, options: ListenOptions): Promise<Listener
   return listeners;
 }
 
+/** How often a draining server looks for sockets that went idle after their last response. */
+const IDLE_SWEEP_MS = 50;
+
 /**
- * Stops accepting, lets in-flight requests finish (their responses say `Connection: close`), closes
- * idle keep-alive sockets, and after `deadlineMs` closes whatever is left.
+ * Stops accepting, lets in-flight requests finish (the app adds `Connection: close` to their
+ * responses while draining), closes keep-alive sockets as soon as they are idle, and after
+ * `deadlineMs` closes whatever is left. Resolves with the number of connections cut at the deadline.
  */
-export async function closeListeners(listeners: readonly Listener[], deadlineMs: number): Promise<void> {
-  await Promise.all(
+export async function closeListeners(listeners: readonly { readonly server: http.Server }[], deadlineMs: number): Promise<number> {
+  const cut = await Promise.all(
     listeners.map(
       ({ server }) =>
-        new Promise<void>((resolve) => {
-          const timer = setTimeout(() => server.closeAllConnections(), deadlineMs);
-          timer.unref();
+        new Promise<number>((resolve) => {
+          let forced = 0;
+          // A response sent just before draining began carried keep-alive: its socket goes idle
+          // later, and only a sweep notices (server.close() closes the idle ones of this instant only).
+          const sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
+          const deadline = setTimeout(() => {
+            const open = SOCKETS.get(server);
+            forced = open?.size ?? 0;
+            server.closeAllConnections();
+            for (const socket of open ?? []) socket.destroy();
+          }, deadlineMs);
+          sweep.unref();
+          deadline.unref();
           server.close(() => {
-            clearTimeout(timer);
-            resolve();
+            clearInterval(sweep);
+            clearTimeout(deadline);
+            resolve(forced);
           });
           server.closeIdleConnections();
         }),
     ),
   );
+  return cut.reduce((a, b) => a + b, 0);
 }

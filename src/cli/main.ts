@@ -1,0 +1,58 @@
+// Entry point of `celebrity-api`: dispatches to one command group per file (CONTRACT 6).
+import { accounts } from './accounts.ts';
+import { data } from './data.ts';
+import { EXIT, UsageError, CommandError, type CommandGroup, type Io } from './io.ts';
+import { keys } from './keys.ts';
+import { openapi } from './openapi.ts';
+import { serve } from './serve.ts';
+import { usage } from './usage.ts';
+
+const HELP = `Usage: celebrity-api <command> [options]
+
+Commands:
+  serve                 run the API server (HTTPS by default)
+  accounts              create accounts, change plans, list accounts
+  keys                  create, rotate, reveal, revoke and list API keys
+  usage                 show an account's quota use and daily counters
+  data                  check or generate data files
+  openapi               print the OpenAPI 3.1 document (--out FILE to write it)
+
+Every command takes --state DIR (default ./state) and answers --help.
+Exit codes: 0 ok, 1 failed, 2 usage error.
+`;
+
+const GROUPS: Readonly<Record<string, CommandGroup>> = { serve, accounts, keys, usage, data, openapi };
+
+export async function main(argv: string[], io: Io): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    io.stdout.write(HELP);
+    return name === undefined ? EXIT.USAGE : EXIT.OK;
+  }
+  const group = Object.hasOwn(GROUPS, name) ? GROUPS[name] : undefined;
+  if (!group) {
+    io.stderr.write(`celebrity-api: unknown command '${name}'\n\n${HELP}`);
+    return EXIT.USAGE;
+  }
+  try {
+    return await group(rest, io);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.stderr.write(`celebrity-api ${name}: ${err.message}\nRun 'celebrity-api ${name} --help' for usage.\n`);
+      return EXIT.USAGE;
+    }
+    io.stderr.write(`celebrity-api ${name}: ${err instanceof CommandError ? err.message : ((err as Error).stack ?? String(err))}\n`);
+    return EXIT.FAILED;
+  }
+}
+
+/** Runs the command line of this process; `serve` returns only once it has shut down. */
+export async function run(): Promise<void> {
+  // `celebrity-api openapi | head` closes the pipe early: that is the reader's choice, not a crash.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+    process.exit(process.exitCode ?? EXIT.OK);
+  });
+  const io: Io = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() };
+  process.exitCode = await main(process.argv.slice(2), io);
+}

@@ -1,0 +1,148 @@
+// `celebrity-api serve`: runs the server until SIGTERM/SIGINT; SIGHUP reloads the data (CONTRACT 5, 6).
+import type { IncomingMessage } from 'node:http';
+import { ConfigError, DEFAULTS, resolveServeConfig } from '../config.ts';
+import { DataError } from '../data/load.ts';
+import { createReloader, watchData } from '../data/watch.ts';
+import { createAccessLog } from '../http/access-log.ts';
+import { listenAdmin } from '../http/admin.ts';
+import { closeListeners } from '../http/server.ts';
+import type { Observer } from '../http/app.ts';
+import { fromLoopback, Metrics, type UsageLogStatus } from '../http/metrics.ts';
+import { createLogger } from '../log.ts';
+import { readTlsFiles, startService, type Service } from '../service.ts';
+import { CommandError, EXIT, parseFlags, UsageError, type CommandGroup } from './io.ts';
+
+const HELP = `Usage: celebrity-api serve [options]
+
+Serves the API over HTTPS. Without --tls-cert/--tls-key a self-signed certificate for localhost is
+created in the state directory on first start; its SHA-256 fingerprint is printed.
+
+Options:
+  --data DIR          data directory, one JSON file per collection (default: the bundled sample data)
+  --state DIR         accounts, usage log and certificate (default ./state; env CELEBRITY_API_STATE)
+  --host H            address to listen on (default 127.0.0.1; 0.0.0.0 for every interface)
+  --port N            port of the main listener (default 8443, or 8080 with --insecure-http; 0 = any free)
+  --tls-cert F        PEM certificate chain       --tls-key F   PEM private key
+  --http-port N       also listen on plain HTTP: /api/ gets 403, everything else a 308 to HTTPS
+  --insecure-http     serve plain HTTP only (local tests and embedding; keys travel in clear)
+  --trust-proxy       behind a TLS-terminating proxy: X-Forwarded-Proto: https counts as HTTPS
+  --watch             reload the data when its files change (SIGHUP always reloads)
+  --cors-origin O     send Access-Control-Allow-Origin: O
+  --admin-port N      serve /healthz and /metrics on this plain-HTTP port (else /metrics answers
+                      loopback clients only, on the main port)
+  --log-format F      json (default) or text          --log-level L   debug, info (default), warn, error
+
+Once ready it prints one line per listener, HTTPS first: listening on <url>
+Signals: SIGTERM/SIGINT drain and exit 0 (a second one exits at once); SIGHUP reloads the data.
+`;
+
+const OPTIONS = {
+  data: { type: 'string' }, state: { type: 'string' }, host: { type: 'string' }, port: { type: 'string' },
+  'tls-cert': { type: 'string' }, 'tls-key': { type: 'string' }, 'http-port': { type: 'string' },
+  'insecure-http': { type: 'boolean' }, 'trust-proxy': { type: 'boolean' }, watch: { type: 'boolean' },
+  'cors-origin': { type: 'string' }, 'admin-port': { type: 'string' }, 'log-format': { type: 'string' },
+  'log-level': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+} as const;
+
+export const serve: CommandGroup = async (args, io) => {
+  const { values, positionals } = parseFlags(args, OPTIONS);
+  if (values.help) {
+    io.stdout.write(HELP);
+    return EXIT.OK;
+  }
+  if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+  let config;
+  try {
+    config = resolveServeConfig(values, io.env, io.cwd);
+  } catch (err) {
+    if (err instanceof ConfigError) throw new UsageError(err.message);
+    throw err;
+  }
+  const log = createLogger({ level: config.logLevel, format: config.logFormat, write: (line) => io.stderr.write(line + '\n') });
+  if (config.insecureHttp) log.warn('--insecure-http: serving plain HTTP, API keys travel in clear; use it only on a trusted machine');
+  let service: Service | null = null;
+  const metrics = new Metrics({
+    clock: Date.now,
+    draining: () => service?.draining ?? false,
+    // The gate exposes its usage-log status once it offers `usageLogStatus()`; until then no lag series.
+    usageLog: () => (service?.gate as { usageLogStatus?: () => UsageLogStatus | null } | undefined)?.usageLogStatus?.() ?? null,
+  });
+  const accessLog = createAccessLog(log, config.trustProxy);
+  const observe: Observer = (req, route, status, requestId, startNs) => {
+    metrics.observe(route, status, startNs);
+    accessLog(req, status, requestId, startNs);
+  };
+  // With --admin-port, /metrics lives there only; otherwise the main port answers loopback clients.
+  const mainMetrics = config.adminPort === null ? (req: IncomingMessage) => (fromLoopback(req) ? metrics.render() : null) : () => null;
+  try {
+    service = await startService({
+      data: config.data,
+      state: config.state,
+      tls: config.insecureHttp ? false : config.tlsCert && config.tlsKey ? await readTlsFiles(config.tlsCert, config.tlsKey) : 'self-signed',
+      host: config.host,
+      port: config.port,
+      httpPort: config.httpPort,
+      trustProxy: config.trustProxy,
+      corsOrigin: config.corsOrigin,
+      log,
+      metrics: mainMetrics,
+      observe,
+    });
+  } catch (err) {
+    if (err instanceof DataError) throw new CommandError(err.message);
+    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new CommandError(`address in use: ${(err as Error).message}`);
+    throw err;
+  }
+  const running = service;
+  const live = running.snapshot();
+  metrics.dataLoaded(live.version, Date.parse(live.loadedAt));
+  log.info('data loaded', { version: live.version, data: config.data });
+  let admin = null;
+  if (config.adminPort !== null) {
+    try {
+      admin = await listenAdmin({ host: config.host, port: config.adminPort, metrics: () => metrics.render(), draining: () => running.draining });
+    } catch (err) {
+      await running.close(0);
+      throw new CommandError(`admin port: ${(err as Error).message}`);
+    }
+  }
+  const reload = createReloader(running, log, (ok, snapshot) => {
+    metrics.reloaded(ok);
+    if (ok) metrics.dataLoaded(snapshot.version, Date.parse(snapshot.loadedAt));
+  });
+  const watcher = config.watch ? watchData(config.data, () => void reload('watch'), { debounceMs: DEFAULTS.watchDebounceMs, log }) : null;
+  const adminListener = admin;
+  const stopped = new Promise<number>((resolve) => {
+    const onHup = () => void reload('SIGHUP');
+    const stop = (signal: string) => {
+      log.info('shutting down', { signal, deadlineMs: DEFAULTS.shutdownDeadlineMs });
+      process.off('SIGHUP', onHup);
+      process.off('SIGTERM', stop);
+      process.off('SIGINT', stop);
+      // A second SIGTERM/SIGINT meets no handler and ends the process at once, as an impatient
+      // operator expects; a SIGHUP (a closing terminal) must not, so it is heard and ignored.
+      process.on('SIGHUP', () => log.warn('SIGHUP ignored: shutting down'));
+      watcher?.close();
+      running
+        .close()
+        .then(async () => {
+          if (adminListener) await closeListeners([adminListener], 0);
+          log.info('stopped', { signal });
+          return EXIT.OK;
+        })
+        .catch((err: unknown) => {
+          log.error('shutdown failed', { error: String(err) });
+          return EXIT.FAILED;
+        })
+        .then(resolve);
+    };
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+    process.on('SIGHUP', onHup);
+  });
+  // Only now is the server ready: a script that signals as soon as it reads these lines is heard.
+  if (running.fingerprint) io.stdout.write(`certificate ${config.state}/tls/cert.pem SHA-256 fingerprint ${running.fingerprint}\n`);
+  for (const l of running.listeners) io.stdout.write(`listening on ${l.url}\n`);
+  if (admin) io.stdout.write(`admin listening on ${admin.url}\n`);
+  return await stopped;
+};

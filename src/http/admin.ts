@@ -1,0 +1,47 @@
+// The --admin-port listener: /healthz and /metrics only, for a monitoring network that the public
+// port does not reach. Plain HTTP: it carries no keys and no customer data.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { metricsHeaders } from './metrics.ts';
+import { listenerHeaders, send, sendError } from './respond.ts';
+import { hardenedServer, resolveLimits, start, urlOf, type Limits, type Listener } from './server.ts';
+
+export interface AdminOptions {
+  readonly host: string;
+  readonly port: number;
+  readonly metrics: () => string;
+  readonly draining: () => boolean;
+  readonly limits?: Partial<Limits>;
+}
+
+const HEADERS = listenerHeaders({ https: false, corsOrigin: null });
+const HEALTHY = Buffer.from('{"status":"ok"}');
+const DRAINING = Buffer.from('{"status":"draining"}');
+
+function answer(req: IncomingMessage, res: ServerResponse, o: AdminOptions): void {
+  const url = req.url ?? '';
+  const q = url.indexOf('?');
+  const path = q === -1 ? url : url.slice(0, q);
+  const extra: string[] = o.draining() ? ['Connection', 'close'] : [];
+  if (path !== '/healthz' && path !== '/metrics') return sendError(res, 'NOT_FOUND', HEADERS, extra);
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    extra.push('Allow', 'GET, HEAD');
+    return sendError(res, 'METHOD_NOT_ALLOWED', HEADERS, extra);
+  }
+  if (path === '/healthz') return send(res, o.draining() ? 503 : 200, o.draining() ? DRAINING : HEALTHY, HEADERS, extra);
+  const body = o.metrics();
+  res.writeHead(200, metricsHeaders(HEADERS, extra, Buffer.byteLength(body)));
+  res.end(body);
+}
+
+export async function listenAdmin(o: AdminOptions): Promise<Listener> {
+  const server = hardenedServer(resolveLimits(o.limits), (req, res) => {
+    try {
+      answer(req, res, o);
+    } catch {
+      if (!res.headersSent) sendError(res, 'INTERNAL_ERROR', HEADERS, []);
+      else res.destroy();
+    }
+  });
+  await start(server, o.host, o.port);
+  return { server, transport: 'insecure', url: urlOf(server, 'http', o.host) };
+}

@@ -1,0 +1,151 @@
+// Prometheus text exposition (format 0.0.4) of what an operator watches: traffic by route and
+// status, latency, quota rejections, the live data version and how far the usage log lags.
+import type { IncomingMessage } from 'node:http';
+import { COLLECTIONS, type CollectionName } from '../resources/types.ts';
+import type { Route } from './router.ts';
+
+/** What the quota gate can tell about its usage log; null in 'memory' state. */
+export interface UsageLogStatus {
+  /** Usage records accepted but not yet written and fsynced. */
+  readonly pendingRecords: number;
+  /** ms since epoch of the last successful flush, or null before the first. */
+  readonly lastFlushMs: number | null;
+  readonly flushFailures: number;
+}
+
+export interface MetricsSources {
+  readonly clock: () => number;
+  readonly draining: () => boolean;
+  readonly usageLog: () => UsageLogStatus | null;
+}
+
+/** Upper bounds in seconds; most answers are sub-millisecond joins of precomputed JSON. */
+const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5] as const;
+
+// Route labels are fixed strings, so the number of series is bounded whatever clients send.
+const LIST_LABEL = new Map<CollectionName, string>(COLLECTIONS.map((c) => [c, `/api/v1/${c}`]));
+const DETAIL_LABEL = new Map<CollectionName, string>(COLLECTIONS.map((c) => [c, `/api/v1/${c}/{slug}`]));
+const FIXED_LABEL: Readonly<Record<string, string>> = {
+  openapi: '/api/v1/openapi.json', healthz: '/healthz', metrics: '/metrics', 'api-unknown': '/api/other', unknown: 'other',
+};
+
+function routeLabel(r: Route): string {
+  if (r.kind === 'list') return LIST_LABEL.get(r.collection)!;
+  if (r.kind === 'detail') return DETAIL_LABEL.get(r.collection)!;
+  return FIXED_LABEL[r.kind]!;
+}
+
+class Histogram {
+  readonly counts = new Array<number>(BUCKETS.length).fill(0);
+  sum = 0;
+  count = 0;
+  add(seconds: number): void {
+    for (let i = 0; i < BUCKETS.length; i++) if (seconds <= BUCKETS[i]!) this.counts[i]!++;
+    this.sum += seconds;
+    this.count++;
+  }
+}
+
+const escapeLabel = (v: string) => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+
+export class Metrics {
+  private readonly requests = new Map<string, Map<number, number>>();
+  private readonly latency = new Map<string, Histogram>();
+  private quotaRejections = 0;
+  private version = '';
+  private loadedAtMs = 0;
+  private readonly reloads = { success: 0, rejected: 0 };
+  private readonly startedAtMs: number;
+
+  constructor(private readonly sources: MetricsSources) {
+    this.startedAtMs = sources.clock();
+  }
+
+  /** The app's observe hook calls this once per response. */
+  observe(r: Route, status: number, startNs: bigint): void {
+    const label = routeLabel(r);
+    let byStatus = this.requests.get(label);
+    if (byStatus === undefined) this.requests.set(label, (byStatus = new Map()));
+    byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
+    let h = this.latency.get(label);
+    if (h === undefined) this.latency.set(label, (h = new Histogram()));
+    h.add(Number(process.hrtime.bigint() - startNs) / 1e9);
+    if (status === 429) this.quotaRejections++;
+  }
+
+  dataLoaded(version: string, loadedAtMs: number): void {
+    this.version = version;
+    this.loadedAtMs = loadedAtMs;
+  }
+
+  reloaded(ok: boolean): void {
+    if (ok) this.reloads.success++;
+    else this.reloads.rejected++;
+  }
+
+  render(): string {
+    const out: string[] = [];
+    const family = (name: string, type: string, help: string) => out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
+    family('celebrity_api_requests_total', 'counter', 'Responses sent, by route and HTTP status.');
+    for (const [route, byStatus] of this.requests) {
+      for (const [status, n] of byStatus) out.push(`celebrity_api_requests_total{route="${route}",status="${status}"} ${n}`);
+    }
+    family('celebrity_api_request_duration_seconds', 'histogram', 'Time from request to response, by route.');
+    for (const [route, h] of this.latency) {
+      BUCKETS.forEach((le, i) => out.push(`celebrity_api_request_duration_seconds_bucket{route="${route}",le="${le}"} ${h.counts[i]}`));
+      out.push(`celebrity_api_request_duration_seconds_bucket{route="${route}",le="+Inf"} ${h.count}`);
+      out.push(`celebrity_api_request_duration_seconds_sum{route="${route}"} ${h.sum}`);
+      out.push(`celebrity_api_request_duration_seconds_count{route="${route}"} ${h.count}`);
+    }
+    family('celebrity_api_quota_rejections_total', 'counter', 'Requests refused with 429 QUOTA_EXCEEDED.');
+    out.push(`celebrity_api_quota_rejections_total ${this.quotaRejections}`);
+    family('celebrity_api_data_info', 'gauge', 'The data version being served (always 1).');
+    out.push(`celebrity_api_data_info{version="${escapeLabel(this.version)}"} 1`);
+    family('celebrity_api_data_loaded_timestamp_seconds', 'gauge', 'When the live data was loaded.');
+    out.push(`celebrity_api_data_loaded_timestamp_seconds ${this.loadedAtMs / 1000}`);
+    family('celebrity_api_data_reloads_total', 'counter', 'Reloads (SIGHUP or --watch), by result; rejected ones keep the old data.');
+    out.push(`celebrity_api_data_reloads_total{result="success"} ${this.reloads.success}`);
+    out.push(`celebrity_api_data_reloads_total{result="rejected"} ${this.reloads.rejected}`);
+    const usage = this.sources.usageLog();
+    if (usage !== null) {
+      const now = this.sources.clock();
+      // Lag: how old the oldest undurable record can be (a crash would lose at most this much).
+      const lag = usage.pendingRecords === 0 ? 0 : (now - (usage.lastFlushMs ?? this.startedAtMs)) / 1000;
+      family('celebrity_api_usage_log_lag_seconds', 'gauge', 'Time since the last usage-log flush while records wait; 0 when all is durable.');
+      out.push(`celebrity_api_usage_log_lag_seconds ${Math.max(0, lag)}`);
+      family('celebrity_api_usage_log_pending_records', 'gauge', 'Usage records not yet written and fsynced.');
+      out.push(`celebrity_api_usage_log_pending_records ${usage.pendingRecords}`);
+      family('celebrity_api_usage_log_flush_failures_total', 'counter', 'Usage-log flushes the disk refused (records are kept and retried).');
+      out.push(`celebrity_api_usage_log_flush_failures_total ${usage.flushFailures}`);
+    }
+    family('celebrity_api_draining', 'gauge', '1 while shutting down.');
+    out.push(`celebrity_api_draining ${this.sources.draining() ? 1 : 0}`);
+    family('process_start_time_seconds', 'gauge', 'Start time of the process since unix epoch in seconds.');
+    out.push(`process_start_time_seconds ${this.startedAtMs / 1000}`);
+    family('process_resident_memory_bytes', 'gauge', 'Resident memory size in bytes.');
+    out.push(`process_resident_memory_bytes ${process.memoryUsage.rss()}`);
+    return out.join('\n') + '\n';
+  }
+}
+
+const LOOPBACK = /^(?:127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|::ffff:127\.\d{1,3}\.\d{1,3}\.\d{1,3})$/;
+
+/**
+ * Whether /metrics may be answered on the main port: only to a loopback peer, and never to a request
+ * that carries a proxy's forwarding header: a proxy on the same host connects from loopback too, and
+ * would otherwise expose the metrics to the internet (with or without --trust-proxy).
+ */
+export function fromLoopback(req: IncomingMessage): boolean {
+  const h = req.headers;
+  if (h['x-forwarded-for'] !== undefined || h['x-forwarded-proto'] !== undefined || h.forwarded !== undefined || h['x-real-ip'] !== undefined) return false;
+  return LOOPBACK.test(req.socket.remoteAddress ?? '');
+}
+
+export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+
+/** A listener's header list with its JSON Content-Type swapped for the exposition format's. */
+export function metricsHeaders(base: readonly string[], extra: readonly string[], length: number): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < base.length; i += 2) if (base[i]!.toLowerCase() !== 'content-type') out.push(base[i]!, base[i + 1]!);
+  return out.concat(extra, ['Content-Type', METRICS_CONTENT_TYPE, 'Content-Length', String(length)]);
+}

@@ -1,0 +1,92 @@
+// JSON Schema (2020-12, as OpenAPI 3.1 uses it) of what the serializer emits, read from the same
+// definitions and the same src/data/shape.ts lookups, so the document cannot drift from the responses.
+import { embeddedSchema, fieldSchema } from '../data/shape.ts';
+import { RESOURCES } from '../resources/index.ts';
+import type { Schema } from '../resources/schema.ts';
+import type { OutputField, ResourceDefinition } from '../resources/types.ts';
+
+export type JsonSchema = Record<string, unknown>;
+
+export const SLUG_PATTERN = '^[a-z0-9]+(-[a-z0-9]+)*$';
+
+const STRING_FORMATS: Readonly<Record<string, JsonSchema>> = {
+  url: { format: 'uri' },
+  date: { format: 'date' },
+  timestamp: { format: 'date-time' },
+  slug: { pattern: SLUG_PATTERN },
+  html: { contentMediaType: 'text/html' },
+};
+
+/** The JSON Schema of a value that is present (not null). */
+function valueSchema(schema: Schema): JsonSchema {
+  switch (schema.type) {
+    case 'string': {
+      const out: JsonSchema = { type: 'string', ...(schema.format ? STRING_FORMATS[schema.format] : {}) };
+      if (schema.enum) out.enum = [...schema.enum];
+      return out;
+    }
+    case 'integer':
+    case 'number': {
+      const out: JsonSchema = { type: schema.type };
+      if (schema.min !== undefined) out.minimum = schema.min;
+      if (schema.max !== undefined) out.maximum = schema.max;
+      return out;
+    }
+    case 'boolean':
+      return { type: 'boolean' };
+    case 'array':
+      // Array elements are whole values: the serializer maps each through the item shape, never to null.
+      return { type: 'array', items: valueSchema(schema.items) };
+    case 'map':
+      return { type: 'object', additionalProperties: valueSchema(schema.values) };
+    case 'object':
+      return objectSchema(schema.properties, schema.required ?? []);
+  }
+}
+
+/** Every property present (CONTRACT 1); the ones the data may lack are nullable. */
+function objectSchema(properties: Readonly<Record<string, Schema | undefined>>, required: readonly string[]): JsonSchema {
+  const props: Record<string, JsonSchema> = {};
+  for (const [name, schema] of Object.entries(properties)) props[name] = member(schema, required.includes(name));
+  return { type: 'object', properties: props, required: Object.keys(props), additionalProperties: false };
+}
+
+/**
+ * A field as the serializer emits it: arrays default to [], maps to {}, objects to {} (an object the
+ * data lacks is empty, not null: src/data/shape.ts), anything else to null.
+ */
+function member(schema: Schema | undefined, required: boolean): JsonSchema {
+  if (schema === undefined) return {}; // unreachable for valid definitions; accept anything rather than lie
+  const value = valueSchema(schema);
+  if (required || schema.type === 'array' || schema.type === 'map') return value;
+  if (schema.type === 'object') return { anyOf: [value, { type: 'object', maxProperties: 0 }] };
+  return nullable(value);
+}
+
+function nullable(value: JsonSchema): JsonSchema {
+  const out: JsonSchema = { ...value, type: [value.type, 'null'] };
+  if (Array.isArray(value.enum)) out.enum = [...value.enum, null];
+  return out;
+}
+
+/** An embedded object (outfit `celebrity`, review `author`): the picked fields, all present. */
+function embedded(def: ResourceDefinition, field: Exclude<OutputField, string>): JsonSchema {
+  // Picked fields are nullable by the rules of the record (or the object) they come from.
+  const own = def.source.properties[field.name];
+  const required = field.from ? (RESOURCES[field.from].source.required ?? []) : own?.type === 'object' ? (own.required ?? []) : [];
+  const value = objectSchema(embeddedSchema(def, field), required);
+  // The serializer gives null when the object is absent; a required field or reference never is.
+  return def.source.required?.includes(field.name) ? value : nullable(value);
+}
+
+/** The JSON Schema of one record in the list (L) or detail (D) shape of `def`. */
+export function recordSchema(def: ResourceDefinition, fields: readonly OutputField[]): JsonSchema {
+  const required = def.source.required ?? [];
+  const props: Record<string, JsonSchema> = {};
+  for (const field of fields) {
+    if (typeof field === 'string') props[field] = member(fieldSchema(def, field), required.includes(field));
+    else props[field.name] = embedded(def, field);
+  }
+  return { type: 'object', properties: props, required: Object.keys(props), additionalProperties: false };
+}
+

@@ -1,0 +1,117 @@
+// Wires data, quota gate, TLS and listeners into one running service. `serve` and the embedding API
+// (`startServer` in src/index.ts) are both thin layers over this.
+import { readFile } from 'node:fs/promises';
+import { DEFAULTS } from './config.ts';
+import type { DataInput } from './data/load.ts';
+import { loadSnapshot, type Snapshot } from './data/snapshot.ts';
+import { App, type Observer } from './http/app.ts';
+import { openapiBody } from './http/openapi.ts';
+import { ensureCertificate } from './http/self-signed.ts';
+import { closeListeners, listen, type Limits, type Listener } from './http/server.ts';
+import { silentLogger, type Logger } from './log.ts';
+import { openGate, type Gate } from './quota/gate.ts';
+import type { Plan } from './quota/plans.ts';
+
+export interface ServiceOptions {
+  readonly data: DataInput;
+  /** State directory, or 'memory' for nothing on disk. */
+  readonly state: string;
+  /** false: plain HTTP; 'self-signed': a certificate in the state directory; or PEM cert and key. */
+  readonly tls: false | 'self-signed' | { readonly cert: string | Buffer; readonly key: string | Buffer };
+  readonly host?: string;
+  readonly port?: number;
+  readonly httpPort?: number | null;
+  readonly trustProxy?: boolean;
+  readonly corsOrigin?: string | null;
+  readonly clock?: () => number;
+  readonly plans?: Partial<Record<Plan, number | null>>;
+  readonly log?: Logger;
+  readonly metrics?: (req: import('node:http').IncomingMessage) => string | null;
+  readonly observe?: Observer | null;
+  /** Overrides of the hardening limits in DEFAULTS (tests shorten the timeouts). */
+  readonly limits?: Partial<Limits>;
+}
+
+export interface Service {
+  readonly listeners: readonly Listener[];
+  readonly gate: Gate;
+  readonly clock: () => number;
+  /** The certificate's SHA-256 fingerprint when it is self-signed, else null. */
+  readonly fingerprint: string | null;
+  snapshot(): Snapshot;
+  /** Loads, validates and indexes new data beside the old, then swaps it in; throws DataError and keeps the old. */
+  reload(data?: DataInput): Promise<Snapshot>;
+  /** Graceful: stop accepting, finish in-flight requests, flush the usage log. */
+  close(deadlineMs?: number): Promise<void>;
+  readonly draining: boolean;
+}
+
+export async function startService(options: ServiceOptions): Promise<Service> {
+  const clock = options.clock ?? Date.now;
+  const log = options.log ?? silentLogger;
+  let dataInput = options.data;
+  let current = await loadSnapshot(dataInput, clock());
+  let tls: { cert: string | Buffer; key: string | Buffer } | null = null;
+  let fingerprint: string | null = null;
+  if (options.tls === 'self-signed') {
+    if (options.state === 'memory') throw new Error("a self-signed certificate needs a state directory (state: 'memory' was given)");
+    const made = await ensureCertificate(options.state);
+    tls = made;
+    fingerprint = made.fingerprint;
+  } else if (options.tls) {
+    tls = options.tls;
+  }
+  const gate = await openGate({ state: options.state, clock, log, ...(options.plans ? { plans: options.plans } : {}) });
+  let draining = false;
+  const app = new App({
+    snapshot: () => current,
+    gate,
+    clock,
+    log,
+    trustProxy: options.trustProxy ?? false,
+    corsOrigin: options.corsOrigin ?? null,
+    openapi: openapiBody,
+    metrics: options.metrics ?? (() => null),
+    draining: () => draining,
+    observe: options.observe ?? null,
+  });
+  let listeners: Listener[];
+  try {
+    listeners = await listen(app, { host: options.host ?? DEFAULTS.host, port: options.port ?? 0, tls, httpPort: options.httpPort ?? null, ...(options.limits ? { limits: options.limits } : {}) });
+  } catch (err) {
+    await gate.close();
+    throw err;
+  }
+  let closing: Promise<void> | null = null;
+  return {
+    listeners,
+    gate,
+    clock,
+    fingerprint,
+    snapshot: () => current,
+    async reload(data?: DataInput) {
+      const next = await loadSnapshot(data ?? dataInput, clock());
+      if (data !== undefined) dataInput = data;
+      current = next;
+      log.info('data loaded', { version: next.version });
+      return next;
+    },
+    close(deadlineMs = DEFAULTS.shutdownDeadlineMs) {
+      closing ??= (async () => {
+        draining = true;
+        const cut = await closeListeners(listeners, deadlineMs);
+        if (cut > 0) log.warn('shutdown deadline reached; closed the connections still open', { connections: cut, deadlineMs });
+        await gate.close();
+      })();
+      return closing;
+    },
+    get draining() {
+      return draining;
+    },
+  };
+}
+
+/** Reads a PEM file pair given on the command line. */
+export async function readTlsFiles(cert: string, key: string): Promise<{ cert: Buffer; key: Buffer }> {
+  return { cert: await readFile(cert), key: await readFile(key) };
+}

@@ -1,0 +1,135 @@
+// Graceful shutdown: SIGTERM with requests in flight finishes them (Connection: close), exits 0 and
+// leaves every counted request in the usage log; idle sockets go at once, stuck ones at the deadline.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import net from 'node:net';
+import { join } from 'node:path';
+import { startService, type Service } from '../../src/service.ts';
+import { fixture } from '../helpers/fixture.ts';
+import { createKey, request, runCli, spawnServe, tempDir, writeData } from './serve-harness.ts';
+
+/** Opens a raw connection and sends the first part of a request, leaving it unfinished. */
+async function partialRequest(url: string, head: string): Promise<{ socket: net.Socket; reply: Promise<string> }> {
+  const { hostname, port } = new URL(url);
+  const socket = net.connect(Number(port), hostname);
+  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+  let text = '';
+  socket.setEncoding('utf8');
+  socket.on('data', (d: string) => (text += d));
+  const reply = new Promise<string>((resolve) => socket.once('close', () => resolve(text)));
+  socket.write(head);
+  return { socket, reply };
+}
+
+const statusOf = (raw: string) => Number(/^HTTP\/1\.1 (\d{3})/.exec(raw)?.[1]);
+
+describe('SIGTERM on a serve process under load', () => {
+  let tmp: Awaited<ReturnType<typeof tempDir>>;
+  before(async () => {
+    tmp = await tempDir('shutdown');
+    await writeData(join(tmp.dir, 'data'));
+  });
+  after(async () => tmp.remove());
+
+  it('finishes in-flight requests with Connection: close, exits 0, and the usage log counts every 200', async () => {
+    const data = join(tmp.dir, 'data');
+    const state = join(tmp.dir, 'state');
+    const key = await createKey(state, 'drain@example.com');
+    const serve = await spawnServe(['--insecure-http', '--port', '0', '--state', state, '--data', data]);
+    assert.match(serve.stderr(), /--insecure-http: serving plain HTTP/);
+    const [url] = serve.urls;
+
+    // A request whose headers are half sent is in flight from the server's view: not idle, not done.
+    const slow = await partialRequest(url!, 'GET /api/v1/celebrities/zoe-martin HTTP/1.1\r\nHost: localhost\r\n');
+
+    // Eight keep-alive clients request back to back until the server stops taking connections.
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+    const statuses: number[] = [];
+    let closeHeaders = 0;
+    let stop = false;
+    const client = async () => {
+      while (!stop) {
+        try {
+          const r = await request(url!, '/api/v1/celebrities?limit=2', { headers: { 'x-api-key': key }, agent });
+          statuses.push(r.status);
+          if (r.headers.connection === 'close') closeHeaders++;
+        } catch {
+          return; // refused or reset: the listener is closed
+        }
+      }
+    };
+    const clients = Array.from({ length: 8 }, client);
+    await new Promise((r) => setTimeout(r, 400));
+    const servedBeforeSignal = statuses.length;
+    serve.child.kill('SIGTERM');
+    await serve.waitForLog('"shutting down"');
+    slow.socket.write(`x-api-key: ${key}\r\n\r\n`);
+    const raw = await slow.reply;
+    stop = true;
+    await Promise.all(clients);
+    agent.destroy();
+    const { code, signal } = await serve.exited;
+
+    assert.equal(statusOf(raw), 200, raw);
+    assert.match(raw, /\r\nConnection: close\r\n/i, 'a response sent while draining closes its connection');
+    assert.ok(servedBeforeSignal > 0, `load was running (${servedBeforeSignal} before the signal)`);
+    assert.deepEqual([...new Set(statuses)], [200], 'no request failed or got 503 while draining');
+    assert.ok(closeHeaders <= 8, 'at most one Connection: close per keep-alive socket');
+    assert.deepEqual({ code, signal }, { code: 0, signal: null }, serve.stderr());
+    assert.match(serve.stderr(), /"msg":"stopped"/);
+
+    const usage = await runCli(['usage', '--email', 'drain@example.com', '--json', '--state', state]);
+    assert.equal(usage.code, 0, usage.stderr);
+    const report = JSON.parse(usage.stdout) as { used: number; daily: { success: number }[] };
+    assert.equal(report.used, statuses.length + 1, 'every 200 the clients saw, the slow one included, is on disk');
+    assert.equal(report.daily.reduce((n, d) => n + d.success, 0), statuses.length + 1);
+  });
+
+  it('SIGINT on an idle server exits 0 at once', async () => {
+    const serve = await spawnServe(['--insecure-http', '--port', '0', '--state', join(tmp.dir, 'state-int'), '--data', join(tmp.dir, 'data')]);
+    const started = Date.now();
+    serve.child.kill('SIGINT');
+    assert.deepEqual(await serve.exited, { code: 0, signal: null }, serve.stderr());
+    assert.ok(Date.now() - started < 5000, 'no deadline wait without connections');
+  });
+});
+
+describe('service.close', () => {
+  let service: Service;
+  let url: string;
+  before(async () => {
+    service = await startService({ data: fixture(), state: 'memory', tls: false });
+    url = service.listeners[0]!.url;
+  });
+  after(async () => service.close(0));
+
+  it('drains: /healthz answers 503 draining with Connection: close, idle sockets close at once, a stuck one at the deadline', async () => {
+    const agent = new http.Agent({ keepAlive: true });
+    assert.equal((await request(url, '/healthz', { agent })).status, 200); // leaves an idle keep-alive socket
+    const idleClosed = new Promise<void>((resolve) => {
+      const socket = Object.values(agent.freeSockets).flat()[0]!;
+      socket.once('close', () => resolve());
+    });
+    const health = await partialRequest(url, 'GET /healthz HTTP/1.1\r\nHost: localhost\r\n');
+    const stuck = await partialRequest(url, 'GET /api/v1/celebrities HTTP/1.1\r\n');
+    await new Promise((r) => setTimeout(r, 100)); // let the server see both first lines
+
+    const started = Date.now();
+    const closing = service.close(600);
+    await idleClosed;
+    assert.ok(Date.now() - started < 500, 'the idle keep-alive socket is closed before the deadline');
+    assert.equal(service.draining, true);
+    health.socket.write('\r\n');
+    const raw = await health.reply;
+    assert.equal(statusOf(raw), 503);
+    assert.match(raw, /\r\nConnection: close\r\n/i);
+    assert.ok(raw.endsWith('{"status":"draining"}'), raw);
+
+    await closing;
+    await stuck.reply; // the server cut it
+    const took = Date.now() - started;
+    assert.ok(took >= 550 && took < 3000, `closed at the deadline (${took} ms)`);
+    agent.destroy();
+  });
+});

@@ -1,0 +1,104 @@
+// The OpenAPI document: valid OpenAPI 3.1, and generated from the definitions (paths, parameters,
+// sorts, filters, shapes, errors), so a change to a definition shows up in it by construction.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { ERRORS, type ErrorCode } from '../../src/errors.ts';
+import { buildOpenApiDocument, openapiBody, SINGULAR } from '../../src/http/openapi.ts';
+import { MOVIE_STATUSES } from '../../src/resources/movies.ts';
+import { COLLECTIONS, RESOURCE_LIST } from '../../src/resources/index.ts';
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+const doc: Json = buildOpenApiDocument();
+const names = (fields: readonly (string | { name: string })[]) => fields.map((f) => (typeof f === 'string' ? f : f.name));
+
+test('validates against the OpenAPI 3.1 schema', async () => {
+  const validator = new Validator();
+  const result = await validator.validate(doc);
+  assert.deepEqual(result, { valid: true });
+  assert.equal(validator.version, '3.1');
+});
+
+test('the validator does reject a broken document (the check above can fail)', async () => {
+  const broken = buildOpenApiDocument() as Json;
+  broken.paths['/api/v1/movies'].get.responses['200'] = { content: {} }; // a response needs a description
+  assert.equal((await new Validator().validate(broken)).valid, false);
+});
+
+test('paths: the ten resource endpoints of SPEC 4, the document itself and /healthz', () => {
+  const expected = COLLECTIONS.flatMap((c) => [`/api/v1/${c}`, `/api/v1/${c}/{slug}`]).concat('/api/v1/openapi.json', '/healthz');
+  assert.deepEqual(Object.keys(doc.paths).sort(), expected.sort());
+  for (const path of Object.keys(doc.paths)) assert.deepEqual(Object.keys(doc.paths[path]), ['get'], path);
+});
+
+test('security: x-api-key header everywhere but the document and /healthz', () => {
+  assert.deepEqual(doc.components.securitySchemes.apiKey, { ...doc.components.securitySchemes.apiKey, type: 'apiKey', in: 'header', name: 'x-api-key' });
+  assert.deepEqual(doc.security, [{ apiKey: [] }]);
+  assert.deepEqual(doc.paths['/api/v1/openapi.json'].get.security, []);
+  assert.deepEqual(doc.paths['/healthz'].get.security, []);
+});
+
+for (const def of RESOURCE_LIST) {
+  test(`${def.name}: list parameters come from the definition's sorts and filters`, () => {
+    const params: Json[] = doc.paths[`/api/v1/${def.name}`].get.parameters;
+    const resolved = params.map((p) => (p.$ref ? doc.components.parameters[p.$ref.split('/').pop()] : p));
+    const filterParams = def.filters.flatMap((f) => (f.kind === 'range' ? [f.minParam, f.maxParam] : [f.param]));
+    assert.deepEqual(resolved.map((p) => p.name), ['page', 'limit', 'sort', 'search', ...filterParams]);
+    const sort = resolved.find((p) => p.name === 'sort')!;
+    assert.deepEqual(sort.schema.enum, def.sorts.map((s) => s.name));
+    assert.equal(sort.schema.default, 'latest');
+    for (const p of resolved) assert.equal(p.in, 'query');
+  });
+
+  test(`${def.name}: record schemas list exactly the L and D fields, all required, nothing else`, () => {
+    for (const [schema, fields] of [['ListItem', def.listFields], ['Detail', def.detailFields]] as const) {
+      const s = doc.components.schemas[SINGULAR[def.name] + schema];
+      assert.deepEqual(Object.keys(s.properties), names(fields));
+      assert.deepEqual(s.required, names(fields));
+      assert.equal(s.additionalProperties, false);
+    }
+  });
+}
+
+test('movies: status is an enum of the three values; limits and search carry their rules', () => {
+  const status = doc.paths['/api/v1/movies'].get.parameters.find((p: Json) => p.name === 'status');
+  assert.deepEqual(status.schema.enum, [...MOVIE_STATUSES]);
+  assert.deepEqual(doc.components.parameters.Limit.schema, { ...doc.components.parameters.Limit.schema, type: 'integer', minimum: 1, default: 20 });
+  assert.equal(doc.components.parameters.Search.schema.maxLength, 200);
+  assert.equal(doc.components.schemas.Pagination.properties.limit.maximum, 50);
+  const review = doc.paths['/api/v1/reviews'].get.parameters.find((p: Json) => p.name === 'minRating');
+  assert.deepEqual([review.schema.minimum, review.schema.maximum, review.schema.default], [0, 10, 0]);
+});
+
+test('nullability: optional source fields may be null, required ones and arrays/maps never', () => {
+  const c = doc.components.schemas.CelebrityDetail.properties;
+  assert.equal(c.slug.type, 'string');
+  assert.deepEqual(c.nationality.type, ['string', 'null']);
+  assert.deepEqual(c.age.type, ['integer', 'null']);
+  assert.equal(c.occupation.type, 'array');
+  assert.equal(c.socialMedia.type, 'object');
+  assert.equal(doc.components.schemas.OutfitListItem.properties.celebrity.type, 'object'); // a required reference
+  assert.deepEqual(doc.components.schemas.MovieDetail.properties.status.enum, [...MOVIE_STATUSES]); // required: no null
+});
+
+test('errors: each status documented with the registry codes; 429 carries quota, Retry-After and RateLimit', () => {
+  const list = doc.paths['/api/v1/celebrities'].get.responses;
+  const detail = doc.paths['/api/v1/celebrities/{slug}'].get.responses;
+  assert.deepEqual(Object.keys(list), ['200', '400', '401', '403', '405', '429', '500']);
+  assert.deepEqual(Object.keys(detail), ['200', '401', '403', '404', '405', '429', '500']);
+  for (const status of [400, 401, 403, 404, 405, 429, 500]) {
+    const schema = doc.components.schemas[`Error${status}`];
+    const codes = (Object.keys(ERRORS) as ErrorCode[]).filter((c) => ERRORS[c].status === status);
+    assert.deepEqual(schema.properties.error.const !== undefined ? [schema.properties.error.const] : schema.properties.error.enum, codes);
+    assert.deepEqual(schema.required, status === 429 ? ['success', 'error', 'message', 'quota'] : ['success', 'error', 'message']);
+  }
+  assert.deepEqual(doc.components.schemas.Quota.required, ['used', 'total', 'resetsOn']);
+  assert.deepEqual(Object.keys(doc.components.responses.QuotaExceeded.headers).sort(), ['RateLimit', 'RateLimit-Policy', 'Retry-After', 'X-Request-Id']);
+  assert.deepEqual(Object.keys(list['200'].headers).sort(), ['RateLimit', 'RateLimit-Policy', 'X-Request-Id']);
+});
+
+test('the served body is built once: the same Buffer every time, equal to the document', () => {
+  const body = openapiBody();
+  assert.equal(openapiBody(), body);
+  assert.deepEqual(JSON.parse(body.toString('utf8')), doc);
+});
