@@ -1,0 +1,277 @@
+// `npm run bench` (issue 5): generates data, boots our server through the real CLI, drives it and a
+// bare node:http/https server answering the same bytes with wrk in the same run, and prints the
+// table. Ratios to that baseline are the claims; absolute numbers depend on the machine.
+//   npm run bench -- [--scale 100000] [--duration 6] [--connections 50] [--boot-scales 10000,100000]
+//                    [--seed S] [--work DIR] [--no-json-server] [--transport https|http|both]
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, rename, rm, stat, writeFile, open } from 'node:fs/promises';
+import os from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { ensureWrk, runLoad, type LoadResult } from './wrk.ts';
+import { cli, fetchOnce, memoryOf, startBaseline, startJsonServer, startOurs, stop, stopAll, type Running } from './server.ts';
+
+const { values: flags } = parseArgs({
+  options: {
+    scale: { type: 'string', default: '100000' },
+    duration: { type: 'string', default: '6' },
+    warmup: { type: 'string', default: '1' },
+    connections: { type: 'string', default: '50' },
+    'boot-scales': { type: 'string' },
+    seed: { type: 'string', default: 'bench' },
+    work: { type: 'string', default: join(os.tmpdir(), 'celebrity-api-bench') },
+    'no-json-server': { type: 'boolean', default: false },
+    transport: { type: 'string', default: 'both' },
+  },
+});
+const SCALE = Number(flags.scale);
+const SECONDS = Number(flags.duration);
+const WARMUP = Number(flags.warmup);
+const CONNECTIONS = Number(flags.connections);
+const BOOT_SCALES = (flags['boot-scales'] ?? `10000,${SCALE}`).split(',').map(Number).filter((n) => n > 0);
+const BOOT_TIMEOUT_MS = 600_000;
+const ROUNDS = 2;
+
+/** Rounds of one side: requests/s over all of them, mean p50, worst p99. */
+function combine(rs: readonly LoadResult[]): LoadResult {
+  const sum = (f: (r: LoadResult) => number) => rs.reduce((a, r) => a + f(r), 0);
+  return {
+    requests: sum((r) => r.requests),
+    rps: sum((r) => r.rps) / rs.length,
+    p50: sum((r) => r.p50) / rs.length,
+    p99: Math.max(...rs.map((r) => r.p99)),
+    non2xx: sum((r) => r.non2xx),
+    errors: sum((r) => r.errors),
+  };
+}
+const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+
+/** Generated data sets are cached by scale and seed: generating 100k takes about a minute. */
+async function dataSet(scale: number): Promise<string> {
+  const dir = join(flags.work!, `data-${scale}-${flags.seed}`);
+  if (existsSync(join(dir, '.complete'))) return dir;
+  await mkdir(flags.work!, { recursive: true });
+  const tmp = `${dir}.tmp`;
+  await rm(tmp, { recursive: true, force: true });
+  log(`generating scale ${scale} into ${dir}`);
+  const t0 = performance.now();
+  await cli(['data', 'generate', '--out', tmp, '--scale', String(scale), '--seed', flags.seed!]);
+  log(`generated in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  await writeFile(join(tmp, '.complete'), '');
+  await rm(dir, { recursive: true, force: true });
+  await rename(tmp, dir);
+  return dir;
+}
+
+async function dataMB(dir: string): Promise<number> {
+  let total = 0;
+  for (const f of await readdir(dir)) if (f.endsWith('.json')) total += (await stat(join(dir, f))).size;
+  return total / 1048576;
+}
+
+interface Scenario {
+  readonly name: string;
+  readonly path: string;
+  readonly key: 'good' | 'bad' | 'spent';
+  readonly status: number;
+  /** Issue 5 target as a ratio to the baseline. */
+  readonly target: number;
+}
+
+/** Scenario paths from what the data holds: values taken from the first page served. */
+async function scenarios(url: string, key: string): Promise<Scenario[]> {
+  const first = JSON.parse((await fetchOnce(`${url}/api/v1/celebrities?limit=50&sort=name_desc`, { 'x-api-key': key })).body.toString());
+  const pick = first.data[7] as { nationality: string; occupation: string[]; slug: string; name: string };
+  const q = encodeURIComponent;
+  return [
+    { name: 'list default page', path: '/api/v1/celebrities', key: 'good', status: 200, target: 0.85 },
+    { name: 'deep page (page=2000)', path: '/api/v1/celebrities?page=2000', key: 'good', status: 200, target: 0.85 },
+    { name: 'filter + sort', path: `/api/v1/celebrities?nationality=${q(pick.nationality)}&sort=name_asc`, key: 'good', status: 200, target: 0.85 },
+    { name: 'two filters', path: `/api/v1/celebrities?occupation=${q(pick.occupation[0]!)}&nationality=${q(pick.nationality)}`, key: 'good', status: 200, target: 0.85 },
+    { name: 'search common (an)', path: '/api/v1/celebrities?search=an', key: 'good', status: 200, target: 0.5 },
+    { name: 'search rare (full name)', path: `/api/v1/celebrities?search=${q(pick.name)}`, key: 'good', status: 200, target: 0.5 },
+    { name: 'detail', path: `/api/v1/celebrities/${pick.slug}`, key: 'good', status: 200, target: 0.85 },
+    { name: '401 bad key', path: '/api/v1/celebrities', key: 'bad', status: 401, target: 0.9 },
+    { name: '429 quota used up', path: '/api/v1/celebrities', key: 'spent', status: 429, target: 0.9 },
+  ];
+}
+
+interface Row {
+  readonly transport: string;
+  readonly scenario: Scenario;
+  readonly bytes: number;
+  readonly total: number | null;
+  readonly ours: LoadResult;
+  readonly base: LoadResult;
+}
+
+const BAD_KEY = 'cel_0000000000000000000000000000000000000000';
+
+async function measureTransport(wrk: string, transport: 'https' | 'http', data: string, state: string, keys: { good: string; spent: string }, rows: Row[], boots: BootRow[]) {
+  log(`starting our server (${transport})`);
+  const ours = await startOurs(data, state, transport === 'http', BOOT_TIMEOUT_MS);
+  boots.push({ scale: SCALE, transport, bootMs: ours.bootMs, ...memoryOf(ours.child.pid!), mb: await dataMB(data) });
+  const baseline = await startBaseline(transport === 'https' ? { cert: join(state, 'tls', 'cert.pem'), key: join(state, 'tls', 'key.pem') } : null);
+  try {
+    // Spend the free account's quota: the 429 scenario needs it used up (CONTRACT 4).
+    for (let i = 0; i < 1000; i++) {
+      const r = await fetchOnce(`${ours.url}/api/v1/celebrities?limit=1`, { 'x-api-key': keys.spent });
+      if (r.status === 429) break;
+    }
+    const list = await scenarios(ours.url, keys.good);
+    const keyOf = { good: keys.good, bad: BAD_KEY, spent: keys.spent };
+    for (const [i, s] of list.entries()) {
+      const headers = { 'x-api-key': keyOf[s.key] };
+      const sample = await fetchOnce(ours.url + s.path, headers);
+      if (sample.status !== s.status) throw new Error(`${s.name}: expected ${s.status}, got ${sample.status}: ${sample.body.toString().slice(0, 300)}`);
+      const total = s.status === 200 && sample.body.includes('"pagination"') ? (JSON.parse(sample.body.toString()).pagination.total as number) : null;
+      const basePath = `/s/${i}`;
+      await baseline.set(basePath, s.status, sample.body);
+      const load = (url: string, h: Record<string, string>) => runLoad(wrk, { url, seconds: SECONDS / ROUNDS, connections: CONNECTIONS, headers: h });
+      const warm = (url: string, h: Record<string, string>) => runLoad(wrk, { url, seconds: WARMUP, connections: CONNECTIONS, headers: h });
+      // Ours and the baseline alternate in ROUNDS short slices, so that drift on a shared machine
+      // (other jobs, thermal) lands on both sides of the ratio rather than on one.
+      await warm(ours.url + s.path, headers);
+      await warm(baseline.url + basePath, {});
+      const os_: LoadResult[] = [];
+      const bs: LoadResult[] = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        os_.push(await load(ours.url + s.path, headers));
+        bs.push(await load(baseline.url + basePath, {}));
+      }
+      const o = combine(os_);
+      const b = combine(bs);
+      const wrong = s.status === 200 ? o.non2xx : o.requests - o.non2xx;
+      if (wrong > 0 || o.errors > 0) log(`${s.name}: ${wrong} responses with an unexpected status, ${o.errors} socket errors`);
+      rows.push({ transport, scenario: s, bytes: sample.body.length, total, ours: o, base: b });
+      log(`${transport} ${s.name}: ${o.rps.toFixed(0)} req/s vs ${b.rps.toFixed(0)} (${(o.rps / b.rps).toFixed(2)})`);
+    }
+    const after = memoryOf(ours.child.pid!);
+    boots[boots.length - 1] = { ...boots[boots.length - 1]!, afterLoad: after.rss };
+  } finally {
+    await stop(ours.child, 15_000);
+    await stop(baseline.child);
+  }
+}
+
+interface BootRow {
+  readonly scale: number;
+  readonly transport: string;
+  readonly bootMs: number;
+  readonly rss: number;
+  readonly peak: number;
+  readonly mb: number;
+  readonly afterLoad?: number;
+  readonly error?: string;
+}
+
+async function bootOnly(scale: number, boots: BootRow[]): Promise<void> {
+  let data: string;
+  try {
+    data = await dataSet(scale);
+  } catch (err) {
+    boots.push({ scale, transport: 'https', bootMs: NaN, rss: NaN, peak: NaN, mb: NaN, error: `generate failed: ${(err as Error).message.split('\n')[0]}` });
+    return;
+  }
+  const state = await mkdtemp(join(os.tmpdir(), 'celebrity-api-bench-state-'));
+  try {
+    const r = await startOurs(data, state, false, BOOT_TIMEOUT_MS);
+    boots.push({ scale, transport: 'https', bootMs: r.bootMs, ...memoryOf(r.child.pid!), mb: await dataMB(data) });
+    await stop(r.child, 15_000);
+  } catch (err) {
+    const lines = (err as Error).message.split('\n').filter((l) => l.trim());
+    boots.push({ scale, transport: 'https', bootMs: NaN, rss: NaN, peak: NaN, mb: await dataMB(data), error: lines.slice(0, 2).join(' ').slice(0, 200) });
+  } finally {
+    await rm(state, { recursive: true, force: true });
+  }
+}
+
+/** A db.json for json-server from the same data, by concatenating the files (no parse). */
+async function jsonServerDb(data: string, dir: string): Promise<{ file: string; collections: string }> {
+  const file = join(dir, 'db.json');
+  // json-server 0.17 reads the whole file into one string; V8 strings stop at 512 MiB.
+  const names = (await dataMB(data)) > 400 ? ['celebrities'] : ['celebrities', 'outfits', 'news', 'movies', 'reviews'];
+  const fh = await open(file, 'w');
+  await fh.write('{');
+  for (const [i, n] of names.entries()) {
+    await fh.write(`${i ? ',' : ''}"${n}":`);
+    const { readFile } = await import('node:fs/promises');
+    await fh.write(await readFile(join(data, `${n}.json`)));
+  }
+  await fh.write('}');
+  await fh.close();
+  return { file, collections: names.join(', ') };
+}
+
+const f0 = (n: number) => (Number.isFinite(n) ? n.toFixed(0) : '-');
+const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '-');
+const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '-');
+
+function printTables(rows: Row[], boots: BootRow[], extra: string[]): void {
+  const out: string[] = [];
+  out.push(`\n## Throughput: scale ${SCALE} (${os.cpus().length} cores, ${os.cpus()[0]?.model ?? '?'}, Node ${process.version}, wrk -t1 -c${CONNECTIONS} -d${SECONDS}s)\n`);
+  out.push('| transport | scenario | body B | matches | req/s | p50 ms | p99 ms | baseline req/s | baseline p99 ms | ratio | target | holds |');
+  out.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|');
+  for (const r of rows) {
+    const ratio = r.ours.rps / r.base.rps;
+    const holds = ratio >= r.scenario.target && r.ours.p99 < 10;
+    out.push(
+      `| ${r.transport} | ${r.scenario.name} | ${r.bytes} | ${r.total ?? ''} | ${f0(r.ours.rps)} | ${f2(r.ours.p50)} | ${f2(r.ours.p99)} | ${f0(r.base.rps)} | ${f2(r.base.p99)} | ${f2(ratio)} | ${r.scenario.target} | ${holds ? 'yes' : 'no'} |`,
+    );
+  }
+  out.push('\n## Boot (spawn to `listening on`) and resident memory\n');
+  out.push('| scale | data MB | transport | boot s | RSS MB at ready | peak RSS MB | RSS MB after load | note |');
+  out.push('|---:|---:|---|---:|---:|---:|---:|---|');
+  for (const b of boots) {
+    out.push(`| ${b.scale} | ${f0(b.mb)} | ${b.transport} | ${f1(b.bootMs / 1000)} | ${f0(b.rss)} | ${f0(b.peak)} | ${b.afterLoad === undefined ? '' : f0(b.afterLoad)} | ${b.error ?? ''} |`);
+  }
+  out.push(...extra);
+  process.stdout.write(out.join('\n') + '\n');
+}
+
+async function main(): Promise<void> {
+  const t0 = performance.now();
+  const wrk = ensureWrk(log);
+  const rows: Row[] = [];
+  const boots: BootRow[] = [];
+  const extra: string[] = [];
+  const data = await dataSet(SCALE);
+  const state = await mkdtemp(join(os.tmpdir(), 'celebrity-api-bench-state-'));
+  try {
+    const password = 'bench-password-not-secret';
+    const good = JSON.parse(await cli(['accounts', 'create', '--state', state, '--email', 'bench@example.com', '--plan', 'enterprise', '--password-stdin', '--json'], password)).key as string;
+    const spent = JSON.parse(await cli(['accounts', 'create', '--state', state, '--email', 'spent@example.com', '--plan', 'free', '--password-stdin', '--json'], password)).key as string;
+    const transports = flags.transport === 'both' ? (['https', 'http'] as const) : ([flags.transport as 'https' | 'http'] as const);
+    for (const t of transports) await measureTransport(wrk, t, data, state, { good, spent }, rows, boots);
+    for (const scale of BOOT_SCALES) if (scale !== SCALE) await bootOnly(scale, boots);
+    if (!flags['no-json-server']) {
+      const db = await jsonServerDb(data, state);
+      log(`json-server 0.17 on ${db.collections} (npm install into the work directory; skipped if it does not install)`);
+      const js: Running | null = await startJsonServer(flags.work!, db.file, 180_000);
+      if (js === null) extra.push('\njson-server 0.17: did not install or start; no row.');
+      else {
+        const path = '/celebrities?_page=2000&_limit=20';
+        await runLoad(wrk, { url: js.url + path, seconds: WARMUP, connections: CONNECTIONS });
+        const r = await runLoad(wrk, { url: js.url + path, seconds: SECONDS, connections: CONNECTIONS });
+        const mem = memoryOf(js.child.pid!);
+        const bootS = f1(js.bootMs / 1000);
+        extra.push(
+          `\njson-server 0.17 on the same ${db.collections} (plain HTTP, GET ${path}): ${f0(r.rps)} req/s, p50 ${f2(r.p50)} ms, p99 ${f2(r.p99)} ms; boot ${bootS} s, RSS ${f0(mem.rss)} MB`,
+        );
+        await stop(js.child);
+      }
+    }
+  } finally {
+    await stopAll();
+    await rm(state, { recursive: true, force: true });
+  }
+  extra.push(`\nWhole run: ${((performance.now() - t0) / 1000).toFixed(0)} s. Command: npm run bench -- ${process.argv.slice(2).join(' ')}`);
+  printTables(rows, boots, extra);
+}
+
+process.on('SIGINT', () => void stopAll().then(() => process.exit(130)));
+main().catch(async (err: unknown) => {
+  await stopAll();
+  process.stderr.write(`bench failed: ${(err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});
