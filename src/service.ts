@@ -50,7 +50,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const clock = options.clock ?? Date.now;
   const log = options.log ?? silentLogger;
   let dataInput = options.data;
-  let current = await loadSnapshot(dataInput, clock());
+  let current = await loadSnapshot(dataInput);
   let tls: { cert: string | Buffer; key: string | Buffer } | null = null;
   let fingerprint: string | null = null;
   if (options.tls === 'self-signed') {
@@ -90,7 +90,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     fingerprint,
     snapshot: () => current,
     async reload(data?: DataInput) {
-      const next = await loadSnapshot(data ?? dataInput, clock());
+      const next = await loadSnapshot(data ?? dataInput);
       if (data !== undefined) dataInput = data;
       current = next;
       log.info('data loaded', { version: next.version });

@@ -36,7 +36,7 @@ export const data: CommandGroup = async (args, io) => {
     if (values.out || values.scale || values.seed) throw new UsageError('check takes only --data');
     const dir = values.data === undefined ? BUNDLED_DATA : resolve(io.cwd, values.data);
     try {
-      const snapshot = await loadSnapshot(dir, Date.now());
+      const snapshot = await loadSnapshot(dir);
       const counts = COLLECTIONS.map((c) => `${snapshot.collections[c].size} ${c}`).join(', ');
       io.stdout.write(`${dir}: valid (${counts})\n`);
       return EXIT.OK;

@@ -1,8 +1,8 @@
 // Load-time work so that requests only join precomputed pieces (STYLE habit 2): slug map, one order
 // per sort value, folded value -> ids postings per filter, folded search text, serialized JSON.
-import { RESOURCES } from '../resources/index.ts';
-import type { LinkedRecord, ResourceDefinition } from '../resources/types.ts';
+import type { LinkedRecord, OutputField, ResourceDefinition } from '../resources/types.ts';
 import { fold } from './fold.ts';
+import { FragmentBuilder, splitAt, type Fragments } from './fragments.ts';
 import { buildSearchIndex, type SearchIndex } from './search-index.ts';
 import { compileShape } from './shape.ts';
 
@@ -20,13 +20,11 @@ export interface RangeIndex {
 export interface CollectionIndex {
   readonly def: ResourceDefinition;
   readonly size: number;
-  /** Linked records by id (the record's position in the data file). Replaced when the day changes. */
-  records: readonly LinkedRecord[];
   readonly slugs: ReadonlyMap<string, number>;
   /** Each record's list-shape JSON. */
-  list: readonly Buffer[];
+  readonly list: Fragments;
   /** Each record's whole 200 detail response body. */
-  detail: readonly Buffer[];
+  readonly detail: Fragments;
   /** Sort name -> record ids in that order. */
   readonly orders: ReadonlyMap<string, Int32Array>;
   /** Sort name -> position of each record id in that order. */
@@ -42,18 +40,21 @@ export interface CollectionIndex {
   readonly search: SearchIndex;
 }
 
-const shapes = new Map(
-  Object.values(RESOURCES).map((def) => [def.name, { list: compileShape(def, def.listFields), detail: compileShape(def, def.detailFields) }]),
-);
-
-/** List JSON and whole detail bodies of every record; redone for `dependsOnToday` collections each UTC day. */
-export function serialize(def: ResourceDefinition, records: readonly LinkedRecord[]): { list: Buffer[]; detail: Buffer[] } {
-  const shape = shapes.get(def.name)!;
-  const head = `{"success":true,"version":"v1","resource":"${def.name}","data":`;
-  return {
-    list: records.map((r) => Buffer.from(JSON.stringify(shape.list(r)))),
-    detail: records.map((r) => Buffer.from(head + JSON.stringify(shape.detail(r)) + '}')),
-  };
+/** One shape's JSON of every record; with a gap for the late field when the shape shows it. */
+function serialize(def: ResourceDefinition, records: readonly LinkedRecord[], fields: readonly OutputField[], envelope: [string, string]): Fragments {
+  const shape = compileShape(def, fields);
+  const late = def.late && fields.includes(def.late.field) ? def.late : null;
+  const out = new FragmentBuilder(records.length, late);
+  const [open, close] = envelope;
+  for (const r of records) {
+    const obj = shape(r);
+    if (late === null) out.add(open + JSON.stringify(obj) + close);
+    else {
+      const [head, tail] = splitAt(obj, late.field);
+      out.add(open + head, tail + close, late.key(r));
+    }
+  }
+  return out.finish();
 }
 
 /** Ascending rank of each record's `_id`, so ties break on `_id` with an integer compare. */
@@ -138,13 +139,13 @@ export function buildIndex(def: ResourceDefinition, records: readonly LinkedReco
     orders.set(sort.name, order);
     ranks.set(sort.name, rank);
   }
-  const { list, detail } = serialize(def, records);
+  const list = serialize(def, records, def.listFields, ['', '']);
+  const detail = serialize(def, records, def.detailFields, [`{"success":true,"version":"v1","resource":"${def.name}","data":`, '}']);
   const searchText = records.map((r) => fold(def.searchText(r) ?? ''));
   const postings = buildPostings(def, records);
   return {
     def,
     size: records.length,
-    records,
     slugs: new Map(records.map((r, id) => [r.slug, id])),
     list,
     detail,

@@ -2,6 +2,7 @@
 // and parameters (404/405/400) -> 200. One instance per server; no closures per request.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
+import { utcYmd } from '../data/fragments.ts';
 import type { Snapshot } from '../data/snapshot.ts';
 import { errorBody } from '../errors.ts';
 import type { Logger } from '../log.ts';
@@ -40,6 +41,7 @@ export interface AppOptions {
 }
 
 const ALLOW = ['Allow', 'GET, HEAD'];
+const DAY_MS = 86_400_000;
 const REDIRECT_HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
 const HEALTHY = Buffer.from('{"status":"ok"}');
 const DRAINING = Buffer.from('{"status":"draining"}');
@@ -135,10 +137,9 @@ export class App {
   private resource(res: ServerResponse, r: Route, query: string, base: readonly string[], extra: string[]): number {
     let outcome: Outcome;
     if (r.kind === 'list' || r.kind === 'detail') {
-      const snapshot = this.o.snapshot();
-      snapshot.ensureDay(this.o.clock());
-      const index = snapshot.collections[r.collection];
-      outcome = r.kind === 'list' ? listPage(index, query) : detail(index, r.slug);
+      const index = this.o.snapshot().collections[r.collection];
+      const today = this.today();
+      outcome = r.kind === 'list' ? listPage(index, query, today) : detail(index, r.slug, today);
     } else {
       outcome = { ok: false, code: 'NOT_FOUND' };
     }
@@ -149,6 +150,18 @@ export class App {
     send(res, 200, outcome.body, base, extra);
     return 200;
   }
+
+  /** The serving day as yyyymmdd, recomputed only when the clock leaves the cached day. */
+  private today(): number {
+    const now = this.o.clock();
+    if (!(now >= this.dayStart && now < this.dayStart + DAY_MS)) {
+      this.dayStart = now - (((now % DAY_MS) + DAY_MS) % DAY_MS);
+      this.dayYmd = utcYmd(now);
+    }
+    return this.dayYmd;
+  }
+  private dayStart = NaN;
+  private dayYmd = 0;
 
   private notAllowed(res: ServerResponse, base: readonly string[], extra: string[]): number {
     extra.push(...ALLOW);

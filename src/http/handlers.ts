@@ -1,19 +1,19 @@
 // The two generic resource handlers: a list page and a single record, assembled from the
 // pre-serialized fragments of the snapshot (no JSON.stringify of records per request).
+import { fragment, fragmentLength, writeFragment } from '../data/fragments.ts';
 import type { CollectionIndex } from '../data/indexes.ts';
 import { ParameterError } from '../errors.ts';
 import { parseListQuery } from '../query/parse.ts';
 import { executeQuery } from '../query/execute.ts';
 
-const COMMA = Buffer.from(',');
-const TAIL = Buffer.from(']}');
 
 /** A handler's answer: a 200 body, or the error to send. */
 export type Outcome = { readonly ok: true; readonly body: Buffer } | { readonly ok: false; readonly code: 'NOT_FOUND' | 'INVALID_PARAMETER'; readonly message?: string };
 
 const NOT_FOUND: Outcome = { ok: false, code: 'NOT_FOUND' };
 
-export function listPage(index: CollectionIndex, query: string): Outcome {
+/** `today` is the serving day as yyyymmdd, for the fields that depend on it (celebrity `age`). */
+export function listPage(index: CollectionIndex, query: string, today: number): Outcome {
   let plan;
   try {
     plan = parseListQuery(index.def, query);
@@ -23,23 +23,24 @@ export function listPage(index: CollectionIndex, query: string): Outcome {
   }
   const { total, ids } = executeQuery(index, plan);
   const pages = Math.ceil(total / plan.limit);
-  const head = Buffer.from(
-    `{"success":true,"version":"v1","resource":"${index.def.name}","pagination":{"page":${plan.page},"limit":${plan.limit},"total":${total},"pages":${pages}},"data":[`,
-  );
+  // One allocation: measure every piece, then copy the head, the records and the tail into place.
+  const head = `{"success":true,"version":"v1","resource":"${index.def.name}","pagination":{"page":${plan.page},"limit":${plan.limit},"total":${total},"pages":${pages}},"data":[`;
   const list = index.list;
-  const parts: Buffer[] = [head];
-  let length = head.length + TAIL.length + Math.max(ids.length - 1, 0);
+  let length = head.length + 2 + Math.max(ids.length - 1, 0);
+  for (let i = 0; i < ids.length; i++) length += fragmentLength(list, ids[i]!, today);
+  const body = Buffer.allocUnsafe(length);
+  let pos = body.write(head, 0, 'latin1');
   for (let i = 0; i < ids.length; i++) {
-    if (i > 0) parts.push(COMMA);
-    const item = list[ids[i]!]!;
-    parts.push(item);
-    length += item.length;
+    if (i > 0) body[pos++] = 0x2c; // ,
+    pos = writeFragment(list, ids[i]!, today, body, pos);
   }
-  parts.push(TAIL);
-  return { ok: true, body: Buffer.concat(parts, length) };
+  body[pos++] = 0x5d; // ]
+  body[pos] = 0x7d; // }
+  return { ok: true, body };
 }
 
-export function detail(index: CollectionIndex, slug: string): Outcome {
+/** `today` is the serving day as yyyymmdd, for the fields that depend on it (celebrity `age`). */
+export function detail(index: CollectionIndex, slug: string, today: number): Outcome {
   const id = index.slugs.get(slug);
-  return id === undefined ? NOT_FOUND : { ok: true, body: index.detail[id]! };
+  return id === undefined ? NOT_FOUND : { ok: true, body: fragment(index.detail, id, today) };
 }

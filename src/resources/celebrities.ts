@@ -2,14 +2,8 @@
 import { arrayOf, bool, int, map, obj, str, strings } from './schema.ts';
 import { timeKey, type LinkContext, type LinkedRecord, type ResourceDefinition, type SourceRecord } from './types.ts';
 
-/** Whole years from a `YYYY-MM-DD` birth date to the UTC day that starts at `today` (ms). */
-export function ageOn(born: string, today: number): number {
-  const d = new Date(today);
-  const y = Number(born.slice(0, 4));
-  const md = Number(born.slice(5, 7)) * 100 + Number(born.slice(8, 10));
-  const todayMd = (d.getUTCMonth() + 1) * 100 + d.getUTCDate();
-  return d.getUTCFullYear() - y - (todayMd < md ? 1 : 0);
-}
+/** Whole years from a birth date to a day, both yyyymmdd: the date difference with the month-day carried. */
+export const ageOn = (born: number, today: number): number => Math.floor((today - born) / 10_000);
 
 function link(c: SourceRecord, ctx: LinkContext): LinkedRecord {
   const filmography = ctx
@@ -24,8 +18,7 @@ function link(c: SourceRecord, ctx: LinkContext): LinkedRecord {
     }))
     .sort((a, b) => (timeKey(b.releaseDate) ?? -Infinity) - (timeKey(a.releaseDate) ?? -Infinity) || (a._id < b._id ? -1 : 1))
     .map(({ _id, ...entry }) => entry);
-  const born = typeof c.born === 'string' ? c.born : null;
-  return { ...c, age: born === null ? null : ageOn(born, ctx.today), filmography };
+  return { ...c, filmography };
 }
 
 export const celebrities: ResourceDefinition = {
@@ -58,7 +51,11 @@ export const celebrities: ResourceDefinition = {
     ),
   },
   link,
-  dependsOnToday: true,
+  late: {
+    field: 'age',
+    key: (r) => (typeof r.born === 'string' ? Number(r.born.replaceAll('-', '')) : null),
+    value: ageOn,
+  },
   listFields: ['_id', 'name', 'slug', 'profileImage', 'occupation', 'nationality', 'netWorth', 'born', 'age', 'isVerified', 'createdAt'],
   detailFields: [
     '_id', 'name', 'slug', 'profileImage', 'occupation', 'nationality', 'netWorth', 'born', 'age', 'createdAt',

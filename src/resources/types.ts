@@ -24,8 +24,14 @@ export interface LinkContext {
   get(collection: CollectionName, slug: string): SourceRecord | undefined;
   /** Records of collection `from` that reference `slug` of `collection`, in file order. */
   referrers(collection: CollectionName, slug: string, from: CollectionName): readonly Backref[];
-  /** Milliseconds of 00:00 UTC on the day the data is served for (`age` is right on that day). */
-  readonly today: number;
+}
+
+export interface LateField {
+  readonly field: string;
+  /** The record's key (a birth date as yyyymmdd), or null when the value is null. */
+  key(r: LinkedRecord): number | null;
+  /** The value served on the UTC day `today` (yyyymmdd). */
+  value(key: number, today: number): number;
 }
 
 /** One entry of an output shape: a field of the linked record, or some fields of an object-valued one. */
@@ -78,8 +84,11 @@ export interface ResourceDefinition {
   readonly derived: Readonly<Record<string, Schema>>;
   /** Builds the response-ready record. Pure: the same source and context give the same result. */
   link(record: SourceRecord, ctx: LinkContext): LinkedRecord;
-  /** True when a linked record depends on `ctx.today` (celebrity `age`): re-linked when the UTC day changes. */
-  readonly dependsOnToday?: boolean;
+  /**
+   * A field that depends on the day it is served (celebrity `age`): left out of the linked record
+   * and filled per request from a per-record key, so it is right on any day without re-serializing.
+   */
+  readonly late?: LateField;
   readonly listFields: readonly OutputField[];
   readonly detailFields: readonly OutputField[];
   readonly filters: readonly FilterDef[];

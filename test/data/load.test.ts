@@ -5,11 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { DataError, readSources } from '../../src/data/load.ts';
+import { fragment, type Fragments } from '../../src/data/fragments.ts';
 import { loadSnapshot } from '../../src/data/snapshot.ts';
+import { ageOn } from '../../src/resources/celebrities.ts';
 import { formatProblem } from '../../src/data/validate.ts';
 import { fixture, type Fixture } from '../helpers/fixture.ts';
 
-const NOW = Date.parse('2026-03-15T12:00:00.000Z');
 
 async function problemsOf(change: (f: Fixture) => void): Promise<string[]> {
   const f = fixture();
@@ -75,40 +76,61 @@ test('files: a missing file and invalid JSON are reported with file, line and co
   }
 });
 
+const TODAY = 20260315; // the serving day, yyyymmdd
+const json = (f: Fragments, id: number, today = TODAY) => JSON.parse(fragment(f, id, today).toString());
+
 test('linking: embedded objects, age, filmography, review movie details, timestamps normalized', async () => {
-  const snap = await loadSnapshot(fixture(), NOW);
-  const celeb = JSON.parse(snap.collections.celebrities.detail[0]!.toString()).data;
+  const snap = await loadSnapshot(fixture());
+  const celeb = json(snap.collections.celebrities.detail, 0).data;
   assert.equal(celeb.age, 36, 'born 1990-03-15, served on 2026-03-15: birthday today');
   assert.deepEqual(celeb.filmography, [
     { title: 'Day Boat', slug: 'day-boat', releaseDate: '2026-05-01T00:00:00.000Z', character: 'Eve', role: 'Supporting' },
     { title: 'Night Train', slug: 'night-train', releaseDate: '2024-05-01T00:00:00.000Z', character: 'Ada', role: 'Lead' },
   ]);
-  const bjorn = JSON.parse(snap.collections.celebrities.list[1]!.toString());
+  const bjorn = json(snap.collections.celebrities.list, 1);
   assert.equal(bjorn.createdAt, '2025-02-01T00:00:00.000Z', 'served as toISOString gives it');
   assert.equal(bjorn.age, 45);
   assert.equal(bjorn.profileImage, null, 'missing scalar -> null');
-  const outfit = JSON.parse(snap.collections.outfits.list[0]!.toString());
+  const outfit = json(snap.collections.outfits.list, 0);
   assert.deepEqual(outfit.celebrity, { name: 'Zoë Martín', slug: 'zoe-martin', profileImage: 'https://images.example.com/zoe.jpg' });
   assert.deepEqual(outfit.tags, [], 'missing array -> []');
-  const movie = JSON.parse(snap.collections.movies.detail[0]!.toString()).data;
+  const movie = json(snap.collections.movies.detail, 0).data;
   assert.deepEqual(movie.cast, [
     { name: 'Zoë Martín', character: 'Ada', role: 'Lead' },
     { name: 'Sam Extra', character: 'Guard', role: 'Cameo' },
   ]);
-  const review = JSON.parse(snap.collections.reviews.detail[0]!.toString()).data;
+  const review = json(snap.collections.reviews.detail, 0).data;
   assert.equal(review.movieTitle, 'Night Train');
   assert.deepEqual(review.movieDetails, { releaseYear: 2024, director: 'Björn Berg', genre: ['Drama'], runtime: 120 });
   assert.deepEqual(review.scores, { criticsScore: 80, audienceScore: null, externalRating: null, externalPercentScore: null });
   assert.deepEqual(review.stats, {}, 'missing object -> {}');
-  assert.deepEqual(JSON.parse(snap.collections.news.list[0]!.toString()).celebrity, { name: 'Zoë Martín', slug: 'zoe-martin' });
+  assert.deepEqual(json(snap.collections.news.list, 0).celebrity, { name: 'Zoë Martín', slug: 'zoe-martin' });
 });
 
-test('age is right on the day it is served, across a day change', async () => {
-  const snap = await loadSnapshot(fixture(), Date.parse('2026-03-14T23:59:59.999Z'));
-  const age = () => JSON.parse(snap.collections.celebrities.list[0]!.toString()).age;
-  assert.equal(age(), 35, 'the day before the birthday');
-  snap.ensureDay(Date.parse('2026-03-15T00:00:00.000Z'));
-  assert.equal(age(), 36, 'on the birthday');
-  snap.ensureDay(Date.parse('2025-03-15T00:00:00.000Z'));
-  assert.equal(age(), 35, 'a clock moved back a year');
+test('age is right on the day it is served, in both shapes and in its place', async () => {
+  const f = fixture();
+  delete f.celebrities[1]!.born;
+  const snap = await loadSnapshot(f);
+  const { list, detail } = snap.collections.celebrities;
+  const cases: [day: number, age: number, what: string][] = [
+    [20260314, 35, 'the day before the birthday'],
+    [20260315, 36, 'on the birthday'],
+    [20250315, 35, 'a clock moved back a year'],
+    [20900101, 99, 'two digits'],
+    [20900315, 100, 'three digits'],
+  ];
+  for (const [day, age, what] of cases) {
+    const item = json(list, 0, day);
+    assert.equal(item.age, age, what);
+    assert.deepEqual(Object.keys(item).indexOf('age'), 8, 'age keeps its place in the shape');
+    assert.equal(json(detail, 0, day).data.age, age, `${what} (detail)`);
+  }
+  assert.equal(json(list, 1).age, null, 'no birth date -> null');
+  assert.equal(json(detail, 1).data.age, null);
+});
+
+test('a leap-day birthday counts on March 1 in common years', () => {
+  assert.equal(ageOn(20000229, 20270228), 26);
+  assert.equal(ageOn(20000229, 20270301), 27);
+  assert.equal(ageOn(20000229, 20280229), 28);
 });

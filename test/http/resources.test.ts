@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { BUNDLED_DATA } from '../../src/config.ts';
-import { loadSnapshot } from '../../src/data/snapshot.ts';
+import { loadLinked } from '../../src/data/load.ts';
 import { RESOURCE_LIST } from '../../src/resources/index.ts';
 import type { LinkedRecord, ResourceDefinition } from '../../src/resources/types.ts';
 import { bruteForce, type OracleQuery } from '../helpers/oracle.ts';
@@ -16,8 +16,7 @@ let records: Record<string, readonly LinkedRecord[]>;
 before(async () => {
   server = await startTestServer();
   key = await server.account('enterprise');
-  const snapshot = await loadSnapshot(BUNDLED_DATA, Date.now());
-  records = Object.fromEntries(RESOURCE_LIST.map((d) => [d.name, snapshot.collections[d.name].records]));
+  records = await loadLinked(BUNDLED_DATA);
 });
 after(() => server.close());
 

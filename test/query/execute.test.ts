@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { generateRecords } from '../../src/data/generate.ts';
+import { loadLinked } from '../../src/data/load.ts';
 import { loadSnapshot } from '../../src/data/snapshot.ts';
 import { executeQuery } from '../../src/query/execute.ts';
 import { parseListQuery } from '../../src/query/parse.ts';
@@ -80,34 +81,38 @@ const toQueryString = (q: OracleQuery) =>
   new URLSearchParams({ ...q.filters, sort: q.sort!, limit: String(q.limit), page: String(q.page), ...(q.search ? { search: q.search } : {}) }).toString();
 
 test('indexed engine agrees with brute force on 500 random queries per collection', async () => {
-  const snapshot = await loadSnapshot(generateRecords({ scale: 120, seed: 'oracle' }), Date.parse('2026-11-23T00:00:00Z'));
+  const data = generateRecords({ scale: 120, seed: 'oracle' });
+  const snapshot = await loadSnapshot(data);
+  const linked = await loadLinked(data);
   const rand = prng(42);
   for (const def of RESOURCE_LIST) {
     const index = snapshot.collections[def.name];
     for (let i = 0; i < 500; i++) {
-      const q = randomQuery(def, index.records, rand);
+      const q = randomQuery(def, linked[def.name], rand);
       const qs = toQueryString(q);
       const got = executeQuery(index, parseListQuery(def, qs));
-      const want = bruteForce(def, index.records, q);
+      const want = bruteForce(def, linked[def.name], q);
       assert.equal(got.total, want.total, `${def.name}?${qs}: total`);
-      assert.deepEqual(Array.from(got.ids, (id) => index.records[id]!.slug), want.page.map((r) => r.slug), `${def.name}?${qs}: page`);
+      assert.deepEqual(Array.from(got.ids, (id) => linked[def.name][id]!.slug), want.page.map((r) => r.slug), `${def.name}?${qs}: page`);
     }
   }
 });
 
 test('indexed engine agrees with brute force at a scale where the order walk and bucket selection run', async () => {
   // At scale 120 every set is small enough for the plain sort; here sets reach thousands of ids.
-  const snapshot = await loadSnapshot(generateRecords({ scale: 1500, seed: 'oracle-large' }), Date.parse('2026-11-23T00:00:00Z'));
+  const data = generateRecords({ scale: 1500, seed: 'oracle-large' });
+  const snapshot = await loadSnapshot(data);
+  const linked = await loadLinked(data);
   const rand = prng(7);
   for (const def of RESOURCE_LIST) {
     const index = snapshot.collections[def.name];
     for (let i = 0; i < 120; i++) {
-      const q = randomQuery(def, index.records, rand);
+      const q = randomQuery(def, linked[def.name], rand);
       const qs = toQueryString(q);
       const got = executeQuery(index, parseListQuery(def, qs));
-      const want = bruteForce(def, index.records, q);
+      const want = bruteForce(def, linked[def.name], q);
       assert.equal(got.total, want.total, `${def.name}?${qs}: total`);
-      assert.deepEqual(Array.from(got.ids, (id) => index.records[id]!.slug), want.page.map((r) => r.slug), `${def.name}?${qs}: page`);
+      assert.deepEqual(Array.from(got.ids, (id) => linked[def.name][id]!.slug), want.page.map((r) => r.slug), `${def.name}?${qs}: page`);
     }
   }
 });
