@@ -71,6 +71,17 @@ export class Counters {
     day.rejected += record.r;
   }
 
+  /** The durable part (used and daily counts, no reservations) as a separate set of counters. */
+  copy(): Counters {
+    const out = new Counters();
+    for (const [id, usage] of this.accounts) {
+      const to = out.of(id);
+      for (const [k, c] of usage.months) to.months.set(k, { used: c.used, reserved: 0 });
+      for (const [k, c] of usage.days) to.days.set(k, { success: c.success, rejected: c.rejected });
+    }
+    return out;
+  }
+
   /** A plain copy for comparisons in tests: {id: {months: {key: used}, days: {key: [s, r]}}}. */
   toJSON(): Record<string, { months: Record<string, number>; days: Record<string, [number, number]> }> {
     const out: Record<string, { months: Record<string, number>; days: Record<string, [number, number]> }> = {};

@@ -7,8 +7,9 @@ import { silentLogger, type Logger } from '../log.ts';
 import { Counters, type DayCount, type MonthCount } from './counters.ts';
 import { CalendarCache, type DayKey } from './month.ts';
 import { resolveQuotas, type Plan } from './plans.ts';
-import { NO_HEADERS, quotaExceeded, rateLimitHeaders, UNAUTHORIZED, type Headers, type Rejection } from './responses.ts';
-import { NULL_SINK, UsageLog, type LogWrite, type UsageSink } from './usage-log.ts';
+import { NO_HEADERS, QuotaRejections, rateLimitHeaders, UNAUTHORIZED, type Headers, type Rejection } from './responses.ts';
+import type { CompactHook } from './usage-compact.ts';
+import { NULL_SINK, UsageLog, type LogWrite, type UsageLogStatus, type UsageSink } from './usage-log.ts';
 import { createUsageService, type UsageService } from './usage-service.ts';
 
 export interface GateOptions {
@@ -27,6 +28,10 @@ export interface GateOptions {
   readonly scrypt?: ScryptParams;
   /** The usage log's write function; tests inject failures (ENOSPC). */
   readonly usageLogWrite?: LogWrite;
+  /** Online compaction threshold floor in bytes (default 1 MiB); tests lower it. */
+  readonly usageLogCompactFloorBytes?: number;
+  /** Called at each stage of an online compaction; tests copy the files there as a crash would leave them. */
+  readonly usageLogCompactHook?: CompactHook;
 }
 
 /** An admitted request's reservation; settle it exactly once. */
@@ -49,6 +54,8 @@ export interface Gate {
   settle(ticket: Ticket, status: number): void;
   readonly accounts: AccountService;
   readonly usage: UsageService;
+  /** The usage log's backlog for /metrics; null in 'memory' state. */
+  usageLogStatus(): UsageLogStatus | null;
   flush(): Promise<void>;
   close(): Promise<void>;
 }
@@ -66,12 +73,15 @@ export async function openGate(options: GateOptions): Promise<Gate> {
       flushIntervalMs: options.flushIntervalMs ?? 1000,
       log,
       ...(options.usageLogWrite ? { write: options.usageLogWrite } : {}),
+      ...(options.usageLogCompactFloorBytes !== undefined ? { compactFloorBytes: options.usageLogCompactFloorBytes } : {}),
+      ...(options.usageLogCompactHook ? { compactHook: options.usageLogCompactHook } : {}),
     });
     usageLog = opened.log;
     log.info('usage log replayed', { files: opened.replay.files, records: opened.replay.records, dropped: opened.replay.dropped.length });
     accounts.watch(options.watchIntervalMs ?? 500);
   }
   const sink: UsageSink = usageLog ?? NULL_SINK;
+  const rejections = new QuotaRejections();
 
   function admit(apiKey: string | undefined): Admission {
     if (typeof apiKey !== 'string' || !isWellFormedKey(apiKey)) return UNAUTHORIZED;
@@ -87,7 +97,7 @@ export async function openGate(options: GateOptions): Promise<Gate> {
       // In-flight reservations count: N + 50 concurrent requests can never take N + 1 units.
       usage.day(day).rejected++;
       sink.add(account.id, day, 0, 1);
-      return quotaExceeded(account.plan, total, month, now);
+      return rejections.get(account.plan, total, month, now);
     }
     count.reserved++;
     const ticket = new Ticket(account.id, day, count, usage.day(day));
@@ -116,6 +126,7 @@ export async function openGate(options: GateOptions): Promise<Gate> {
     settle,
     accounts,
     usage,
+    usageLogStatus: () => usageLog?.status() ?? null,
     flush: () => usageLog?.flush() ?? Promise.resolve(),
     close() {
       closing ??= (async () => {

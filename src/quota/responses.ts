@@ -36,13 +36,49 @@ export function rateLimitHeaders(total: number, remaining: number, month: MonthW
   };
 }
 
-/** 429 (CONTRACT 4): quota.used equals total, resetsOn is the next month's first instant. */
-export function quotaExceeded(plan: Plan, total: number, month: MonthWindow, now: number): Rejection {
-  const wait = String(secondsUntil(month.end, now));
-  return {
+/** 429 body (CONTRACT 4): quota.used equals total, resetsOn is the next month's first instant. */
+const quotaBody = (plan: Plan, total: number, month: MonthWindow) =>
+  errorBody('QUOTA_EXCEEDED', quotaMessage(plan, total), { used: total, total, resetsOn: month.resetsOn });
+
+/** The 429: RateLimit headers with r=0, and Retry-After with the same seconds (RFC 9110 10.2.3). */
+function rejection(body: string, total: number, month: MonthWindow, wait: number): Rejection {
+  const t = String(wait);
+  return Object.freeze({
     ok: false,
     status: 429,
-    body: errorBody('QUOTA_EXCEEDED', quotaMessage(plan, total), { used: total, total, resetsOn: month.resetsOn }),
-    headers: { ...rateLimitHeaders(total, 0, month, now), 'Retry-After': wait },
-  };
+    body,
+    headers: Object.freeze({ 'RateLimit-Policy': `"monthly";q=${total};w=${month.seconds}`, RateLimit: `"monthly";r=0;t=${t}`, 'Retry-After': t }),
+  });
+}
+
+interface Cached {
+  total: number;
+  month: MonthWindow;
+  wait: number;
+  rejection: Rejection;
+}
+
+/**
+ * The 429s of one gate. An account over quota tends to keep asking, so the answer is built once per
+ * plan, quota and month (the body) and once per second (the headers, whose `t=` counts down), then
+ * shared: frozen, like UNAUTHORIZED. The body names no account, so accounts on a plan share it.
+ */
+export class QuotaRejections {
+  private readonly byPlan = new Map<Plan, Cached>();
+
+  get(plan: Plan, total: number, month: MonthWindow, now: number): Rejection {
+    const wait = secondsUntil(month.end, now);
+    const cached = this.byPlan.get(plan);
+    // `month` is CalendarCache's object for the whole month, so identity stands for the key.
+    if (cached && cached.total === total && cached.month === month) {
+      if (cached.wait !== wait) {
+        cached.rejection = rejection(cached.rejection.body, total, month, wait);
+        cached.wait = wait;
+      }
+      return cached.rejection;
+    }
+    const fresh = rejection(quotaBody(plan, total, month), total, month, wait);
+    this.byPlan.set(plan, { total, month, wait, rejection: fresh });
+    return fresh;
+  }
 }

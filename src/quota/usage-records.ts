@@ -78,12 +78,20 @@ export class PendingRecords {
     this.open.clear();
   }
 
-  /** Takes everything pending as JSONL text per month file, months in order. */
-  drain(): Map<MonthKey, string> {
-    const byMonth = new Map<MonthKey, string>();
+  /**
+   * Takes everything pending as JSONL text per month file, months in order; `each` sees every record
+   * in log order (the writer's copy of what the files will replay to).
+   */
+  drain(each: (record: UsageRecord) => void): Map<MonthKey, { text: string; records: number }> {
+    const byMonth = new Map<MonthKey, { text: string; records: number }>();
     for (const e of this.entries) {
+      each(e);
       const month = monthOfDay(e.d);
-      byMonth.set(month, (byMonth.get(month) ?? '') + JSON.stringify(e) + '\n');
+      const chunk = byMonth.get(month);
+      if (chunk) {
+        chunk.text += JSON.stringify(e) + '\n';
+        chunk.records++;
+      } else byMonth.set(month, { text: JSON.stringify(e) + '\n', records: 1 });
     }
     this.entries = [];
     this.open.clear();

@@ -154,3 +154,29 @@ test('a request admitted in one month and settled in the next -> counted in the 
   assert.equal(gate.usage.get('a@b.io').used, 0);
   assert.ok(gate.admit(key).ok);
 });
+
+test('429s within one second -> one shared frozen answer; a second later -> t counts down, same body', async () => {
+  let now = Date.parse('2026-11-22T10:54:22.000Z');
+  const { gate, key } = await gateWithKey({ clock: () => now, plans: { free: 1, starter: 1 } });
+  const other = (await gate.accounts.create({ email: 'c@d.io', plan: 'starter', password: 'pw' })).key;
+  for (const k of [key, other]) {
+    const a = gate.admit(k);
+    assert.ok(a.ok);
+    gate.settle(a.ticket, 200);
+  }
+  const first = rejected(gate.admit(key));
+  now += 999;
+  const same = rejected(gate.admit(key));
+  assert.equal(same, first, 'the same object within the second');
+  assert.ok(Object.isFrozen(first) && Object.isFrozen(first.headers));
+  now += 1;
+  const next = rejected(gate.admit(key));
+  assert.notEqual(next, first);
+  assert.equal(next.body, first.body);
+  assert.deepEqual([first.headers['Retry-After'], next.headers['Retry-After']], ['738338', '738337']);
+  assert.equal(next.headers.RateLimit, '"monthly";r=0;t=738337');
+  const starter = rejected(gate.admit(other));
+  assert.match(starter.body, /starter plan/);
+  assert.match(rejected(gate.admit(key)).body, /free plan/, 'plans do not share a body');
+  assert.equal(gate.usage.get('a@b.io').daily[0]?.rejected, 4, 'every 429 is still counted');
+});

@@ -1,18 +1,20 @@
 // The usage log: counters survive a restart, torn tails are dropped, bad middles stop the start, ENOSPC is survived.
 import assert from 'node:assert/strict';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { cp, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { openGate, type Gate } from '../../src/quota/gate.ts';
+import { openGate, type Gate, type GateOptions } from '../../src/quota/gate.ts';
+import type { CompactStage } from '../../src/quota/usage-compact.ts';
 import { writeFully, type LogWrite } from '../../src/quota/usage-log.ts';
+import { readUsage } from '../../src/quota/usage-service.ts';
 import { LogScanner, UsageLogError } from '../../src/quota/usage-replay.ts';
 import { captureLog, FAST_SCRYPT, tempState } from '../access/fixtures.ts';
 
 const EMAILS = ['a@b.io', 'c@d.io'];
 
 /** A gate with two accounts on `state`; returns their keys. */
-async function setup(state: string, clock: () => number) {
-  const gate = await openGate({ state, clock, scrypt: FAST_SCRYPT, plans: { free: 1000 } });
+async function setup(state: string, clock: () => number, options: Partial<GateOptions> = {}) {
+  const gate = await openGate({ state, clock, scrypt: FAST_SCRYPT, plans: { free: 1000 }, ...options });
   const keys = [];
   for (const email of EMAILS) keys.push((await gate.accounts.create({ email, plan: 'free', password: 'pw' })).key);
   return { gate, keys };
@@ -192,4 +194,151 @@ test('a log of many ticks -> compacted at start to one line per account and day,
   const again = await openGate({ state, clock: () => now, plans: { free: 1000 } });
   assert.deepEqual(reports(again), before);
   await again.close();
+});
+
+const MONTH_FILE = (state: string) => join(state, 'usage', 'usage-2026-11.jsonl');
+const FLOOR = 2048;
+const MANUAL = 3_600_000; // a flush interval that never fires: the tests flush themselves
+
+test('many ticks with a 2 KB floor -> compacted online, file stays bounded, replay = memory at every step', async () => {
+  const state = await tempState(after);
+  let now = Date.parse('2026-11-21T10:00:00.000Z');
+  const log = captureLog();
+  // Requests keep arriving while a flush writes: the live counters run ahead of the file, and the
+  // compact form must be the file's, or they would be counted twice.
+  let live: { gate: Gate; keys: string[] } | null = null;
+  const write: LogWrite = (fh, data, position) => {
+    if (live) traffic(live.gate, live.keys[1]!, 2);
+    return writeFully(fh, data, position);
+  };
+  const { gate, keys } = (live = await setup(state, () => now, { log, usageLogCompactFloorBytes: FLOOR, flushIntervalMs: MANUAL, usageLogWrite: write }));
+  let largest = 0;
+  let appended = 0;
+  for (let tick = 0; tick < 400; tick++) {
+    if (tick === 200) now += 86_400_000; // a second day
+    traffic(gate, keys[tick % 2]!, 3);
+    traffic(gate, keys[(tick + 1) % 2]!, 1);
+    if (tick === 250) gate.usage.set('a@b.io', 7);
+    const size = await stat(MONTH_FILE(state)).then((s) => s.size, () => 0);
+    await gate.flush();
+    const after = (await stat(MONTH_FILE(state))).size;
+    appended += Math.max(0, after - size);
+    largest = Math.max(largest, after);
+    if (tick % 50 === 49) {
+      live = null;
+      await gate.flush();
+      const files = await readUsage(state, { clock: () => now, plans: { free: 1000 } });
+      assert.deepEqual(EMAILS.map((e) => files.get(e)), reports(gate), `tick ${tick}`);
+      live = { gate, keys };
+    }
+  }
+  const compactions = log.lines.filter((l) => l.includes('usage log compacted')).length;
+  assert.ok(compactions >= 10, `${compactions} compactions`);
+  // A tick appends two short lines; compaction runs as soon as a flush passes the floor.
+  assert.ok(largest < FLOOR + 400, `the file reached ${largest} bytes`);
+  assert.ok(appended > 20 * FLOOR, `only ${appended} bytes were appended in all`);
+  live = null;
+  const before = reports(gate);
+  await gate.close();
+  const reopened = await openGate({ state, clock: () => now, plans: { free: 1000 } });
+  assert.deepEqual(reports(reopened), before);
+  // Set to 7 at tick 250; then 74 even ticks of 3 requests (the first a 404), odd ticks a lone 404.
+  assert.equal(before[0]!.used, 7 + 74 * 2);
+  await reopened.close();
+});
+
+/** Copies the state directory as a crash would leave it (everything is fsynced at the hook's stages). */
+async function crashImage(state: string, stage: string): Promise<string> {
+  const copy = `${state}-crash-${stage}`;
+  after(() => import('node:fs/promises').then((fs) => fs.rm(copy, { recursive: true, force: true })));
+  await cp(state, copy, { recursive: true, filter: (src) => !src.endsWith('.lock') });
+  return copy;
+}
+
+test('crash between temp write and rename, and between rename and directory fsync -> both replay to the same counters', async () => {
+  const state = await tempState(after);
+  const now = Date.parse('2026-11-22T10:00:00.000Z');
+  const images = new Map<CompactStage, { copy: string; expected: ReturnType<typeof reports>; names: string[] }>();
+  let gate: Gate | null = null;
+  const hook = async (stage: CompactStage) => {
+    if (images.has(stage)) return;
+    const names = (await readdir(join(state, 'usage'))).filter((n) => n.includes('jsonl')).sort();
+    images.set(stage, { copy: await crashImage(state, stage), expected: reports(gate!), names });
+  };
+  const opened = await setup(state, () => now, { usageLogCompactFloorBytes: FLOOR, usageLogCompactHook: hook, flushIntervalMs: MANUAL });
+  gate = opened.gate;
+  for (let tick = 0; tick < 200 && images.size < 2; tick++) {
+    traffic(gate, opened.keys[tick % 2]!, 2 + (tick % 3));
+    await gate.flush();
+  }
+  assert.deepEqual([...images.keys()], ['written', 'renamed']);
+  assert.deepEqual(images.get('written')!.names, ['.usage-2026-11.jsonl.compact', 'usage-2026-11.jsonl'], 'the temp file beside the full log');
+  assert.deepEqual(images.get('renamed')!.names, ['usage-2026-11.jsonl']);
+  for (const [stage, { copy, expected }] of images) {
+    const recovered = await openGate({ state: copy, clock: () => now, plans: { free: 1000 } });
+    assert.deepEqual(reports(recovered), expected, stage);
+    await recovered.close();
+    assert.deepEqual((await readdir(join(copy, 'usage'))).filter((n) => n.includes('jsonl')), ['usage-2026-11.jsonl'], 'the stale temp file was removed');
+  }
+  await gate.close();
+});
+
+for (const stage of ['written', 'renamed'] as const) {
+  test(`compaction failing at "${stage}" -> a warning, appends go on to the file that has the name, nothing lost`, async () => {
+    const state = await tempState(after);
+    const now = Date.parse('2026-11-22T10:00:00.000Z');
+    const log = captureLog();
+    let failures = 0;
+    const hook = (at: CompactStage) => {
+      if (at === stage && failures++ === 0) throw new Error(`injected failure at ${at}`);
+    };
+    const { gate, keys } = await setup(state, () => now, { log, usageLogCompactFloorBytes: FLOOR, usageLogCompactHook: hook, flushIntervalMs: MANUAL });
+    for (let tick = 0; tick < 300; tick++) {
+      traffic(gate, keys[tick % 2]!, 3);
+      await gate.flush();
+    }
+    assert.equal(failures > 1, true, 'compaction was tried again later');
+    assert.ok(log.lines.some((l) => /"level":"warn"/.test(l) && l.includes(`injected failure at ${stage}`)), log.lines.join('\n'));
+    assert.deepEqual((await readdir(join(state, 'usage'))).filter((n) => n.includes('jsonl')), ['usage-2026-11.jsonl']);
+    const before = reports(gate);
+    assert.deepEqual((await readUsage(state, { clock: () => now, plans: { free: 1000 } })).get('a@b.io'), before[0]);
+    await gate.close();
+    const reopened = await openGate({ state, clock: () => now, plans: { free: 1000 } });
+    assert.deepEqual(reports(reopened), before);
+    await reopened.close();
+  });
+}
+
+test('usageLogStatus -> pending lines, time of the last good flush, failures; null in memory', async () => {
+  const memory = await openGate({ state: 'memory' });
+  assert.equal(memory.usageLogStatus(), null);
+  await memory.close();
+
+  const state = await tempState(after);
+  let fail = false;
+  const write: LogWrite = async (fh, data, position) => {
+    if (fail) throw Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' });
+    return writeFully(fh, data, position);
+  };
+  const now = Date.parse('2026-11-22T10:00:00.000Z');
+  const { gate, keys } = await setup(state, () => now, { usageLogWrite: write, flushIntervalMs: MANUAL });
+  assert.deepEqual(gate.usageLogStatus(), { pendingRecords: 0, lastFlushMs: null, flushFailures: 0 });
+  traffic(gate, keys[0]!, 10);
+  traffic(gate, keys[1]!, 10);
+  assert.deepEqual(gate.usageLogStatus(), { pendingRecords: 2, lastFlushMs: null, flushFailures: 0 }, 'one line per account and day');
+  const t0 = Date.now();
+  await gate.flush();
+  const flushed = gate.usageLogStatus()!;
+  assert.equal(flushed.pendingRecords, 0);
+  assert.ok(flushed.lastFlushMs !== null && flushed.lastFlushMs >= t0 && flushed.lastFlushMs <= Date.now());
+  fail = true;
+  traffic(gate, keys[0]!, 1);
+  await assert.rejects(gate.flush(), /EIO/);
+  traffic(gate, keys[1]!, 1);
+  assert.deepEqual(gate.usageLogStatus(), { pendingRecords: 2, lastFlushMs: flushed.lastFlushMs, flushFailures: 1 }, 'the failed line waits, with the new one');
+  fail = false;
+  await gate.flush();
+  assert.equal(gate.usageLogStatus()!.pendingRecords, 0);
+  assert.equal(gate.usageLogStatus()!.flushFailures, 1);
+  await gate.close();
 });
