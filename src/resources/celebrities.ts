@@ -1,6 +1,6 @@
 // Celebrities (SPEC 2.2): `age` from `born` on the serving day, `filmography` from movie casts (CONTRACT 1).
 import { arrayOf, bool, int, map, obj, str, strings } from './schema.ts';
-import { timeKey, type LinkContext, type LinkedRecord, type ResourceDefinition, type SourceRecord } from './types.ts';
+import { byTime, timeKey, type LinkContext, type LinkedRecord, type ResourceDefinition, type SourceRecord } from './types.ts';
 
 /** Whole years from a birth date to a day, both yyyymmdd: the date difference with the month-day carried. */
 export const ageOn = (born: number, today: number): number => Math.floor((today - born) / 10_000);
@@ -66,8 +66,7 @@ export const celebrities: ResourceDefinition = {
     { kind: 'text', param: 'nationality', get: (r) => r.nationality as string | null },
   ],
   sorts: [
-    { name: 'latest', type: 'number', dir: 'desc', key: (r) => timeKey(r.createdAt) },
-    { name: 'oldest', type: 'number', dir: 'asc', key: (r) => timeKey(r.createdAt) },
+    ...byTime('createdAt'),
     { name: 'name_asc', type: 'text', dir: 'asc', key: (r) => r.name as string },
     { name: 'name_desc', type: 'text', dir: 'desc', key: (r) => r.name as string },
   ],

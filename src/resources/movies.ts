@@ -1,6 +1,6 @@
 // Movies (SPEC 2.5): a cast entry names a celebrity of the data set by slug, or anyone else by name.
 import { arrayOf, bool, int, obj, ref, str, strings } from './schema.ts';
-import { timeKey, type LinkContext, type LinkedRecord, type ResourceDefinition, type SourceRecord } from './types.ts';
+import { byTime, timeKey, type LinkContext, type LinkedRecord, type ResourceDefinition, type SourceRecord } from './types.ts';
 
 export const MOVIE_STATUSES = ['upcoming', 'released', 'in-production'] as const;
 
@@ -58,8 +58,7 @@ export const movies: ResourceDefinition = {
     { kind: 'boolean', param: 'featured', get: (r) => r.featured as boolean | null },
   ],
   sorts: [
-    { name: 'latest', type: 'number', dir: 'desc', key: (r) => timeKey(r.createdAt) },
-    { name: 'oldest', type: 'number', dir: 'asc', key: (r) => timeKey(r.createdAt) },
+    ...byTime('createdAt'),
     { name: 'release_asc', type: 'number', dir: 'asc', key: (r) => timeKey(r.releaseDate) },
     { name: 'release_desc', type: 'number', dir: 'desc', key: (r) => timeKey(r.releaseDate) },
     { name: 'title_asc', type: 'text', dir: 'asc', key: (r) => r.title as string },

@@ -1,6 +1,6 @@
 // News articles (SPEC 2.4): `views` is an internal popularity count, sorted on but never served.
 import { bool, int, obj, ref, str, strings } from './schema.ts';
-import { timeKey, type ResourceDefinition } from './types.ts';
+import { byTime, type ResourceDefinition } from './types.ts';
 
 export const news: ResourceDefinition = {
   name: 'news',
@@ -40,8 +40,7 @@ export const news: ResourceDefinition = {
     { kind: 'boolean', param: 'featured', get: (r) => r.featured as boolean | null },
   ],
   sorts: [
-    { name: 'latest', type: 'number', dir: 'desc', key: (r) => timeKey(r.publishDate) },
-    { name: 'oldest', type: 'number', dir: 'asc', key: (r) => timeKey(r.publishDate) },
+    ...byTime('publishDate'),
     { name: 'popular', type: 'number', dir: 'desc', key: (r) => r.views as number | null },
   ],
   searchText: (r) => r.title as string,

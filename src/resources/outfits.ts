@@ -1,6 +1,6 @@
 // Outfits (SPEC 2.3): `celebrity` is a slug in the data file and an embedded object in responses.
 import { bool, int, obj, ref, str, strings, urls } from './schema.ts';
-import { timeKey, type ResourceDefinition } from './types.ts';
+import { byTime, type ResourceDefinition } from './types.ts';
 
 export const outfits: ResourceDefinition = {
   name: 'outfits',
@@ -45,8 +45,7 @@ export const outfits: ResourceDefinition = {
     { kind: 'text', param: 'brand', get: (r) => r.brand as string | null },
   ],
   sorts: [
-    { name: 'latest', type: 'number', dir: 'desc', key: (r) => timeKey(r.createdAt) },
-    { name: 'oldest', type: 'number', dir: 'asc', key: (r) => timeKey(r.createdAt) },
+    ...byTime('createdAt'),
     { name: 'popular', type: 'number', dir: 'desc', key: (r) => r.likesCount as number | null },
     { name: 'title_asc', type: 'text', dir: 'asc', key: (r) => r.title as string },
   ],

@@ -1,6 +1,6 @@
 // Reviews (SPEC 2.6): `movieTitle`, `poster` and `movieDetails` come from the reviewed movie.
 import { bool, int, num, obj, ref, str, strings } from './schema.ts';
-import { timeKey, type LinkContext, type LinkedRecord, type ResourceDefinition, type SourceRecord } from './types.ts';
+import { byTime, type LinkContext, type LinkedRecord, type ResourceDefinition, type SourceRecord } from './types.ts';
 
 function link(r: SourceRecord, ctx: LinkContext): LinkedRecord {
   const m = ctx.get('movies', r.movie as string)!;
@@ -55,8 +55,7 @@ export const reviews: ResourceDefinition = {
     { kind: 'boolean', param: 'featured', get: (r) => r.featured as boolean | null },
   ],
   sorts: [
-    { name: 'latest', type: 'number', dir: 'desc', key: (r) => timeKey(r.publishDate) },
-    { name: 'oldest', type: 'number', dir: 'asc', key: (r) => timeKey(r.publishDate) },
+    ...byTime('publishDate'),
     { name: 'rating_high', type: 'number', dir: 'desc', key: (r) => r.rating as number },
     { name: 'rating_low', type: 'number', dir: 'asc', key: (r) => r.rating as number },
   ],

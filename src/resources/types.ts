@@ -100,3 +100,9 @@ export interface ResourceDefinition {
 
 /** Milliseconds since the epoch of an ISO timestamp stored in a linked record, or null. */
 export const timeKey = (value: unknown): number | null => (typeof value === 'string' ? Date.parse(value) : null);
+
+/** `latest` and `oldest`, the first two sorts of every collection, on a timestamp field (CONTRACT 3). */
+export const byTime = (field: string): SortDef[] => [
+  { name: 'latest', type: 'number', dir: 'desc', key: (r) => timeKey(r[field]) },
+  { name: 'oldest', type: 'number', dir: 'asc', key: (r) => timeKey(r[field]) },
+];
