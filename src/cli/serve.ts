@@ -7,7 +7,7 @@ import { createAccessLog } from '../http/access-log.ts';
 import { listenAdmin } from '../http/admin.ts';
 import { closeListeners } from '../http/server.ts';
 import type { Observer } from '../http/app.ts';
-import { fromLoopback, Metrics, type UsageLogStatus } from '../http/metrics.ts';
+import { fromLoopback, Metrics } from '../http/metrics.ts';
 import { createLogger } from '../log.ts';
 import { readTlsFiles, startService, type Service } from '../service.ts';
 import { CommandError, EXIT, parseFlags, UsageError, type CommandGroup } from './io.ts';
@@ -64,8 +64,7 @@ export const serve: CommandGroup = async (args, io) => {
   const metrics = new Metrics({
     clock: Date.now,
     draining: () => service?.draining ?? false,
-    // The gate exposes its usage-log status once it offers `usageLogStatus()`; until then no lag series.
-    usageLog: () => (service?.gate as { usageLogStatus?: () => UsageLogStatus | null } | undefined)?.usageLogStatus?.() ?? null,
+    usageLog: () => service?.gate.usageLogStatus() ?? null,
   });
   const accessLog = createAccessLog(log, config.trustProxy);
   const observe: Observer = (req, route, status, requestId, startNs) => {
