@@ -9,7 +9,7 @@ import { fromLoopback, Metrics } from '../../src/http/metrics.ts';
 import { createLogger } from '../../src/log.ts';
 import { startService, type Service } from '../../src/service.ts';
 import { fixture } from '../helpers/fixture.ts';
-import { createKey, request, tempDir } from './serve-harness.ts';
+import { createKey, request, tempDir } from '../helpers/serve-harness.ts';
 
 const RUNS = 250;
 

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { startService, type Service } from '../../src/service.ts';
 import { fixture } from '../helpers/fixture.ts';
-import { createKey, tempDir } from './serve-harness.ts';
+import { createKey, tempDir } from '../helpers/serve-harness.ts';
 
 const HEADERS_TIMEOUT_MS = 1000;
 

@@ -6,7 +6,8 @@ import type { IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { fromLoopback, Metrics, type UsageLogStatus } from '../../src/http/metrics.ts';
 import { route } from '../../src/http/router.ts';
-import { createKey, eventually, request, runCli, spawnServe, tempDir, writeData } from './serve-harness.ts';
+import { createKey, eventually, request, tempDir, writeData } from '../helpers/serve-harness.ts';
+import { runCli, spawnServe } from '../helpers/serve-process.ts';
 
 const SAMPLE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(?:[a-zA-Z_][a-zA-Z0-9_]*="(?:\\.|[^"\\])*",?)*\})? (-?\d+(?:\.\d+)?(?:e[-+]?\d+)?|\+Inf|NaN)$/;
 

@@ -9,7 +9,8 @@ import { createReloader, watchData } from '../../src/data/watch.ts';
 import { createLogger, silentLogger } from '../../src/log.ts';
 import { startService, type Service } from '../../src/service.ts';
 import { fixture } from '../helpers/fixture.ts';
-import { createKey, eventually, request, spawnServe, tempDir, writeData } from './serve-harness.ts';
+import { createKey, eventually, request, tempDir, writeData } from '../helpers/serve-harness.ts';
+import { spawnServe } from '../helpers/serve-process.ts';
 
 const renamed = () => {
   const data = fixture();

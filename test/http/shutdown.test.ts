@@ -7,7 +7,8 @@ import net from 'node:net';
 import { join } from 'node:path';
 import { startService, type Service } from '../../src/service.ts';
 import { fixture } from '../helpers/fixture.ts';
-import { createKey, request, runCli, spawnServe, tempDir, writeData } from './serve-harness.ts';
+import { createKey, request, tempDir, writeData } from '../helpers/serve-harness.ts';
+import { runCli, spawnServe } from '../helpers/serve-process.ts';
 
 /** Opens a raw connection and sends the first part of a request, leaving it unfinished. */
 async function partialRequest(url: string, head: string): Promise<{ socket: net.Socket; reply: Promise<string> }> {

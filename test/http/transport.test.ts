@@ -9,7 +9,7 @@ import type { Observer } from '../../src/http/app.ts';
 import { createLogger, type Logger } from '../../src/log.ts';
 import { startService, type Service } from '../../src/service.ts';
 import { fixture } from '../helpers/fixture.ts';
-import { createKey, request, tempDir } from './serve-harness.ts';
+import { createKey, request, tempDir } from '../helpers/serve-harness.ts';
 
 function capture(): { log: Logger; lines: string[]; observe: Observer } {
   const lines: string[] = [];

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { fetchChecked } from '../helpers/openapi-validator.ts';
-import { spawnServer } from '../helpers/spawned-server.ts';
+import { spawnListening } from '../helpers/serve-process.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 let tmp: string;
@@ -42,7 +42,7 @@ test('the executable carries the data: data check and openapi work with nothing 
 
 test('the executable serves: 401 without a key, 200 with a key made by its own accounts command', async () => {
   const state = join(alone, 'state');
-  const server = await spawnServer(exe, ['serve', '--insecure-http', '--port', '0', '--state', state], { cwd: alone, env });
+  const server = await spawnListening(exe, ['serve', '--insecure-http', '--port', '0', '--state', state], { cwd: alone, env });
   try {
     assert.match((await readdir(env.TMPDIR!)).join(), /^celebrity-api-\w+$/); // its unpacked data, while it runs
     const refused = await fetchChecked(`${server.url}/api/v1/movies`);

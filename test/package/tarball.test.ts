@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { assertMatchesDocument, fetchChecked } from '../helpers/openapi-validator.ts';
-import { spawnServer } from '../helpers/spawned-server.ts';
+import { spawnListening } from '../helpers/serve-process.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
@@ -45,7 +45,7 @@ test('installed: `npx celebrity-api data check` validates the bundled data', () 
 
 test('installed: `celebrity-api serve --insecure-http --port 0` answers 401 without a key, stops on SIGTERM', async () => {
   const bin = join(project, 'node_modules/.bin/celebrity-api');
-  const server = await spawnServer(bin, ['serve', '--insecure-http', '--port', '0', '--state', join(tmp, 'state')], { cwd: project });
+  const server = await spawnListening(bin, ['serve', '--insecure-http', '--port', '0', '--state', join(tmp, 'state')], { cwd: project });
   try {
     const res = await fetchChecked(`${server.url}/api/v1/celebrities`);
     assert.equal(res.status, 401);

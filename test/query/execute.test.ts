@@ -80,39 +80,28 @@ function randomQuery(def: ResourceDefinition, records: readonly LinkedRecord[], 
 const toQueryString = (q: OracleQuery) =>
   new URLSearchParams({ ...q.filters, sort: q.sort!, limit: String(q.limit), page: String(q.page), ...(q.search ? { search: q.search } : {}) }).toString();
 
-test('indexed engine agrees with brute force on 500 random queries per collection', async () => {
-  const data = generateRecords({ scale: 120, seed: 'oracle' });
-  const snapshot = await loadSnapshot(data);
-  const linked = await loadLinked(data);
-  const rand = prng(42);
-  for (const def of RESOURCE_LIST) {
-    const index = snapshot.collections[def.name];
-    for (let i = 0; i < 500; i++) {
-      const q = randomQuery(def, linked[def.name], rand);
-      const qs = toQueryString(q);
-      const got = executeQuery(index, parseListQuery(def, qs));
-      const want = bruteForce(def, linked[def.name], q);
-      assert.equal(got.total, want.total, `${def.name}?${qs}: total`);
-      assert.deepEqual(Array.from(got.ids, (id) => linked[def.name][id]!.slug), want.page.map((r) => r.slug), `${def.name}?${qs}: page`);
-    }
-  }
-});
-
-test('indexed engine agrees with brute force at a scale where the order walk and bucket selection run', async () => {
+const SCALES = [
+  { name: 'indexed engine agrees with brute force on 500 random queries per collection', scale: 120, seed: 'oracle', prngSeed: 42, queries: 500 },
   // At scale 120 every set is small enough for the plain sort; here sets reach thousands of ids.
-  const data = generateRecords({ scale: 1500, seed: 'oracle-large' });
-  const snapshot = await loadSnapshot(data);
-  const linked = await loadLinked(data);
-  const rand = prng(7);
-  for (const def of RESOURCE_LIST) {
-    const index = snapshot.collections[def.name];
-    for (let i = 0; i < 120; i++) {
-      const q = randomQuery(def, linked[def.name], rand);
-      const qs = toQueryString(q);
-      const got = executeQuery(index, parseListQuery(def, qs));
-      const want = bruteForce(def, linked[def.name], q);
-      assert.equal(got.total, want.total, `${def.name}?${qs}: total`);
-      assert.deepEqual(Array.from(got.ids, (id) => linked[def.name][id]!.slug), want.page.map((r) => r.slug), `${def.name}?${qs}: page`);
+  { name: 'indexed engine agrees with brute force at a scale where the order walk and bucket selection run', scale: 1500, seed: 'oracle-large', prngSeed: 7, queries: 120 },
+];
+
+for (const { name, scale, seed, prngSeed, queries } of SCALES) {
+  test(name, async () => {
+    const data = generateRecords({ scale, seed });
+    const snapshot = await loadSnapshot(data);
+    const linked = await loadLinked(data);
+    const rand = prng(prngSeed);
+    for (const def of RESOURCE_LIST) {
+      const index = snapshot.collections[def.name];
+      for (let i = 0; i < queries; i++) {
+        const q = randomQuery(def, linked[def.name], rand);
+        const qs = toQueryString(q);
+        const got = executeQuery(index, parseListQuery(def, qs));
+        const want = bruteForce(def, linked[def.name], q);
+        assert.equal(got.total, want.total, `${def.name}?${qs}: total`);
+        assert.deepEqual(Array.from(got.ids, (id) => linked[def.name][id]!.slug), want.page.map((r) => r.slug), `${def.name}?${qs}: page`);
+      }
     }
-  }
-});
+  });
+}
