@@ -98,17 +98,3 @@ export function fragment(f: Fragments, id: number, today: number): Buffer {
   writeFragment(f, id, today, out, 0);
   return out;
 }
-
-/** JSON of an object with a gap where `field` goes: the text before its value and the text after it. */
-export function splitAt(obj: Record<string, unknown>, field: string): [head: string, tail: string] {
-  const before: Record<string, unknown> = {};
-  const after: Record<string, unknown> = {};
-  let seen = false;
-  for (const k of Object.keys(obj)) {
-    if (k === field) seen = true;
-    else (seen ? after : before)[k] = obj[k];
-  }
-  const head = JSON.stringify(before);
-  const tail = JSON.stringify(after);
-  return [`${head === '{}' ? '{' : `${head.slice(0, -1)},`}"${field}":`, tail === '{}' ? '}' : `,${tail.slice(1)}`];
-}

@@ -1,10 +1,10 @@
 // Load-time work so that requests only join precomputed pieces (STYLE habit 2): slug map, one order
 // per sort value, folded value -> ids postings per filter, folded search text, serialized JSON.
-import type { LinkedRecord, OutputField, ResourceDefinition } from '../resources/types.ts';
+import type { LinkedRecord, ResourceDefinition } from '../resources/types.ts';
 import { fold } from './fold.ts';
-import { FragmentBuilder, splitAt, type Fragments } from './fragments.ts';
+import { FragmentBuilder, type Fragments } from './fragments.ts';
 import { buildSearchIndex, type SearchIndex } from './search-index.ts';
-import { compileShape } from './shape.ts';
+import { compileShapes } from './shape.ts';
 
 export interface RangeIndex {
   /** The `minParam` of the range filter it serves. */
@@ -40,21 +40,21 @@ export interface CollectionIndex {
   readonly search: SearchIndex;
 }
 
-/** One shape's JSON of every record; with a gap for the late field when the shape shows it. */
-function serialize(def: ResourceDefinition, records: readonly LinkedRecord[], fields: readonly OutputField[], envelope: [string, string]): Fragments {
-  const shape = compileShape(def, fields);
-  const late = def.late && fields.includes(def.late.field) ? def.late : null;
-  const out = new FragmentBuilder(records.length, late);
-  const [open, close] = envelope;
+/** The list JSON and whole detail bodies of every record, each shape with a gap where its late field goes. */
+function serialize(def: ResourceDefinition, records: readonly LinkedRecord[]): { list: Fragments; detail: Fragments } {
+  const shapes = compileShapes(def);
+  const late = def.late ?? null;
+  const list = new FragmentBuilder(records.length, late && def.listFields.includes(late.field) ? late : null);
+  const detail = new FragmentBuilder(records.length, late && def.detailFields.includes(late.field) ? late : null);
+  const open = `{"success":true,"version":"v1","resource":"${def.name}","data":`;
   for (const r of records) {
-    const obj = shape(r);
-    if (late === null) out.add(open + JSON.stringify(obj) + close);
-    else {
-      const [head, tail] = splitAt(obj, late.field);
-      out.add(open + head, tail + close, late.key(r));
-    }
+    const json = shapes(r);
+    const key = late ? late.key(r) : null;
+    list.add(json.list[0], json.list[1], key);
+    if (json.detail[1] === null) detail.add(open + json.detail[0] + '}');
+    else detail.add(open + json.detail[0], json.detail[1] + '}', key);
   }
-  return out.finish();
+  return { list: list.finish(), detail: detail.finish() };
 }
 
 /** Ascending rank of each record's `_id`, so ties break on `_id` with an integer compare. */
@@ -139,8 +139,7 @@ export function buildIndex(def: ResourceDefinition, records: readonly LinkedReco
     orders.set(sort.name, order);
     ranks.set(sort.name, rank);
   }
-  const list = serialize(def, records, def.listFields, ['', '']);
-  const detail = serialize(def, records, def.detailFields, [`{"success":true,"version":"v1","resource":"${def.name}","data":`, '}']);
+  const { list, detail } = serialize(def, records);
   const searchText = records.map((r) => fold(def.searchText(r) ?? ''));
   const postings = buildPostings(def, records);
   return {

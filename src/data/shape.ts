@@ -46,23 +46,59 @@ export function embeddedSchema(def: ResourceDefinition, field: Exclude<OutputFie
   return pick;
 }
 
-/** Compiles an output shape into a function from linked record to plain object, ready for JSON.stringify. */
-export function compileShape(def: ResourceDefinition, fields: readonly OutputField[]): (r: LinkedRecord) => Record<string, unknown> {
-  const steps = fields.map((field) => {
-    if (typeof field === 'string') return [field, compile(fieldSchema(def, field))] as const;
-    const picks = Object.entries(embeddedSchema(def, field)).map(([name, s]) => [name, compile(s)] as const);
-    const shaper: Shaper = (v) => {
-      if (v === null || typeof v !== 'object') return null;
-      const src = v as Record<string, unknown>;
-      const out: Record<string, unknown> = {};
-      for (const [name, s] of picks) out[name] = s(src[name]);
-      return out;
-    };
-    return [field.name, shaper] as const;
-  });
+/** A record's JSON in one shape: the whole text, or the text before and after the late field's value. */
+export type ShapedJson = readonly [head: string, tail: string | null];
+
+/**
+ * Compiles the list and detail shapes of a collection into one function from linked record to the
+ * JSON text of both. Text is built field by field: a value both shapes show is stringified once.
+ */
+export function compileShapes(def: ResourceDefinition): (r: LinkedRecord) => { list: ShapedJson; detail: ShapedJson } {
+  const slots = new Map<string, (r: LinkedRecord) => string>();
+  const plan = (fields: readonly OutputField[]) =>
+    fields.map((field, i) => {
+      const name = typeof field === 'string' ? field : field.name;
+      const slot = typeof field === 'string' ? name : `${name}:${field.pick.join(',')}`;
+      if (!slots.has(slot)) slots.set(slot, valueJson(def, field));
+      return { prefix: `${i === 0 ? '' : ','}"${name}":`, slot, late: def.late?.field === name };
+    });
+  const shapes = [plan(def.listFields), plan(def.detailFields)] as const;
+  const order = [...slots.keys()];
+  const fns = [...slots.values()];
+  const at = new Map(order.map((slot, i) => [slot, i]));
+  const compiled = shapes.map((steps) => steps.map((s) => ({ ...s, index: at.get(s.slot)! })));
+  const build = (steps: (typeof compiled)[number], texts: string[]): ShapedJson => {
+    let text = '{';
+    for (const step of steps) {
+      if (step.late) {
+        const head = text + step.prefix;
+        text = '';
+        for (const rest of steps.slice(steps.indexOf(step) + 1)) text += rest.prefix + texts[rest.index]!;
+        return [head, text + '}'];
+      }
+      text += step.prefix + texts[step.index]!;
+    }
+    return [text + '}', null];
+  };
   return (r) => {
+    const texts = fns.map((fn) => fn(r));
+    return { list: build(compiled[0]!, texts), detail: build(compiled[1]!, texts) };
+  };
+}
+
+/** JSON text of one output field's value, with the defaults of its schema filled in. */
+function valueJson(def: ResourceDefinition, field: OutputField): (r: LinkedRecord) => string {
+  if (typeof field === 'string') {
+    const shaper = compile(fieldSchema(def, field));
+    return (r) => JSON.stringify(shaper(r[field])) ?? 'null';
+  }
+  const picks = Object.entries(embeddedSchema(def, field)).map(([name, s]) => [name, compile(s)] as const);
+  return (r) => {
+    const v = r[field.name];
+    if (v === null || typeof v !== 'object') return 'null';
+    const src = v as Record<string, unknown>;
     const out: Record<string, unknown> = {};
-    for (const [name, shaper] of steps) out[name] = shaper(r[name]);
-    return out;
+    for (const [name, s] of picks) out[name] = s(src[name]);
+    return JSON.stringify(out);
   };
 }
