@@ -6,7 +6,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { acquireLock, LockBusyError } from '../../src/access/lock-file.ts';
-import { tempState } from './fixtures.ts';
+import { tempState } from '../helpers/state.ts';
 
 test('held lock -> a second taker waits, then times out with LockBusyError naming the holder', async () => {
   const path = join(await tempState(after), 'x.lock');

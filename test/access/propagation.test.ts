@@ -4,7 +4,7 @@ import { after, test } from 'node:test';
 import { accounts } from '../../src/cli/accounts.ts';
 import { keys } from '../../src/cli/keys.ts';
 import { openGate } from '../../src/quota/gate.ts';
-import { fakeIo, tempState, within } from './fixtures.ts';
+import { fakeIo, tempState, within } from '../helpers/state.ts';
 
 async function cli(group: typeof accounts, args: string[], stdin = ''): Promise<string> {
   const io = fakeIo(stdin);

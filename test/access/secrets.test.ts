@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { generateKey } from '../../src/access/key-format.ts';
 import { DEFAULT_SCRYPT, hashPassword, openSealedKey, sealKey, verifyPassword } from '../../src/access/secrets.ts';
-import { FAST_SCRYPT } from './fixtures.ts';
+import { FAST_SCRYPT } from '../helpers/state.ts';
 
 test('password hash -> stores its parameters and salt, verifies the right password only', async () => {
   const hash = await hashPassword('correct horse', FAST_SCRYPT);

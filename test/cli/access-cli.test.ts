@@ -8,7 +8,7 @@ import { accounts } from '../../src/cli/accounts.ts';
 import type { CommandGroup } from '../../src/cli/io.ts';
 import { keys } from '../../src/cli/keys.ts';
 import { usage } from '../../src/cli/usage.ts';
-import { fakeIo, tempState } from '../access/fixtures.ts';
+import { fakeIo, tempState } from '../helpers/state.ts';
 
 async function run(group: CommandGroup, args: string[], stdin = '') {
   const io = fakeIo(stdin);

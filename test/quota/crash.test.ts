@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { AccountStore } from '../../src/access/account-store.ts';
 import { openGate } from '../../src/quota/gate.ts';
-import { captureLog, FAST_SCRYPT, tempState } from '../access/fixtures.ts';
+import { captureLog, FAST_SCRYPT, tempState } from '../helpers/state.ts';
 
 const CHILD = new URL('./fixtures/crash-child.ts', import.meta.url).pathname;
 const EMAIL = 'load@b.io';

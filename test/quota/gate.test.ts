@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { generateKey } from '../../src/access/key-format.ts';
 import { ERRORS } from '../../src/errors.ts';
 import { openGate, type Admission, type Gate, type GateOptions } from '../../src/quota/gate.ts';
-import { FAST_SCRYPT } from '../access/fixtures.ts';
+import { FAST_SCRYPT } from '../helpers/state.ts';
 
 async function gateWithKey(options: Partial<GateOptions> = {}, plan = 'free') {
   const gate = await openGate({ state: 'memory', scrypt: FAST_SCRYPT, ...options });

@@ -8,7 +8,7 @@ import { keys } from '../../src/cli/keys.ts';
 import { usage } from '../../src/cli/usage.ts';
 import { openGate } from '../../src/quota/gate.ts';
 import { writeFully, type LogWrite } from '../../src/quota/usage-log.ts';
-import { captureLog, fakeIo, FAST_SCRYPT, tempState } from '../access/fixtures.ts';
+import { captureLog, fakeIo, FAST_SCRYPT, tempState } from '../helpers/state.ts';
 
 async function filesUnder(dir: string): Promise<string[]> {
   const out: string[] = [];

@@ -8,7 +8,7 @@ import type { CompactStage } from '../../src/quota/usage-compact.ts';
 import { writeFully, type LogWrite } from '../../src/quota/usage-log.ts';
 import { readUsage } from '../../src/quota/usage-service.ts';
 import { LogScanner, UsageLogError } from '../../src/quota/usage-replay.ts';
-import { captureLog, FAST_SCRYPT, tempState } from '../access/fixtures.ts';
+import { captureLog, FAST_SCRYPT, tempState } from '../helpers/state.ts';
 
 const EMAILS = ['a@b.io', 'c@d.io'];
 

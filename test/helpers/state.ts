@@ -1,4 +1,4 @@
-// Test support for access and quota tests: temp state dirs, a fake Io, cheap scrypt, a capturing logger.
+// Test support shared by the access, quota and CLI tests: temp state dirs, a fake Io, cheap scrypt, a capturing logger.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
