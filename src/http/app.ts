@@ -4,9 +4,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { utcYmd } from '../data/fragments.ts';
 import type { Snapshot } from '../data/snapshot.ts';
-import { errorBody } from '../errors.ts';
+import { errorBody, ERRORS } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { detail, listPage, type Outcome } from './handlers.ts';
+import { detail, listPage, NOT_FOUND, type Outcome } from './handlers.ts';
 import { metricsHeaders } from './metrics.ts';
 import { listenerHeaders, pushHeaders, send, sendError } from './respond.ts';
 import { route, type Route } from './router.ts';
@@ -17,6 +17,7 @@ export interface Admitter {
     | { ok: true; ticket: unknown; headers: Readonly<Record<string, string>> }
     | { ok: false; status: 401 | 429; body: string; headers: Readonly<Record<string, string>> };
   settle(ticket: unknown, status: number): void;
+  quotaHeaders(ticket: unknown): Readonly<Record<string, string>>;
 }
 
 /** How a listener was reached: HTTPS, plain HTTP that serves (--insecure-http), or plain HTTP that refuses. */
@@ -41,6 +42,7 @@ export interface AppOptions {
 }
 
 const ALLOW = ['Allow', 'GET, HEAD'];
+const NOT_ALLOWED: Outcome = { ok: false, code: 'METHOD_NOT_ALLOWED' };
 const DAY_MS = 86_400_000;
 const REDIRECT_HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
 const HEALTHY = Buffer.from('{"status":"ok"}');
@@ -120,35 +122,33 @@ export class App {
     }
     const key = req.headers['x-api-key'];
     const admission = this.o.gate.admit(typeof key === 'string' ? key : undefined);
-    pushHeaders(extra, admission.headers);
     if (!admission.ok) {
+      pushHeaders(extra, admission.headers);
       send(res, admission.status, admission.body, base, extra);
       return admission.status;
     }
-    let status = 500;
+    let outcome: Outcome;
     try {
-      status = readOnly ? this.resource(res, r, query, base, extra) : this.notAllowed(res, base, extra);
-    } finally {
-      this.o.gate.settle(admission.ticket, status);
+      outcome = readOnly ? this.resource(r, query) : NOT_ALLOWED;
+    } catch (err) {
+      this.o.gate.settle(admission.ticket, 500);
+      throw err;
     }
+    const status = outcome.ok ? 200 : ERRORS[outcome.code].status;
+    // Settle before the headers are written, so a request that did not count leaves RateLimit `r` as it was.
+    this.o.gate.settle(admission.ticket, status);
+    pushHeaders(extra, outcome.ok ? admission.headers : this.o.gate.quotaHeaders(admission.ticket));
+    if (outcome.ok) send(res, 200, outcome.body, base, extra);
+    else if (outcome.code === 'METHOD_NOT_ALLOWED') this.notAllowed(res, base, extra);
+    else sendError(res, outcome.code, base, extra, outcome.message);
     return status;
   }
 
-  private resource(res: ServerResponse, r: Route, query: string, base: readonly string[], extra: string[]): number {
-    let outcome: Outcome;
-    if (r.kind === 'list' || r.kind === 'detail') {
-      const index = this.o.snapshot().collections[r.collection];
-      const today = this.today();
-      outcome = r.kind === 'list' ? listPage(index, query, today) : detail(index, r.slug, today);
-    } else {
-      outcome = { ok: false, code: 'NOT_FOUND' };
-    }
-    if (!outcome.ok) {
-      sendError(res, outcome.code, base, extra, outcome.message);
-      return outcome.code === 'NOT_FOUND' ? 404 : 400;
-    }
-    send(res, 200, outcome.body, base, extra);
-    return 200;
+  private resource(r: Route, query: string): Outcome {
+    if (r.kind !== 'list' && r.kind !== 'detail') return NOT_FOUND;
+    const index = this.o.snapshot().collections[r.collection];
+    const today = this.today();
+    return r.kind === 'list' ? listPage(index, query, today) : detail(index, r.slug, today);
   }
 
   /** The serving day as yyyymmdd, recomputed only when the clock leaves the cached day. */

@@ -8,9 +8,9 @@ import { executeQuery } from '../query/execute.ts';
 
 
 /** A handler's answer: a 200 body, or the error to send. */
-export type Outcome = { readonly ok: true; readonly body: Buffer } | { readonly ok: false; readonly code: 'NOT_FOUND' | 'INVALID_PARAMETER'; readonly message?: string };
+export type Outcome = { readonly ok: true; readonly body: Buffer } | { readonly ok: false; readonly code: 'NOT_FOUND' | 'INVALID_PARAMETER' | 'METHOD_NOT_ALLOWED'; readonly message?: string };
 
-const NOT_FOUND: Outcome = { ok: false, code: 'NOT_FOUND' };
+export const NOT_FOUND: Outcome = { ok: false, code: 'NOT_FOUND' };
 
 /** `today` is the serving day as yyyymmdd, for the fields that depend on it (celebrity `age`). */
 export function listPage(index: CollectionIndex, query: string, today: number): Outcome {

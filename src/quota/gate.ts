@@ -5,7 +5,7 @@ import type { ScryptParams } from '../access/secrets.ts';
 import type { AccountService } from '../access/types.ts';
 import { silentLogger, type Logger } from '../log.ts';
 import { Counters, type DayCount, type MonthCount } from './counters.ts';
-import { CalendarCache, type DayKey } from './month.ts';
+import { CalendarCache, type DayKey, type MonthWindow } from './month.ts';
 import { resolveQuotas, type Plan } from './plans.ts';
 import { NO_HEADERS, QuotaRejections, rateLimitHeaders, UNAUTHORIZED, type Headers, type Rejection } from './responses.ts';
 import type { CompactHook } from './usage-compact.ts';
@@ -42,6 +42,8 @@ export class Ticket {
     readonly day: DayKey,
     /** @internal */ readonly month: MonthCount,
     /** @internal */ readonly daily: DayCount,
+    /** @internal */ readonly total: number | null,
+    /** @internal */ readonly window: MonthWindow,
   ) {}
 }
 
@@ -52,6 +54,8 @@ export interface Gate {
   admit(apiKey: string | undefined): Admission;
   /** Once per admitted request: a 200 keeps the unit; anything else gives it back. */
   settle(ticket: Ticket, status: number): void;
+  /** The RateLimit headers as they stand now: after a settle that gave the unit back, `r` is as before. */
+  quotaHeaders(ticket: Ticket): Headers;
   readonly accounts: AccountService;
   readonly usage: UsageService;
   /** The usage log's backlog for /metrics; null in 'memory' state. */
@@ -100,7 +104,7 @@ export async function openGate(options: GateOptions): Promise<Gate> {
       return rejections.get(account.plan, total, month, now);
     }
     count.reserved++;
-    const ticket = new Ticket(account.id, day, count, usage.day(day));
+    const ticket = new Ticket(account.id, day, count, usage.day(day), total, month);
     const headers = total === null ? NO_HEADERS : rateLimitHeaders(total, total - count.used - count.reserved, month, now);
     return { ok: true, ticket, headers };
   }
@@ -124,6 +128,7 @@ export async function openGate(options: GateOptions): Promise<Gate> {
   return {
     admit,
     settle,
+    quotaHeaders: (t) => (t.total === null ? NO_HEADERS : rateLimitHeaders(t.total, t.total - t.month.used - t.month.reserved, t.window, clock())),
     accounts,
     usage,
     usageLogStatus: () => usageLog?.status() ?? null,

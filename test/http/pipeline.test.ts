@@ -61,8 +61,11 @@ test('only 200s count: 400, 404 and 405 leave the quota untouched', async () => 
   const key = await server.account('starter', 'counting@example.com');
   const used = () => server.service.gate.usage.get('counting@example.com').used;
   const statuses = [];
+  const reset = (Date.parse('2026-12-01T00:00:00Z') - NOW) / 1000;
   for (const [path, method] of [['/api/v1/movies?sort=nope', 'GET'], ['/api/v1/movies/no-such', 'GET'], ['/api/v1/nope', 'GET'], ['/api/v1/movies', 'PUT']] as const) {
-    statuses.push((await server.request(path, { key, method })).status);
+    const res = await server.request(path, { key, method });
+    statuses.push(res.status);
+    assert.equal(res.headers.get('ratelimit'), `"monthly";r=1000;t=${reset}`, `${method} ${path}: not counted, so nothing is used`);
   }
   assert.deepEqual(statuses, [400, 404, 404, 405]);
   assert.equal(used(), 0);
