@@ -50,7 +50,9 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const clock = options.clock ?? Date.now;
   const log = options.log ?? silentLogger;
   let dataInput = options.data;
-  let current = await loadSnapshot(dataInput);
+  // The boot cache lives in the state directory (src/data/boot-cache-*.ts); loadSnapshot skips it for 'memory'.
+  const loadOptions = { cacheDir: options.state, log };
+  let current = await loadSnapshot(dataInput, loadOptions);
   let tls: { cert: string | Buffer; key: string | Buffer } | null = null;
   let fingerprint: string | null = null;
   if (options.tls === 'self-signed') {
@@ -90,7 +92,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     fingerprint,
     snapshot: () => current,
     async reload(data?: DataInput) {
-      const next = await loadSnapshot(data ?? dataInput);
+      const next = await loadSnapshot(data ?? dataInput, loadOptions);
       if (data !== undefined) dataInput = data;
       current = next;
       log.info('data loaded', { version: next.version });

@@ -1,0 +1,110 @@
+// The boot cache (issue 5): every structure of a validated snapshot written raw to one file in the state
+// directory, so the next start on the same data files reads them back instead of parsing, validating
+// and indexing again. File: "CAPIBOOT", the header length (u32 LE), a JSON header, then each section
+// 8-byte aligned with its CRC-32. The header holds the key: the identity (stat) of the five data
+// files, the format version and a fingerprint of the code and definitions that build the structures.
+// Any mismatch or damage is a miss, and the caller loads the data the normal way.
+import { createHash } from 'node:crypto';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { endianness } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as zlib from 'node:zlib';
+import { RESOURCE_LIST } from '../resources/index.ts';
+import type { CollectionName } from '../resources/types.ts';
+import type { CollectionIndex } from './indexes.ts';
+
+/** Bump when the layout, or anything the structures are built from that the fingerprint misses, changes. */
+export const BOOT_CACHE_FORMAT = 1;
+export const MAGIC = Buffer.from('CAPIBOOT');
+/** Data files changed this recently before the load may change again within one timestamp tick. */
+const RACY_MS = 100;
+/** Whole-second timestamps (ext3, HFS+, some network file systems) need a wider margin. */
+const RACY_COARSE_MS = 2000;
+/** Longest string decoded at once, well below V8's maximum string length. */
+export const STRING_CHUNK = 1 << 26;
+/** One read() call is limited to 2 GiB. */
+export const READ_CHUNK = 1 << 30;
+// zlib.crc32 is Node >= 20.15; without it there is no cache (a miss every time).
+export const crc32 = (zlib as { crc32?: (data: Uint8Array, value?: number) => number }).crc32;
+
+export type Collections = Record<CollectionName, CollectionIndex>;
+export type DataIdentity = { readonly at: number; readonly files: readonly string[] };
+
+/** Identity of the data files as they are now (stat before reading them, so a later change is a miss). */
+export async function readDataIdentity(dataDir: string): Promise<DataIdentity> {
+  const at = Date.now();
+  const files = await Promise.all(
+    RESOURCE_LIST.map(async (def) => {
+      const s = await stat(join(dataDir, def.file), { bigint: true });
+      return `${def.file}:${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
+    }),
+  );
+  return { at, files };
+}
+
+/** Files changed so recently that a same-size rewrite could keep the same timestamps. */
+export function racy(id: DataIdentity): boolean {
+  const times = id.files.flatMap((f) => f.split(':').slice(-2).map(BigInt));
+  const coarse = times.every((t) => t % 1_000_000_000n === 0n);
+  const newest = Number(times.reduce((a, b) => (a > b ? a : b)) / 1_000_000n);
+  return newest > id.at - (coarse ? RACY_COARSE_MS : RACY_MS);
+}
+
+let codePrint: Promise<string> | null = null;
+
+/** Hash of the code that builds the structures: the source files beside this one (or the bundle), and every definition. */
+function fingerprint(): Promise<string> {
+  return (codePrint ??= (async () => {
+    const hash = createHash('sha256');
+    hash.update(`${BOOT_CACHE_FORMAT}\0${endianness()}\0${process.version}\0${JSON.stringify(process.versions.unicode ?? '')}\0`);
+    const here = fileURLToPath(import.meta.url);
+    // Under tsx: src/data and src/resources. Bundled: the bundle's directory. In a single executable
+    // (no such directory): the executable itself, by size and time.
+    const dirs = here.endsWith('.ts') ? [dirname(here), resolve(dirname(here), '../resources')] : [dirname(here)];
+    let found = false;
+    for (const dir of dirs) {
+      const names = await readdir(dir).catch(() => [] as string[]);
+      for (const name of names.filter((n) => /\.(ts|js|cjs|mjs)$/.test(n)).sort()) {
+        hash.update(name).update(await readFile(join(dir, name)));
+        found = true;
+      }
+    }
+    if (!found) {
+      const s = await stat(process.execPath);
+      hash.update(`${process.execPath}:${s.size}:${s.mtimeMs}`);
+    }
+    const fns = (_: string, v: unknown) => (typeof v === 'function' ? String(v) : v);
+    for (const def of RESOURCE_LIST) hash.update(JSON.stringify(def, fns));
+    return hash.digest('hex');
+  })());
+}
+
+export async function cacheKey(dataDir: string, id: DataIdentity): Promise<string> {
+  return JSON.stringify({ format: BOOT_CACHE_FORMAT, code: await fingerprint(), dir: resolve(dataDir), files: id.files });
+}
+
+export const cacheFile = (stateDir: string): string => join(stateDir, 'cache', 'snapshot.bin');
+
+export type Kind = 'u8' | 'i32' | 'u32' | 'f64';
+export type View = Buffer | Int32Array | Uint32Array | Float64Array;
+export interface Section { readonly kind: Kind; readonly offset: number; readonly bytes: number; readonly crc: number }
+export interface StringsRef { readonly lengths: number; readonly chunks: readonly { section: number; latin1: boolean; count: number }[] }
+export interface FragmentsRef { readonly bytes: number; readonly starts: number; readonly gaps: number | null; readonly keys: number | null }
+export interface GramsRef { readonly keys: number; readonly offsets: number; readonly ids: number }
+export interface CollectionRef {
+  readonly size: number;
+  readonly slugs: StringsRef;
+  readonly list: FragmentsRef;
+  readonly detail: FragmentsRef;
+  readonly sorts: readonly { name: string; order: number; rank: number }[];
+  /** Per filter param: its keys in map order, CSR offsets and ids, and [posting index, bitmap section]. */
+  readonly postings: readonly { param: string; keys: StringsRef; offsets: number; ids: number; bits: [number, number][] }[];
+  readonly range: { param: string; ids: number; values: number; byId: number } | null;
+  readonly searchText: StringsRef;
+  readonly bigrams: GramsRef;
+  readonly trigrams: GramsRef;
+}
+export interface Header { readonly key: string; readonly sections: readonly Section[]; readonly collections: Record<string, CollectionRef> }
+
+export const align8 = (n: number) => (n + 7) & ~7;

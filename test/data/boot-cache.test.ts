@@ -1,0 +1,243 @@
+// The boot cache (src/data/boot-cache-*.ts): a cached snapshot serves byte for byte what a fresh load
+// serves; any change to the data files, or damage to the cache, is a miss; invalid data is never cached.
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdtemp, open, readFile, rm, stat, truncate, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { cacheFile } from '../../src/data/boot-cache-format.ts';
+import { loadSnapshotCache } from '../../src/data/boot-cache-read.ts';
+import { generateRecords } from '../../src/data/generate.ts';
+import { DataError } from '../../src/data/load.ts';
+import { loadSnapshot, type Snapshot } from '../../src/data/snapshot.ts';
+import { writeDataset } from '../../src/data/write-dataset.ts';
+import { detail, listPage } from '../../src/http/handlers.ts';
+import type { CollectionIndex } from '../../src/data/indexes.ts';
+import { COLLECTIONS } from '../../src/resources/types.ts';
+import { startService } from '../../src/service.ts';
+
+const SCALE = 100;
+const TODAY = 20260115;
+/** Longer than the cache's racy window: files written just before a load are not cached. */
+const SETTLE_MS = 150;
+
+let root: string;
+let n = 0;
+before(async () => (root = await mkdtemp(join(tmpdir(), 'boot-cache-'))));
+after(() => rm(root, { recursive: true, force: true }));
+
+/** A fresh data directory and state directory, the data written long enough ago to be cacheable. */
+async function setup(): Promise<{ data: string; state: string }> {
+  const data = join(root, `data-${++n}`);
+  await writeDataset(data, { scale: SCALE });
+  await sleep(SETTLE_MS);
+  return { data, state: join(root, `state-${n}`) };
+}
+
+/** List queries that reach every sort, filter, search path and deep pages, built from the fresh index. */
+function queries(ix: CollectionIndex): string[] {
+  const out = ['', 'page=2', 'limit=100', `page=${Math.ceil(ix.size / 7)}&limit=7`, 'page=9999'];
+  for (const sort of ix.def.sorts) out.push(`sort=${sort.name}`, `sort=${sort.name}&page=3&limit=5`, `sort=${sort.name}&limit=1&page=${ix.size}`);
+  for (const [param, byKey] of ix.postings) {
+    const keys = [...byKey.keys()];
+    for (const key of [keys[0]!, keys[keys.length >> 1]!, keys.at(-1)!, 'no-such-value']) {
+      const value = encodeURIComponent(key);
+      out.push(`${param}=${value}`, `${param}=${value}&sort=${ix.def.sorts.at(-1)!.name}&page=2&limit=3`);
+    }
+  }
+  if (ix.range) {
+    const filter = ix.def.filters.find((f) => f.kind === 'range')!;
+    if (filter.kind === 'range') {
+      const mid = ix.range.values[ix.range.values.length >> 1]!;
+      out.push(`${filter.minParam}=${mid}`, `${filter.maxParam}=${mid}&sort=${ix.def.sorts[1]!.name}`);
+    }
+  }
+  for (const id of [0, 1, ix.size >> 1, ix.size - 1]) {
+    const text = ix.searchText[id]!;
+    for (const len of [1, 2, 3, 5, 9]) {
+      const q = encodeURIComponent(text.slice(1, 1 + len));
+      out.push(`search=${q}`, `search=${q}&limit=3&page=2`, `search=${encodeURIComponent(text.slice(0, len))}`);
+      for (const [param, byKey] of ix.postings) out.push(`search=${q}&${param}=${encodeURIComponent([...byKey.keys()][0]!)}`);
+    }
+  }
+  out.push('search=zzqx', 'sort=nope', 'limit=0');
+  return out;
+}
+
+/** Every answer the two snapshots give to the queries (built from `a`), compared byte for byte. */
+function assertSameAnswers(a: Snapshot, b: Snapshot): number {
+  let compared = 0;
+  for (const name of COLLECTIONS) {
+    const x = a.collections[name];
+    const y = b.collections[name];
+    assert.equal(y.size, x.size);
+    for (const q of queries(x)) {
+      assert.deepEqual(listPage(y, q, TODAY), listPage(x, q, TODAY), `${name}?${q}`);
+      compared++;
+    }
+    for (const id of [0, 1, x.size >> 1, x.size - 1]) {
+      const slug = x.searchText.length > id ? [...x.slugs.keys()][id]! : '';
+      assert.deepEqual(detail(y, slug, TODAY), detail(x, slug, TODAY), `${name}/${slug}`);
+      assert.deepEqual(detail(y, slug, TODAY + 10_000), detail(x, slug, TODAY + 10_000), `${name}/${slug} a year later`);
+    }
+    assert.deepEqual(detail(y, 'no-such-slug', TODAY), detail(x, 'no-such-slug', TODAY));
+  }
+  return compared;
+}
+
+describe('boot cache', () => {
+  it('a snapshot loaded from the cache answers every list and detail query like a fresh load', async () => {
+    const { data, state } = await setup();
+    const fresh = await loadSnapshot(data);
+    assert.equal(existsSync(cacheFile(state)), false);
+    const first = await loadSnapshot(data, { cacheDir: state });
+    assert.ok(existsSync(cacheFile(state)), 'the first load writes the cache');
+    const cached = await loadSnapshotCache(state, data);
+    assert.ok(cached, 'the cache matches the files it was written for');
+    const viaCache = await loadSnapshot(data, { cacheDir: state });
+    assert.notEqual(viaCache.version, first.version);
+    assert.ok(assertSameAnswers(fresh, { ...fresh, collections: cached }) > 500);
+    // And structure by structure: maps, typed arrays, fragments, gram postings.
+    for (const name of COLLECTIONS) {
+      assert.deepEqual(cached[name], fresh.collections[name], name);
+      // A bitmap is found by its posting's identity (src/query/execute.ts), not by value.
+      const lists = new Set([...cached[name].postings.values()].flatMap((m) => [...m.values()]));
+      assert.equal(cached[name].bits.size, fresh.collections[name].bits.size);
+      for (const ids of cached[name].bits.keys()) assert.ok(lists.has(ids), `${name}: bitmap of a posting`);
+    }
+    assertSameAnswers(fresh, viaCache);
+    assertSameAnswers(fresh, first);
+  });
+
+  it('content change (same size), touch, or a replaced file -> miss, and the next load caches the new data', async () => {
+    const { data, state } = await setup();
+    await loadSnapshot(data, { cacheDir: state });
+    const file = join(data, 'celebrities.json');
+    const text = await readFile(file, 'utf8');
+    const at = text.indexOf('"name":"') + '"name":"'.length;
+    const edited = text.slice(0, at) + (text[at] === 'Q' ? 'X' : 'Q') + text.slice(at + 1);
+    const { mtime } = await stat(file);
+    // Same size, and the old mtime put back: the inode's change time still tells.
+    const fh = await open(file, 'r+');
+    await fh.write(edited, 0, 'utf8');
+    await fh.close();
+    await utimes(file, mtime, mtime);
+    assert.equal((await stat(file)).size, Buffer.byteLength(text));
+    assert.equal(await loadSnapshotCache(state, data), null, 'content change');
+    await sleep(SETTLE_MS);
+    const reloaded = await loadSnapshot(data, { cacheDir: state });
+    assertSameAnswers(await loadSnapshot(data), reloaded);
+    const cached = await loadSnapshotCache(state, data);
+    assert.ok(cached, 'rewritten for the new data');
+    assertSameAnswers(reloaded, { ...reloaded, collections: cached });
+
+    await utimes(file, new Date(), new Date(Date.now() - 60_000));
+    assert.equal(await loadSnapshotCache(state, data), null, 'touch');
+    await sleep(SETTLE_MS);
+    await loadSnapshot(data, { cacheDir: state });
+    assert.ok(await loadSnapshotCache(state, data));
+
+    await writeFile(join(data, 'news.json'), await readFile(join(data, 'news.json')));
+    assert.equal(await loadSnapshotCache(state, data), null, 'rewritten with the same bytes');
+  });
+
+  it('files changed just before the load -> not cached (a same-tick rewrite could not be told apart)', async () => {
+    const data = join(root, 'racy');
+    await writeDataset(data, { scale: 5 });
+    const state = join(root, 'racy-state');
+    await loadSnapshot(data, { cacheDir: state });
+    assert.equal(existsSync(cacheFile(state)), false);
+  });
+
+  describe('a damaged cache file -> ignored, then rewritten', () => {
+    let dirs: { data: string; state: string };
+    let fresh: Snapshot;
+    before(async () => {
+      dirs = await setup();
+      fresh = await loadSnapshot(dirs.data);
+    });
+    for (const [name, damage] of [
+      ['truncated to half', async (f: string) => truncate(f, (await stat(f)).size >> 1)],
+      ['truncated by one byte', async (f: string) => truncate(f, (await stat(f)).size - 1)],
+      ['a byte flipped in the data', async (f: string) => flip(f, (await stat(f)).size - 1000)],
+      ['a byte flipped in the header', (f: string) => flip(f, 20)],
+      ['bad magic', (f: string) => flip(f, 0)],
+      ['empty', (f: string) => writeFile(f, '')],
+      ['garbage', (f: string) => writeFile(f, Buffer.alloc(4096, 7))],
+    ] as const) {
+      it(`${name} -> miss, then a normal load that rewrites it`, async () => {
+        const { data, state } = dirs;
+        if (!(await loadSnapshotCache(state, data))) await loadSnapshot(data, { cacheDir: state });
+        await damage(cacheFile(state));
+        assert.equal(await loadSnapshotCache(state, data), null);
+        assertSameAnswers(fresh, await loadSnapshot(data, { cacheDir: state }));
+        const cached = await loadSnapshotCache(state, data);
+        assert.ok(cached, 'rewritten');
+        assertSameAnswers(fresh, { ...fresh, collections: cached });
+      });
+    }
+  });
+
+  it('invalid data -> DataError, no cache written, and an existing cache never serves it', async () => {
+    const { data, state } = await setup();
+    const bad = join(root, 'bad');
+    await writeDataset(bad, { scale: 5 });
+    await writeFile(join(bad, 'reviews.json'), '[{"_id": 1}]');
+    await sleep(SETTLE_MS);
+    await assert.rejects(loadSnapshot(bad, { cacheDir: state }), DataError);
+    assert.equal(existsSync(cacheFile(state)), false);
+
+    await loadSnapshot(data, { cacheDir: state });
+    // Same size, same mtime, now an invalid slug: the change time alone must invalidate.
+    const file = join(data, 'movies.json');
+    const text = await readFile(file, 'utf8');
+    const at = text.indexOf('"slug":"') + '"slug":"'.length;
+    const { mtime } = await stat(file);
+    await writeFile(file, text.slice(0, at) + 'X' + text.slice(at + 1));
+    await utimes(file, mtime, mtime);
+    await assert.rejects(loadSnapshot(data, { cacheDir: state }), DataError);
+    assert.equal(await loadSnapshotCache(state, data), null);
+  });
+
+  it('in-memory arrays and a service with state "memory" -> no cache; a state directory -> cached', async () => {
+    const state = join(root, 'arrays-state');
+    const arrays = generateRecords({ scale: 5 });
+    await loadSnapshot(arrays, { cacheDir: state });
+    assert.equal(existsSync(state), false);
+
+    const { data, state: dir } = await setup();
+    const cwd = process.cwd();
+    process.chdir(root);
+    try {
+      const service = await startService({ data, state: 'memory', tls: false, port: 0, host: '127.0.0.1' });
+      await service.reload();
+      await service.close();
+      assert.equal(existsSync(join(root, 'memory')), false);
+    } finally {
+      process.chdir(cwd);
+    }
+    const service = await startService({ data, state: dir, tls: false, port: 0, host: '127.0.0.1' });
+    try {
+      assert.ok(await loadSnapshotCache(dir, data), 'start writes the cache');
+      await rm(cacheFile(dir));
+      await service.reload();
+      assert.ok(await loadSnapshotCache(dir, data), 'reload writes it too');
+    } finally {
+      await service.close();
+    }
+  });
+});
+
+async function flip(file: string, at: number): Promise<void> {
+  const fh = await open(file, 'r+');
+  try {
+    const b = Buffer.alloc(1);
+    await fh.read(b, 0, 1, at);
+    b[0] = b[0]! ^ 0xff;
+    await fh.write(b, 0, 1, at);
+  } finally {
+    await fh.close();
+  }
+}
