@@ -10,7 +10,7 @@ export interface Logger {
 }
 
 export function createLogger(
-  options: { level?: LogLevel; format?: 'json' | 'text'; write?: (line: string) => void } = {},
+  options: { level?: LogLevel; format?: 'json' | 'text'; write?: (line: string, level: LogLevel) => void } = {},
 ): Logger {
   const min = LOG_LEVELS.indexOf(options.level ?? 'info');
   const json = (options.format ?? 'json') === 'json';
@@ -18,8 +18,8 @@ export function createLogger(
   const emit = (level: LogLevel, msg: string, fields?: Record<string, unknown>) => {
     if (LOG_LEVELS.indexOf(level) < min) return;
     const time = new Date().toISOString();
-    if (json) write(JSON.stringify({ time, level, msg, ...fields }));
-    else write(`${time} ${level.toUpperCase()} ${msg}${fields ? ' ' + JSON.stringify(fields) : ''}`);
+    if (json) write(JSON.stringify({ time, level, msg, ...fields }), level);
+    else write(`${time} ${level.toUpperCase()} ${msg}${fields ? ' ' + JSON.stringify(fields) : ''}`, level);
   };
   return {
     debug: (m, f) => emit('debug', m, f),
@@ -31,3 +31,31 @@ export function createLogger(
 
 /** For tests and embedding: drops everything. */
 export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+
+/**
+ * Collects log lines and hands them to `sink` in one chunk at most every `intervalMs`, or once
+ * `maxBytes` wait: an access line per request then costs a string push, not a write(2) (stderr to a
+ * file or pipe is synchronous on Linux). Warnings and errors go out at once, after what waits, so
+ * the order holds. Call `flush()` before exiting; a crash loses at most one interval of info lines.
+ */
+export function batchedWriter(sink: (chunk: string) => void, intervalMs = 100, maxBytes = 64 * 1024) {
+  let pending: string[] = [];
+  let bytes = 0;
+  let timer: NodeJS.Timeout | null = null;
+  const flush = (): void => {
+    if (timer !== null) clearTimeout(timer);
+    timer = null;
+    if (pending.length === 0) return;
+    const chunk = pending.join('');
+    pending = [];
+    bytes = 0;
+    sink(chunk);
+  };
+  const write = (line: string, level: LogLevel): void => {
+    pending.push(line + '\n');
+    bytes += line.length + 1;
+    if (level === 'warn' || level === 'error' || bytes >= maxBytes) flush();
+    else if (timer === null) timer = setTimeout(flush, intervalMs).unref();
+  };
+  return { write, flush };
+}

@@ -8,7 +8,7 @@ import { listenAdmin } from '../http/admin.ts';
 import { closeListeners } from '../http/server.ts';
 import type { Observer } from '../http/app.ts';
 import { fromLoopback, Metrics } from '../http/metrics.ts';
-import { createLogger } from '../log.ts';
+import { batchedWriter, createLogger } from '../log.ts';
 import { readTlsFiles, startService, type Service } from '../service.ts';
 import { CommandError, EXIT, parseFlags, UsageError, type CommandGroup } from './io.ts';
 
@@ -58,7 +58,9 @@ export const serve: CommandGroup = async (args, io) => {
     if (err instanceof ConfigError) throw new UsageError(err.message);
     throw err;
   }
-  const log = createLogger({ level: config.logLevel, format: config.logFormat, write: (line) => io.stderr.write(line + '\n') });
+  const logOut = batchedWriter((chunk) => io.stderr.write(chunk));
+  process.once('exit', logOut.flush);
+  const log = createLogger({ level: config.logLevel, format: config.logFormat, write: logOut.write });
   if (config.insecureHttp) log.warn('--insecure-http: serving plain HTTP, API keys travel in clear; use it only on a trusted machine');
   let service: Service | null = null;
   const metrics = new Metrics({
@@ -143,5 +145,8 @@ export const serve: CommandGroup = async (args, io) => {
   if (running.fingerprint) io.stdout.write(`certificate ${config.state}/tls/cert.pem SHA-256 fingerprint ${running.fingerprint}\n`);
   for (const l of running.listeners) io.stdout.write(`listening on ${l.url}\n`);
   if (admin) io.stdout.write(`admin listening on ${admin.url}\n`);
-  return await stopped;
+  const code = await stopped;
+  process.off('exit', logOut.flush);
+  logOut.flush();
+  return code;
 };

@@ -112,7 +112,7 @@ export async function readSources(input: DataInput): Promise<{ sources: Sources;
 }
 
 /** Everything linking needs, built once per load: slug maps and back-references. */
-export function linkContext(sources: Sources, refs: Map<SourceRecord, RefSite[]>): LinkContext {
+function linkContext(sources: Sources, refs: Map<SourceRecord, RefSite[]>): LinkContext {
   const bySlug = new Map<CollectionName, Map<string, SourceRecord>>();
   for (const def of RESOURCE_LIST) bySlug.set(def.name, new Map(sources[def.name].map((r) => [r.slug, r])));
   // key: `${target collection}\0${slug}\0${from collection}`
@@ -133,7 +133,7 @@ export function linkContext(sources: Sources, refs: Map<SourceRecord, RefSite[]>
   };
 }
 
-export function linkAll(sources: Sources, ctx: LinkContext): Record<CollectionName, LinkedRecord[]> {
+function linkAll(sources: Sources, ctx: LinkContext): Record<CollectionName, LinkedRecord[]> {
   const linked = {} as Record<CollectionName, LinkedRecord[]>;
   for (const def of RESOURCE_LIST) linked[def.name] = sources[def.name].map((r) => def.link(r, ctx));
   return linked;

@@ -46,7 +46,7 @@ const typeName = (v: unknown): string => (v === null ? 'null' : Array.isArray(v)
  * Validates `value` against `schema`; pushes problems to `out.problems` and references to `out.refs`.
  * Timestamps are rewritten in place to `toISOString()` form, so they are served as CONTRACT 1 says.
  */
-export function checkValue(
+function checkValue(
   schema: Schema,
   value: unknown,
   path: string,

@@ -44,8 +44,6 @@ export interface EmbeddedField {
   readonly pick: readonly string[];
 }
 
-export type FilterValue = string | readonly string[] | boolean | number | null;
-
 export type FilterDef =
   /** Whole-value match, case- and accent-insensitive; an array matches if any element does (CONTRACT 3). */
   | { readonly kind: 'text'; readonly param: string; readonly get: (r: LinkedRecord) => string | readonly string[] | null }
