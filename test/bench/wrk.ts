@@ -71,7 +71,7 @@ export interface LoadOptions {
 
 /** One wrk run; the child is bounded by wrk's own -d plus a kill timer. */
 export function runLoad(wrk: string, o: LoadOptions): Promise<LoadResult> {
-  const args = ['-t1', `-c${o.connections}`, `-d${o.seconds}s`, '--timeout', '5s', '--latency'];
+  const args = ['-t1', `-c${o.connections}`, `-d${Math.max(1, Math.round(o.seconds))}s`, '--timeout', '5s', '--latency'];
   for (const [k, v] of Object.entries(o.headers ?? {})) args.push('-H', `${k}: ${v}`);
   args.push(o.url);
   return new Promise((resolve, reject) => {
