@@ -150,56 +150,83 @@ export function executeQuery(index: CollectionIndex, plan: QueryPlan): PageResul
   const total = found.length;
   if (start >= total) return { total, ids: EMPTY };
   const end = Math.min(start + plan.limit, total);
-  const rank = index.ranks.get(plan.sort)!;
-  // One ascending set (a filter, a search gram): walk the order and test membership, for shallow
-  // pages of large sets. The walk has a budget: the matches may cluster late in the order (a
-  // nationality sorted by name), and then the selection below is cheaper.
-  if (found === c.sets[0] && c.sets.length === 1 && found !== c.rangeSet) {
-    const budget = ((end * index.size) / total) * 4 + 64;
-    if (budget * Math.log2(total + 1) < total) {
-      const ids = walk(order, found, start, end, budget);
-      if (ids !== null) return { total, ids };
-    }
+  // Shallow pages of large sets: walk the sort order and test each position for membership: a bit
+  // test when the set is a dense posting (its bitmap) or an intersection (a bitmap made for this
+  // request), else a binary search in the ascending set.
+  // The walk has a budget, since the matches may cluster late in the order (a nationality sorted by
+  // name); past it, or for deep pages, the selection below is cheaper.
+  const budget = Math.min(order.length, ((end * index.size) / total) * 4 + 64);
+  const raw = c.sets.length === 1 && found === c.sets[0] && found !== c.rangeSet; // an ascending set of the index
+  const bits = index.bits.get(found) ?? (raw || budget >= total ? undefined : bitmapOf(found, index.size));
+  if (bits !== undefined ? budget < total : raw && budget * Math.log2(total + 1) < total) {
+    const ids = bits !== undefined ? walkBits(order, bits, start, end, budget) : walkSorted(order, found, start, end, budget);
+    if (ids !== null) return { total, ids };
   }
-  return { total, ids: selectPage(found, rank, order, start, end) };
+  return { total, ids: selectPage(found, index.ranks.get(plan.sort)!, order, start, end) };
 }
 
-/** Page [start, end) of `set` in `order`, walking at most `budget` positions; null when over budget. */
-function walk(order: Int32Array, set: Int32Array, start: number, end: number, budget: number): Int32Array | null {
+/** A bitmap of a computed intersection, so that the page walk tests a bit per position. */
+function bitmapOf(ids: Int32Array, size: number): Uint32Array {
+  const bits = new Uint32Array((size + 31) >>> 5);
+  for (let i = 0; i < ids.length; i++) bits[ids[i]! >>> 5]! |= 1 << (ids[i]! & 31);
+  return bits;
+}
+
+/** Page [start, end) of the ids whose bit is set, in `order`, walking at most `budget` positions; null when over budget. */
+function walkBits(order: Int32Array, bits: Uint32Array, start: number, end: number, budget: number): Int32Array | null {
   const ids = new Int32Array(end - start);
-  const stop = Math.min(order.length, budget);
-  for (let pos = 0, seen = 0, k = 0; pos < stop; pos++) {
+  for (let pos = 0, seen = 0, k = 0; pos < budget; pos++) {
     const id = order[pos]!;
-    if (contains(set, id) && seen++ >= start && (ids[k++] = id, k === ids.length)) return ids;
+    if (((bits[id >>> 5]! >>> (id & 31)) & 1) !== 0 && seen++ >= start && ((ids[k++] = id), k === ids.length)) return ids;
   }
   return null;
 }
 
-const BUCKET_BITS = 10;
+/** The same for an ascending set without a bitmap: a binary search per position. */
+function walkSorted(order: Int32Array, set: Int32Array, start: number, end: number, budget: number): Int32Array | null {
+  const ids = new Int32Array(end - start);
+  for (let pos = 0, seen = 0, k = 0; pos < budget; pos++) {
+    const id = order[pos]!;
+    if (contains(set, id) && seen++ >= start && ((ids[k++] = id), k === ids.length)) return ids;
+  }
+  return null;
+}
+
+/** Set bits in a 32-bit word. */
+function popcount(x: number): number {
+  x -= (x >>> 1) & 0x55555555;
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  return (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
+}
 
 /**
- * Page [start, end) of `found` in sort order without sorting all of it: rank every match, count the
- * ranks in 1024 buckets, keep those below the bucket where the end-th falls, sort only those.
- * O(total + end log end) instead of O(total log total).
+ * Page [start, end) of `found` in sort order without sorting it: mark each match's rank in a bitmap
+ * over the order, then read the marks in rank order, skipping whole words by their bit count.
+ * O(total + size / 32), for any page depth.
  */
 function selectPage(found: Int32Array, rank: Int32Array, order: Int32Array, start: number, end: number): Int32Array {
-  const total = found.length;
-  const ranks = new Int32Array(total);
-  for (let i = 0; i < total; i++) ranks[i] = rank[found[i]!]!;
-  let kept: Int32Array = ranks;
-  if (end < total >>> 1) {
-    const shift = Math.max(0, 32 - Math.clz32(order.length) - BUCKET_BITS);
-    const counts = new Int32Array((order.length >>> shift) + 1);
-    for (let i = 0; i < total; i++) counts[ranks[i]! >>> shift]!++;
-    let b = 0;
-    for (let cum = 0; cum + counts[b]! < end; b++) cum += counts[b]!;
-    const below = (b + 1) << shift;
-    let k = 0;
-    for (let i = 0; i < total; i++) if (ranks[i]! < below) ranks[k++] = ranks[i]!;
-    kept = ranks.subarray(0, k);
+  const words = (order.length + 31) >>> 5;
+  const marks = new Uint32Array(words);
+  for (let i = 0; i < found.length; i++) {
+    const r = rank[found[i]!]!;
+    marks[r >>> 5]! |= 1 << (r & 31);
   }
-  kept.sort();
   const ids = new Int32Array(end - start);
-  for (let i = start; i < end; i++) ids[i - start] = order[kept[i]!]!;
+  let seen = 0;
+  let k = 0;
+  for (let w = 0; w < words && k < ids.length; w++) {
+    let word = marks[w]!;
+    if (word === 0) continue;
+    const count = popcount(word);
+    if (seen + count <= start) {
+      seen += count;
+      continue;
+    }
+    while (word !== 0 && k < ids.length) {
+      const bit = 31 - Math.clz32(word & -word);
+      word &= word - 1;
+      if (seen++ >= start) ids[k++] = order[(w << 5) + bit]!;
+    }
+  }
   return ids;
 }
