@@ -15,7 +15,7 @@ import type { CollectionName } from '../resources/types.ts';
 import type { CollectionIndex } from './indexes.ts';
 
 /** Bump when the layout, or anything the structures are built from that the fingerprint misses, changes. */
-export const BOOT_CACHE_FORMAT = 1;
+export const BOOT_CACHE_FORMAT = 2;
 export const MAGIC = Buffer.from('CAPIBOOT');
 /** Data files changed this recently before the load may change again within one timestamp tick. */
 const RACY_MS = 100;
@@ -102,6 +102,7 @@ export interface CollectionRef {
   readonly postings: readonly { param: string; keys: StringsRef; offsets: number; ids: number; bits: [number, number][] }[];
   readonly range: { param: string; ids: number; values: number; byId: number } | null;
   readonly searchText: StringsRef;
+  readonly unigrams: GramsRef;
   readonly bigrams: GramsRef;
   readonly trigrams: GramsRef;
 }

@@ -103,7 +103,7 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, k
     bits,
     range,
     searchText,
-    search: { texts: searchText, bigrams: grams(ref.bigrams), trigrams: grams(ref.trigrams) },
+    search: { texts: searchText, unigrams: grams(ref.unigrams), bigrams: grams(ref.bigrams), trigrams: grams(ref.trigrams) },
   };
 }
 

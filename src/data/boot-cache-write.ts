@@ -87,6 +87,7 @@ class SectionWriter {
       postings,
       range: r && { param: r.param, ids: this.add('i32', r.ids), values: this.add('f64', r.values), byId: this.add('f64', r.byId) },
       searchText: this.strings(ix.searchText),
+      unigrams: this.grams(ix.search.unigrams),
       bigrams: this.grams(ix.search.bigrams),
       trigrams: this.grams(ix.search.trigrams),
     };

@@ -1,7 +1,7 @@
-// Substring search without scanning every text (issue 5): postings of every 2- and 3-unit gram of the
-// folded search texts, built once at load in compressed (CSR) form: one Int32Array of ids per gram
-// size, and an offset per distinct gram. A query of 2 units is one posting; 3 units one posting too;
-// longer queries intersect the two smallest trigram postings and confirm with `includes`.
+// Substring search without scanning every text (issue 5): postings of every 1-, 2- and 3-unit gram of
+// the folded search texts, built once at load in compressed (CSR) form: one Int32Array of ids per gram
+// size, and an offset per distinct gram. A query of 1, 2 or 3 units is one posting; longer queries
+// intersect the two smallest trigram postings and confirm with `includes`.
 // Grams are UTF-16 code units, exactly what String.prototype.includes compares.
 
 export interface GramPostings {
@@ -16,6 +16,7 @@ export interface GramPostings {
 export interface SearchIndex {
   /** Folded search text by record id. */
   readonly texts: readonly string[];
+  readonly unigrams: GramPostings;
   readonly bigrams: GramPostings;
   readonly trigrams: GramPostings;
 }
@@ -30,13 +31,14 @@ const EMPTY = new Int32Array(0);
 const NONE: Candidates = { ids: EMPTY, exact: true };
 const U16 = 65536;
 
-function gramKey(text: string, at: number, size: 2 | 3): number {
+function gramKey(text: string, at: number, size: 1 | 2 | 3): number {
+  if (size === 1) return text.charCodeAt(at);
   const k = text.charCodeAt(at) * U16 + text.charCodeAt(at + 1);
   return size === 2 ? k : k * U16 + text.charCodeAt(at + 2); // < 2^48: exact in a double
 }
 
 /** Two passes: slot of every gram occurrence (and counts of distinct records per slot), then fill. */
-function buildGrams(texts: readonly string[], size: 2 | 3): GramPostings {
+function buildGrams(texts: readonly string[], size: 1 | 2 | 3): GramPostings {
   const slots = new Map<number, number>();
   let total = 0;
   for (const t of texts) if (t.length >= size) total += t.length - size + 1;
@@ -90,7 +92,7 @@ function buildGrams(texts: readonly string[], size: 2 | 3): GramPostings {
 }
 
 export function buildSearchIndex(texts: readonly string[]): SearchIndex {
-  return { texts, bigrams: buildGrams(texts, 2), trigrams: buildGrams(texts, 3) };
+  return { texts, unigrams: buildGrams(texts, 1), bigrams: buildGrams(texts, 2), trigrams: buildGrams(texts, 3) };
 }
 
 function posting(g: GramPostings, key: number): Int32Array | null {
@@ -114,12 +116,11 @@ function intersect(a: Int32Array, b: Int32Array): Int32Array {
   return out.subarray(0, k);
 }
 
-/** Candidate ids for a folded, non-empty query; null for a 1-unit query, which the caller scans. */
-export function searchCandidates(ix: SearchIndex, query: string): Candidates | null {
+/** Candidate ids for a folded, non-empty query. */
+export function searchCandidates(ix: SearchIndex, query: string): Candidates {
   const len = query.length;
-  if (len < 2) return null;
-  if (len === 2) {
-    const p = posting(ix.bigrams, gramKey(query, 0, 2));
+  if (len < 3) {
+    const p = posting(len === 1 ? ix.unigrams : ix.bigrams, gramKey(query, 0, len as 1 | 2));
     return p === null ? NONE : { ids: p, exact: true };
   }
   let first: Int32Array | null = null;

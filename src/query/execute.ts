@@ -69,16 +69,14 @@ function constraints(index: CollectionIndex, plan: QueryPlan): Constraints {
   let verify = plan.search;
   if (verify !== null) {
     const found = searchCandidates(index.search, verify);
-    if (found !== null) {
-      sets.push(found.ids);
-      if (found.exact) verify = null;
-    }
+    sets.push(found.ids);
+    if (found.exact) verify = null;
   }
   return { sets, range, rangeSet, min, max, verify };
 }
 
 /** True when `id` is in every set but `skip`, and its text holds `verify`. */
-function accepts(index: CollectionIndex, c: Constraints, skip: Int32Array | null, id: number): boolean {
+function accepts(index: CollectionIndex, c: Constraints, skip: Int32Array, id: number): boolean {
   for (const s of c.sets) {
     if (s === skip) continue;
     if (s === c.rangeSet) {
@@ -91,15 +89,16 @@ function accepts(index: CollectionIndex, c: Constraints, skip: Int32Array | null
 
 /** Ids matching every constraint, in no particular order; null when the plan has none. */
 function matches(index: CollectionIndex, c: Constraints): Int32Array | null {
-  if (c.sets.length === 0 && c.verify === null) return null;
-  let base: Int32Array | null = null;
-  for (const s of c.sets) if (base === null || s.length < base.length) base = s;
+  // Every constraint is a set (a search is its gram postings): no sets, no constraint.
+  if (c.sets.length === 0) return null;
+  let base = c.sets[0]!;
+  for (const s of c.sets) if (s.length < base.length) base = s;
   // One set and nothing to confirm: the set is the answer, shared, never copied.
   if (c.sets.length === 1 && c.verify === null) return base;
-  const n = base === null ? index.size : base.length;
+  const n = base.length;
   const out = new Int32Array(n);
   let k = 0;
-  if (base !== null && base !== c.rangeSet) {
+  if (base !== c.rangeSet) {
     // Base ids ascend, and so does every other set but the range: a merge with one cursor per set,
     // O(n + m) rather than a binary search per candidate.
     // A dense posting has a bitmap: a bit test per candidate, no merge at all.
@@ -132,7 +131,7 @@ function matches(index: CollectionIndex, c: Constraints): Int32Array | null {
     return out.subarray(0, k);
   }
   for (let i = 0; i < n; i++) {
-    const id = base === null ? i : base[i]!;
+    const id = base[i]!;
     if (accepts(index, c, base, id)) out[k++] = id;
   }
   return out.subarray(0, k);
