@@ -15,7 +15,7 @@ import type { CollectionName } from '../resources/types.ts';
 import type { CollectionIndex } from './indexes.ts';
 
 /** Bump when the layout, or anything the structures are built from that the fingerprint misses, changes. */
-export const BOOT_CACHE_FORMAT = 2;
+export const BOOT_CACHE_FORMAT = 3;
 export const MAGIC = Buffer.from('CAPIBOOT');
 /** Data files changed this recently before the load may change again within one timestamp tick. */
 const RACY_MS = 100;
@@ -99,7 +99,7 @@ export interface CollectionRef {
   readonly detail: FragmentsRef;
   readonly sorts: readonly { name: string; order: number; rank: number }[];
   /** Per filter param: its keys in map order, CSR offsets and ids, and [posting index, bitmap section]. */
-  readonly postings: readonly { param: string; keys: StringsRef; offsets: number; ids: number; bits: [number, number][] }[];
+  readonly postings: readonly { param: string; keys: StringsRef; offsets: number; ids: number; bits: [number, number][]; inOrder: { sort: string; ids: number }[] }[];
   readonly range: { param: string; ids: number; values: number; byId: number } | null;
   readonly searchText: StringsRef;
   readonly unigrams: GramsRef;

@@ -79,6 +79,7 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, k
   check(def.sorts.every((s) => orders.has(s.name)));
   const postings = new Map<string, Map<string, Int32Array>>();
   const bits = new Map<Int32Array, Uint32Array>();
+  const inOrder = new Map<Int32Array, Map<string, Int32Array>>();
   for (const p of ref.postings) {
     const keys = (sec(p.keys.lengths, 'i32') as Int32Array).length;
     const offsets = i32(p.offsets, keys + 1);
@@ -86,6 +87,12 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, k
     const lists = strings(p.keys, keys).map((key, k) => [key, ids.subarray(offsets[k], offsets[k + 1])] as const);
     postings.set(p.param, new Map(lists));
     for (const [k, b] of p.bits) bits.set(lists[k]![1], sec(b, 'u32') as Uint32Array);
+    for (const [, ids] of lists) inOrder.set(ids, new Map());
+    check(def.sorts.every((s) => p.inOrder.some((o) => o.sort === s.name)));
+    for (const o of p.inOrder) {
+      const sorted = i32(o.ids, offsets[keys]);
+      lists.forEach(([, ids], k) => inOrder.get(ids)!.set(o.sort, sorted.subarray(offsets[k], offsets[k + 1])));
+    }
   }
   const r = ref.range;
   const range = r && { param: r.param, ids: i32(r.ids), values: f64(r.values), byId: f64(r.byId, n) };
@@ -101,6 +108,7 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, k
     ranks,
     postings,
     bits,
+    inOrder,
     range,
     searchText,
     search: { texts: searchText, unigrams: grams(ref.unigrams), bigrams: grams(ref.bigrams), trigrams: grams(ref.trigrams) },

@@ -75,7 +75,13 @@ class SectionWriter {
         const b = ix.bits.get(ids);
         if (b) bits.push([k, this.add('u32', b)]);
       });
-      return { param, keys: this.strings([...byKey.keys()]), offsets: this.add('i32', offsets), ids: this.add('i32', flat), bits };
+      // The lists of one sort order lie back to back in one array, in key order: one section per sort.
+      const inOrder = [...ix.orders.keys()].map((sort) => {
+        const sorted = new Int32Array(flat.length);
+        lists.forEach((ids, k) => sorted.set(ix.inOrder.get(ids)!.get(sort)!, offsets[k]!));
+        return { sort, ids: this.add('i32', sorted) };
+      });
+      return { param, keys: this.strings([...byKey.keys()]), offsets: this.add('i32', offsets), ids: this.add('i32', flat), bits, inOrder };
     });
     const r = ix.range;
     return {

@@ -33,6 +33,8 @@ export interface CollectionIndex {
   readonly postings: ReadonlyMap<string, ReadonlyMap<string, Int32Array>>;
   /** A bitmap (bit per record id) of each dense posting, so intersecting with it is a bit test. */
   readonly bits: ReadonlyMap<Int32Array, Uint32Array>;
+  /** Each posting's ids in each sort order (posting -> sort name -> ids): a one-filter page is a slice. */
+  readonly inOrder: ReadonlyMap<Int32Array, ReadonlyMap<string, Int32Array>>;
   readonly range: RangeIndex | null;
   /** Folded search text by id. */
   readonly searchText: readonly string[];
@@ -103,6 +105,36 @@ function buildPostings(def: ResourceDefinition, records: readonly LinkedRecord[]
   return postings;
 }
 
+/**
+ * Every posting of one filter in every sort order, in one linear pass per sort: walk the order and
+ * append each id to the lists that hold it. The lists share one flat array per sort.
+ */
+function postingsInOrder(byKey: ReadonlyMap<string, Int32Array>, orders: ReadonlyMap<string, Int32Array>, size: number): Map<Int32Array, Map<string, Int32Array>> {
+  const lists = [...byKey.values()];
+  const offsets = new Int32Array(lists.length + 1);
+  lists.forEach((ids, k) => (offsets[k + 1] = offsets[k]! + ids.length));
+  // Which lists each record is in, as CSR: record id -> list numbers.
+  const perRecord = new Int32Array(size + 1);
+  for (const ids of lists) for (let i = 0; i < ids.length; i++) perRecord[ids[i]! + 1]!++;
+  for (let id = 0; id < size; id++) perRecord[id + 1]! += perRecord[id]!;
+  const member = new Int32Array(perRecord[size]!);
+  const fill = perRecord.slice(0, size);
+  lists.forEach((ids, k) => {
+    for (let i = 0; i < ids.length; i++) member[fill[ids[i]!]!++] = k;
+  });
+  const out = new Map<Int32Array, Map<string, Int32Array>>(lists.map((ids) => [ids, new Map()]));
+  for (const [sort, order] of orders) {
+    const flat = new Int32Array(offsets[lists.length]!);
+    const cursor = offsets.slice(0, lists.length);
+    for (let pos = 0; pos < order.length; pos++) {
+      const id = order[pos]!;
+      for (let m = perRecord[id]!; m < perRecord[id + 1]!; m++) flat[cursor[member[m]!]!++] = id;
+    }
+    lists.forEach((ids, k) => out.get(ids)!.set(sort, flat.subarray(offsets[k]!, offsets[k + 1]!)));
+  }
+  return out;
+}
+
 /** Bitmaps of the postings that hold at least 1/64 of the records: their bitmap is at most 2x the posting. */
 function densePostingBits(postings: ReadonlyMap<string, ReadonlyMap<string, Int32Array>>, size: number): Map<Int32Array, Uint32Array> {
   const bits = new Map<Int32Array, Uint32Array>();
@@ -152,6 +184,7 @@ export function buildIndex(def: ResourceDefinition, records: readonly LinkedReco
     ranks,
     postings,
     bits: densePostingBits(postings, records.length),
+    inOrder: new Map([...postings.values()].flatMap((byKey) => [...postingsInOrder(byKey, orders, records.length)])),
     range: buildRange(def, records),
     searchText,
     search: buildSearchIndex(searchText),

@@ -149,6 +149,9 @@ export function executeQuery(index: CollectionIndex, plan: QueryPlan): PageResul
   const total = found.length;
   if (start >= total) return { total, ids: EMPTY };
   const end = Math.min(start + plan.limit, total);
+  // One filter alone: its posting is stored in every sort order, so the page is a slice.
+  const ordered = index.inOrder.get(found)?.get(plan.sort);
+  if (ordered !== undefined && c.verify === null) return { total, ids: ordered.subarray(start, end) };
   // Shallow pages of large sets: walk the sort order and test each position for membership: a bit
   // test when the set is a dense posting (its bitmap) or an intersection (a bitmap made for this
   // request), else a binary search in the ascending set.
