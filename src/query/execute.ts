@@ -137,11 +137,38 @@ function matches(index: CollectionIndex, c: Constraints): Int32Array | null {
   return out.subarray(0, k);
 }
 
+/**
+ * Dense postings only (each with a bitmap): AND the bitmaps a word at a time and count the bits, a
+ * pass over size / 32 words whatever the sets hold. Null when a set has no bitmap.
+ */
+function denseIntersection(index: CollectionIndex, sets: readonly Int32Array[]): { bits: Uint32Array; total: number } | null {
+  const maps: Uint32Array[] = [];
+  for (const s of sets) {
+    const b = index.bits.get(s);
+    if (b === undefined) return null;
+    maps.push(b);
+  }
+  const bits = maps[0]!.slice();
+  for (let j = 1; j < maps.length; j++) {
+    const m = maps[j]!;
+    for (let w = 0; w < bits.length; w++) bits[w]! &= m[w]!;
+  }
+  let total = 0;
+  for (let w = 0; w < bits.length; w++) if (bits[w] !== 0) total += popcount(bits[w]!);
+  return { bits, total };
+}
+
 /** The requested page of ids in the plan's sort order, and the total. */
 export function executeQuery(index: CollectionIndex, plan: QueryPlan): PageResult {
   const order = index.orders.get(plan.sort)!;
   const start = (plan.page - 1) * plan.limit;
   const c = constraints(index, plan);
+  const dense = c.sets.length > 1 && c.verify === null ? denseIntersection(index, c.sets) : null;
+  if (dense !== null) {
+    if (start >= dense.total) return { total: dense.total, ids: EMPTY };
+    const end = Math.min(start + plan.limit, dense.total);
+    return { total: dense.total, ids: walkBits(order, dense.bits, start, end, order.length)! };
+  }
   const found = matches(index, c);
   if (found === null) {
     return { total: index.size, ids: start >= index.size ? EMPTY : order.subarray(start, Math.min(start + plan.limit, index.size)) };
