@@ -94,8 +94,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     async reload(data?: DataInput) {
       const next = await loadSnapshot(data ?? dataInput, loadOptions);
       if (data !== undefined) dataInput = data;
-      current = next;
-      log.info('data loaded', { version: next.version });
+      current = next; // serve logs which version is live, with the reason for the reload
       return next;
     },
     close(deadlineMs = DEFAULTS.shutdownDeadlineMs) {
