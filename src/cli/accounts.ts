@@ -1,9 +1,8 @@
 // `celebrity-api accounts create|set-plan|set-password|list` (CONTRACT 6), and the error handling the access commands share.
 import { AccountStore } from '../access/account-store.ts';
-import { AccountError, type IssuedKey } from '../access/types.ts';
+import type { IssuedKey } from '../access/types.ts';
 import { PLANS } from '../quota/plans.ts';
-import { UsageLogError } from '../quota/usage-replay.ts';
-import { CommandError, EXIT, parseFlags, readPassword, readStdin, stateDir, UsageError, type CommandGroup, type Io } from './io.ts';
+import { command, noPositionals, parseFlags, readPassword, readStdin, required, stateDir, UsageError, type CommandGroup, type Io } from './io.ts';
 
 const HELP = `Usage: celebrity-api accounts <command> [options]
 
@@ -21,39 +20,6 @@ Commands:
 Plans: ${PLANS.join(', ')}. The password is read from the first line of standard input.
 Options: --state DIR (default ./state, or $CELEBRITY_API_STATE), --help
 `;
-
-/**
- * Runs one access command and turns failures into exit codes (CONTRACT 6): usage errors and invalid
- * values (plan, email) exit 2 with a hint, anything the user can act on exits 1, message only.
- */
-export async function guard(group: string, io: Io, command: () => Promise<void>): Promise<number> {
-  try {
-    await command();
-    return EXIT.OK;
-  } catch (err) {
-    const usage = err instanceof UsageError || (err instanceof AccountError && err.code.startsWith('INVALID_'));
-    if (usage) {
-      io.stderr.write(`celebrity-api ${group}: ${(err as Error).message}\nRun 'celebrity-api ${group} --help' for usage.\n`);
-      return EXIT.USAGE;
-    }
-    // System errors (EACCES, ENOSPC...) and a damaged usage log are the user's to fix, not bugs.
-    if (err instanceof AccountError || err instanceof CommandError || err instanceof UsageLogError || typeof (err as NodeJS.ErrnoException).code === 'string') {
-      io.stderr.write(`celebrity-api ${group}: ${(err as Error).message}\n`);
-      return EXIT.FAILED;
-    }
-    throw err; // a bug: main prints it
-  }
-}
-
-/** A flag that the command cannot do without (parseArgs has no notion of required options). */
-export function required<T>(value: T | undefined, flag: string): T {
-  if (value === undefined) throw new UsageError(`missing ${flag}`);
-  return value;
-}
-
-export function noPositionals(positionals: string[], count: number): void {
-  if (positionals.length > count) throw new UsageError(`unexpected argument '${positionals[count]}'`);
-}
 
 /** The password of --password-stdin, which is the only way to give one (never argv: it shows in `ps`). */
 export async function password(flag: boolean | undefined, io: Io): Promise<string> {
@@ -80,8 +46,7 @@ const FLAGS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-export const accounts: CommandGroup = (args, io) =>
-  guard('accounts', io, async () => {
+export const accounts: CommandGroup = command(async (args, io) => {
     const { values, positionals } = parseFlags(args, FLAGS);
     const [command] = positionals;
     if (values.help) {

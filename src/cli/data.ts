@@ -7,7 +7,7 @@ import { DataError } from '../data/load.ts';
 import { loadSnapshot } from '../data/snapshot.ts';
 import { formatProblem } from '../data/validate.ts';
 import { COLLECTIONS } from '../resources/types.ts';
-import { EXIT, parseFlags, UsageError, type CommandGroup } from './io.ts';
+import { EXIT, noPositionals, parseFlags, UsageError, type CommandGroup } from './io.ts';
 
 const HELP = `Usage:
   celebrity-api data check [--data DIR]
@@ -26,12 +26,12 @@ const OPTIONS = {
 
 export const data: CommandGroup = async (args, io) => {
   const { values, positionals } = parseFlags(args, OPTIONS);
-  const [action, ...extra] = positionals;
+  const [action] = positionals;
   if (values.help || action === 'help') {
     io.stdout.write(HELP);
     return EXIT.OK;
   }
-  if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
+  noPositionals(positionals, 1);
   if (action === 'check') {
     if (values.out || values.scale || values.seed) throw new UsageError('check takes only --data');
     const dir = values.data === undefined ? BUNDLED_DATA : resolve(io.cwd, values.data);

@@ -51,3 +51,22 @@ export function stateDir(flag: string | undefined, io: Io): string {
 
 /** A command group: takes the arguments after its name, returns the exit code. */
 export type CommandGroup = (args: string[], io: Io) => Promise<number>;
+
+/** A group whose body returns nothing: exit 0 when it ends; failures are thrown, and main maps them to exit codes. */
+export const command =
+  (body: (args: string[], io: Io) => Promise<void>): CommandGroup =>
+  async (args, io) => {
+    await body(args, io);
+    return EXIT.OK;
+  };
+
+/** A flag that the command cannot do without (parseArgs has no notion of required options). */
+export function required<T>(value: T | undefined, flag: string): T {
+  if (value === undefined) throw new UsageError(`missing ${flag}`);
+  return value;
+}
+
+/** At most `count` positional arguments (the subcommand), else a usage error naming the first extra one. */
+export function noPositionals(positionals: string[], count: number): void {
+  if (positionals.length > count) throw new UsageError(`unexpected argument '${positionals[count]}'`);
+}

@@ -1,7 +1,7 @@
 // `celebrity-api keys create|rotate|reveal|revoke|list` (CONTRACT 6): the key itself is printed only by create, rotate and reveal.
 import { AccountStore } from '../access/account-store.ts';
-import { guard, noPositionals, password, printKey, required, SHOWN_ONCE } from './accounts.ts';
-import { parseFlags, stateDir, UsageError, type CommandGroup } from './io.ts';
+import { password, printKey, SHOWN_ONCE } from './accounts.ts';
+import { command, noPositionals, parseFlags, required, stateDir, UsageError, type CommandGroup } from './io.ts';
 
 const HELP = `Usage: celebrity-api keys <command> [options]
 
@@ -32,8 +32,7 @@ const FLAGS = {
 
 const COMMANDS = 'create, rotate, reveal, revoke or list';
 
-export const keys: CommandGroup = (args, io) =>
-  guard('keys', io, async () => {
+export const keys: CommandGroup = command(async (args, io) => {
     const { values, positionals } = parseFlags(args, FLAGS);
     const [command] = positionals;
     if (values.help) {

@@ -1,4 +1,6 @@
 // Entry point of `celebrity-api`: dispatches to one command group per file (CONTRACT 6).
+import { AccountError } from '../access/types.ts';
+import { UsageLogError } from '../quota/usage-replay.ts';
 import { accounts } from './accounts.ts';
 import { data } from './data.ts';
 import { EXIT, UsageError, CommandError, type CommandGroup, type Io } from './io.ts';
@@ -37,11 +39,16 @@ export async function main(argv: string[], io: Io): Promise<number> {
   try {
     return await group(rest, io);
   } catch (err) {
-    if (err instanceof UsageError) {
+    // CONTRACT 6: usage errors and invalid values (a plan, an email) exit 2 with a hint.
+    if (err instanceof UsageError || (err instanceof AccountError && err.code.startsWith('INVALID_'))) {
       io.stderr.write(`celebrity-api ${name}: ${err.message}\nRun 'celebrity-api ${name} --help' for usage.\n`);
       return EXIT.USAGE;
     }
-    io.stderr.write(`celebrity-api ${name}: ${err instanceof CommandError ? err.message : ((err as Error).stack ?? String(err))}\n`);
+    // What the user can act on (a wrong password, EACCES, ENOSPC, a damaged usage log) is said
+    // plainly and exits 1; anything else is a bug, printed with its stack.
+    const known =
+      err instanceof CommandError || err instanceof AccountError || err instanceof UsageLogError || typeof (err as NodeJS.ErrnoException).code === 'string';
+    io.stderr.write(`celebrity-api ${name}: ${known ? (err as Error).message : ((err as Error).stack ?? String(err))}\n`);
     return EXIT.FAILED;
   }
 }

@@ -3,7 +3,7 @@
 import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { buildOpenApiDocument } from '../http/openapi.ts';
-import { CommandError, EXIT, parseFlags, UsageError, type CommandGroup } from './io.ts';
+import { CommandError, EXIT, noPositionals, parseFlags, UsageError, type CommandGroup } from './io.ts';
 
 const HELP = `Usage: celebrity-api openapi [--out FILE]
 
@@ -19,7 +19,7 @@ export const openapi: CommandGroup = async (args, io) => {
     io.stdout.write(HELP);
     return EXIT.OK;
   }
-  if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+  noPositionals(positionals, 0);
   // --state is accepted like on every command (CONTRACT 6) and unused: the document depends on no state.
   const text = JSON.stringify(buildOpenApiDocument(), null, 2) + '\n';
   if (values.out === undefined) {

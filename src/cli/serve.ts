@@ -10,7 +10,7 @@ import type { Observer } from '../http/app.ts';
 import { fromLoopback, Metrics } from '../http/metrics.ts';
 import { batchedWriter, createLogger } from '../log.ts';
 import { readTlsFiles, startService, type Service } from '../service.ts';
-import { CommandError, EXIT, parseFlags, UsageError, type CommandGroup } from './io.ts';
+import { CommandError, EXIT, noPositionals, parseFlags, UsageError, type CommandGroup } from './io.ts';
 
 const HELP = `Usage: celebrity-api serve [options]
 
@@ -50,7 +50,7 @@ export const serve: CommandGroup = async (args, io) => {
     io.stdout.write(HELP);
     return EXIT.OK;
   }
-  if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+  noPositionals(positionals, 0);
   let config;
   try {
     config = resolveServeConfig(values, io.env, io.cwd);

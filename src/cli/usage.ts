@@ -1,7 +1,6 @@
 // `celebrity-api usage --email E [--json]` (CONTRACT 6): the month's quota use and daily counters, from the state files.
 import { readUsage } from '../quota/usage-service.ts';
-import { guard, noPositionals, required } from './accounts.ts';
-import { parseFlags, stateDir, type CommandGroup } from './io.ts';
+import { command, noPositionals, parseFlags, required, stateDir, type CommandGroup } from './io.ts';
 
 const HELP = `Usage: celebrity-api usage --email E [--json] [--state DIR]
 
@@ -20,8 +19,7 @@ const FLAGS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-export const usage: CommandGroup = (args, io) =>
-  guard('usage', io, async () => {
+export const usage: CommandGroup = command(async (args, io) => {
     const { values, positionals } = parseFlags(args, FLAGS);
     if (values.help) {
       io.stdout.write(HELP);

@@ -1,16 +1,13 @@
 // Changes made by CLI commands reach a running gate on the same state directory within 2 s (CONTRACT 4).
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
-import { accounts } from '../../src/cli/accounts.ts';
-import { keys } from '../../src/cli/keys.ts';
 import { openGate } from '../../src/quota/gate.ts';
-import { fakeIo, tempState, within } from '../helpers/state.ts';
+import { runInProcess, tempState, within } from '../helpers/state.ts';
 
-async function cli(group: typeof accounts, args: string[], stdin = ''): Promise<string> {
-  const io = fakeIo(stdin);
-  const code = await group(args, io);
-  assert.equal(code, 0, io.err());
-  return io.out();
+async function cli(group: string, args: string[], stdin = ''): Promise<string> {
+  const r = await runInProcess([group, ...args], stdin);
+  assert.equal(r.code, 0, r.err);
+  return r.out;
 }
 
 test('revoke, rotate, set-plan and create via the CLI -> seen by a running gate within 2 s', async () => {
@@ -23,7 +20,7 @@ test('revoke, rotate, set-plan and create via the CLI -> seen by a running gate 
       if (a.ok) gate.settle(a.ticket, 404);
       return a.ok;
     };
-    const created = JSON.parse(await cli(accounts, ['create', '--state', state, '--email', 'a@b.io', '--plan', 'free', '--password-stdin', '--json'], 'pw\n'));
+    const created = JSON.parse(await cli('accounts', ['create', '--state', state, '--email', 'a@b.io', '--plan', 'free', '--password-stdin', '--json'], 'pw\n'));
     const took: Record<string, number> = {};
     took.create = await within(2000, () => accepted(created.key));
 
@@ -32,7 +29,7 @@ test('revoke, rotate, set-plan and create via the CLI -> seen by a running gate 
     assert.ok(first.ok);
     gate.settle(first.ticket, 200);
     assert.equal(gate.admit(created.key).ok, false);
-    await cli(accounts, ['set-plan', '--state', state, '--email', 'a@b.io', '--plan', 'starter']);
+    await cli('accounts', ['set-plan', '--state', state, '--email', 'a@b.io', '--plan', 'starter']);
     took.setPlan = await within(2000, () => {
       const a = gate.admit(created.key);
       if (a.ok) gate.settle(a.ticket, 200);
@@ -40,10 +37,10 @@ test('revoke, rotate, set-plan and create via the CLI -> seen by a running gate 
     });
     assert.equal(gate.usage.get('a@b.io').used, 2, 'the month count carries over a plan change');
 
-    const rotated = JSON.parse(await cli(keys, ['rotate', '--state', state, '--email', 'a@b.io', '--password-stdin', '--json'], 'pw\n'));
+    const rotated = JSON.parse(await cli('keys', ['rotate', '--state', state, '--email', 'a@b.io', '--password-stdin', '--json'], 'pw\n'));
     took.rotate = await within(2000, () => !accepted(created.key) && accepted(rotated.key));
 
-    await cli(keys, ['revoke', '--state', state, '--email', 'a@b.io']);
+    await cli('keys', ['revoke', '--state', state, '--email', 'a@b.io']);
     took.revoke = await within(2000, () => !accepted(rotated.key));
     const revoked = gate.admit(rotated.key);
     assert.equal(revoked.ok ? 200 : revoked.status, 401);

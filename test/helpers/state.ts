@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import type { after as afterHook } from 'node:test';
 import type { Io } from '../../src/cli/io.ts';
+import { main } from '../../src/cli/main.ts';
 import type { Logger } from '../../src/log.ts';
 
 /** 2^10: the same code path as production's 2^15, at a fraction of the time. */
@@ -56,4 +57,11 @@ export async function within(ms: number, probe: () => boolean | Promise<boolean>
     if (Date.now() - start > ms) throw new Error(`condition not met within ${ms} ms`);
     await new Promise((r) => setTimeout(r, 10));
   }
+}
+
+/** Runs a command line in-process as `bin/celebrity-api` would, through main's mapping of failures to exit codes. */
+export async function runInProcess(argv: string[], stdin = '', cwd?: string): Promise<{ code: number; out: string; err: string }> {
+  const io = fakeIo(stdin, cwd);
+  const code = await main(argv, io);
+  return { code, out: io.out(), err: io.err() };
 }

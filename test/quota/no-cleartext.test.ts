@@ -3,12 +3,9 @@ import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { accounts } from '../../src/cli/accounts.ts';
-import { keys } from '../../src/cli/keys.ts';
-import { usage } from '../../src/cli/usage.ts';
 import { openGate } from '../../src/quota/gate.ts';
 import { writeFully, type LogWrite } from '../../src/quota/usage-log.ts';
-import { captureLog, fakeIo, FAST_SCRYPT, tempState } from '../helpers/state.ts';
+import { captureLog, FAST_SCRYPT, runInProcess, tempState } from '../helpers/state.ts';
 
 async function filesUnder(dir: string): Promise<string[]> {
   const out: string[] = [];
@@ -34,27 +31,26 @@ test('a full life cycle -> no issued key (nor its secret part) in state files, l
   const gate = await openGate({ state, log, scrypt: FAST_SCRYPT, plans: { free: 5 }, usageLogWrite: write, flushIntervalMs: 20 });
   const issued: string[] = [];
   const stderr: string[] = [];
-  const cli = async (group: typeof accounts, args: string[], stdin = '') => {
-    const io = fakeIo(stdin);
-    await group([...args, '--state', state], io);
-    stderr.push(io.err());
-    return io.out();
+  const cli = async (group: string, args: string[], stdin = '') => {
+    const r = await runInProcess([group, ...args, '--state', state], stdin);
+    stderr.push(r.err);
+    return r.out;
   };
 
   issued.push((await gate.accounts.create({ email: 'a@b.io', plan: 'free', password: 'pw' })).key);
-  issued.push(JSON.parse(await cli(accounts, ['create', '--email', 'c@d.io', '--plan', 'pro', '--password-stdin', '--json'], 'pw\n')).key);
+  issued.push(JSON.parse(await cli('accounts', ['create', '--email', 'c@d.io', '--plan', 'pro', '--password-stdin', '--json'], 'pw\n')).key);
   for (let i = 0; i < 8; i++) for (const key of issued) {
     const a = gate.admit(key);
     if (a.ok) gate.settle(a.ticket, i % 3 ? 200 : 404);
   }
-  issued.push(JSON.parse(await cli(keys, ['rotate', '--email', 'c@d.io', '--password-stdin', '--json'], 'pw\n')).key);
-  await cli(keys, ['reveal', '--email', 'c@d.io', '--password-stdin'], 'wrong\n');
-  await cli(keys, ['create', '--email', 'c@d.io', '--password-stdin'], 'pw\n'); // refused: a key is active
-  await cli(keys, ['revoke', '--email', 'a@b.io']);
+  issued.push(JSON.parse(await cli('keys', ['rotate', '--email', 'c@d.io', '--password-stdin', '--json'], 'pw\n')).key);
+  await cli('keys', ['reveal', '--email', 'c@d.io', '--password-stdin'], 'wrong\n');
+  await cli('keys', ['create', '--email', 'c@d.io', '--password-stdin'], 'pw\n'); // refused: a key is active
+  await cli('keys', ['revoke', '--email', 'a@b.io']);
   for (const key of issued) gate.admit(key); // 401s with once-valid keys
-  await cli(keys, ['list']);
-  await cli(accounts, ['list']);
-  await cli(usage, ['--email', 'a@b.io']);
+  await cli('keys', ['list']);
+  await cli('accounts', ['list']);
+  await cli('usage', ['--email', 'a@b.io']);
   await gate.flush().catch(() => {});
   await gate.close();
 
