@@ -80,7 +80,8 @@ export async function ensureStateDir(dir: string): Promise<void> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
 }
 
-async function fsyncDir(dir: string): Promise<void> {
+/** fsync of a directory: what makes a rename in it durable. */
+export async function syncDir(dir: string): Promise<void> {
   const fh = await open(dir, 'r');
   try {
     await fh.sync();
@@ -109,6 +110,6 @@ export async function writeStore(path: string, data: StoreData): Promise<Stamp> 
   }
   await fh.close();
   await rename(tmp, path);
-  await fsyncDir(dirname(path)); // makes the rename itself durable
+  await syncDir(dirname(path)); // makes the rename itself durable
   return { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs };
 }

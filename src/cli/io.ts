@@ -17,7 +17,7 @@ export const EXIT = { OK: 0, FAILED: 1, USAGE: 2 } as const;
 /** A command-line usage error: printed with the command's help hint, exit code 2. */
 export class UsageError extends Error {}
 
-/** A failure the user can act on (unknown email, wrong password...): printed alone, exit code 1. */
+/** A failure the user can act on (invalid data, a missing certificate file...): printed alone, exit code 1. */
 export class CommandError extends Error {}
 
 /** `parseArgs` that turns its errors into UsageError, strict about unknown flags. */

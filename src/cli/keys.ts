@@ -33,47 +33,47 @@ const FLAGS = {
 const COMMANDS = 'create, rotate, reveal, revoke or list';
 
 export const keys: CommandGroup = command(async (args, io) => {
-    const { values, positionals } = parseFlags(args, FLAGS);
-    const [command] = positionals;
-    if (values.help) {
-      io.stdout.write(HELP);
+  const { values, positionals } = parseFlags(args, FLAGS);
+  const [sub] = positionals;
+  if (values.help) {
+    io.stdout.write(HELP);
+    return;
+  }
+  if (sub === undefined) throw new UsageError(`missing command (${COMMANDS})`);
+  noPositionals(positionals, 1);
+  const store = () => AccountStore.open({ state: stateDir(values.state, io) });
+  switch (sub) {
+    case 'create':
+    case 'rotate':
+    case 'reveal': {
+      const email = required(values.email, '--email');
+      const pw = await password(values['password-stdin'], io);
+      const s = await store();
+      if (sub === 'reveal') {
+        printKey(io, await s.revealKey(email, pw), values.json, 'Keep it out of client-side code, repositories and logs.');
+      } else if (sub === 'create') {
+        printKey(io, await s.createKey(email, pw), values.json, SHOWN_ONCE);
+      } else {
+        printKey(io, await s.rotateKey(email, pw), values.json, `${SHOWN_ONCE}\nThe previous key is revoked.`);
+      }
       return;
     }
-    if (command === undefined) throw new UsageError(`missing command (${COMMANDS})`);
-    noPositionals(positionals, 1);
-    const store = () => AccountStore.open({ state: stateDir(values.state, io) });
-    switch (command) {
-      case 'create':
-      case 'rotate':
-      case 'reveal': {
-        const email = required(values.email, '--email');
-        const pw = await password(values['password-stdin'], io);
-        const s = await store();
-        if (command === 'reveal') {
-          printKey(io, await s.revealKey(email, pw), values.json, 'Keep it out of client-side code, repositories and logs.');
-        } else if (command === 'create') {
-          printKey(io, await s.createKey(email, pw), values.json, SHOWN_ONCE);
-        } else {
-          printKey(io, await s.rotateKey(email, pw), values.json, `${SHOWN_ONCE}\nThe previous key is revoked.`);
-        }
-        return;
-      }
-      case 'revoke': {
-        const revoked = await (await store()).revokeKey(required(values.email, '--email'));
-        io.stdout.write(values.json ? JSON.stringify(revoked) + '\n' : `revoked ${revoked.prefix} of ${revoked.email}\n`);
-        return;
-      }
-      case 'list': {
-        const list = await (await store()).keys();
-        if (values.json) {
-          io.stdout.write(JSON.stringify(list) + '\n');
-          return;
-        }
-        if (list.length === 0) io.stdout.write('no keys\n');
-        for (const k of list) io.stdout.write(`${k.email}\t${k.prefix}\t${k.status}\t${k.createdAt}${k.revokedAt ? `\trevoked ${k.revokedAt}` : ''}\n`);
-        return;
-      }
-      default:
-        throw new UsageError(`unknown command '${command}' (${COMMANDS})`);
+    case 'revoke': {
+      const revoked = await (await store()).revokeKey(required(values.email, '--email'));
+      io.stdout.write(values.json ? JSON.stringify(revoked) + '\n' : `revoked ${revoked.prefix} of ${revoked.email}\n`);
+      return;
     }
-  });
+    case 'list': {
+      const list = await (await store()).keys();
+      if (values.json) {
+        io.stdout.write(JSON.stringify(list) + '\n');
+        return;
+      }
+      if (list.length === 0) io.stdout.write('no keys\n');
+      for (const k of list) io.stdout.write(`${k.email}\t${k.prefix}\t${k.status}\t${k.createdAt}${k.revokedAt ? `\trevoked ${k.revokedAt}` : ''}\n`);
+      return;
+    }
+    default:
+      throw new UsageError(`unknown command '${sub}' (${COMMANDS})`);
+  }
+});

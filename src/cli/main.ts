@@ -1,4 +1,5 @@
 // Entry point of `celebrity-api`: dispatches to one command group per file (CONTRACT 6).
+import { LockBusyError } from '../access/lock-file.ts';
 import { AccountError } from '../access/types.ts';
 import { UsageLogError } from '../quota/usage-replay.ts';
 import { accounts } from './accounts.ts';
@@ -27,9 +28,13 @@ const GROUPS: Readonly<Record<string, CommandGroup>> = { serve, accounts, keys, 
 
 export async function main(argv: string[], io: Io): Promise<number> {
   const [name, ...rest] = argv;
-  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+  if (name === undefined) {
+    io.stderr.write(HELP); // a usage error: on stderr, exit 2 (CONTRACT 6)
+    return EXIT.USAGE;
+  }
+  if (name === '--help' || name === '-h' || name === 'help') {
     io.stdout.write(HELP);
-    return name === undefined ? EXIT.USAGE : EXIT.OK;
+    return EXIT.OK;
   }
   const group = Object.hasOwn(GROUPS, name) ? GROUPS[name] : undefined;
   if (!group) {
@@ -44,10 +49,14 @@ export async function main(argv: string[], io: Io): Promise<number> {
       io.stderr.write(`celebrity-api ${name}: ${err.message}\nRun 'celebrity-api ${name} --help' for usage.\n`);
       return EXIT.USAGE;
     }
-    // What the user can act on (a wrong password, EACCES, ENOSPC, a damaged usage log) is said
-    // plainly and exits 1; anything else is a bug, printed with its stack.
+    // What the user can act on (a wrong password, EACCES, ENOSPC, a damaged usage log, a state
+    // directory in use) is said plainly and exits 1; anything else is a bug, printed with its stack.
     const known =
-      err instanceof CommandError || err instanceof AccountError || err instanceof UsageLogError || typeof (err as NodeJS.ErrnoException).code === 'string';
+      err instanceof CommandError ||
+      err instanceof AccountError ||
+      err instanceof UsageLogError ||
+      err instanceof LockBusyError ||
+      typeof (err as NodeJS.ErrnoException).code === 'string';
     io.stderr.write(`celebrity-api ${name}: ${known ? (err as Error).message : ((err as Error).stack ?? String(err))}\n`);
     return EXIT.FAILED;
   }

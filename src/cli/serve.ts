@@ -91,7 +91,6 @@ export const serve: CommandGroup = async (args, io) => {
     });
   } catch (err) {
     if (err instanceof DataError) throw new CommandError(err.message);
-    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new CommandError(`address in use: ${(err as Error).message}`);
     throw err;
   }
   const running = service;

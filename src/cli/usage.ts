@@ -20,27 +20,27 @@ const FLAGS = {
 } as const;
 
 export const usage: CommandGroup = command(async (args, io) => {
-    const { values, positionals } = parseFlags(args, FLAGS);
-    if (values.help) {
-      io.stdout.write(HELP);
-      return;
-    }
-    noPositionals(positionals, 0);
-    const email = required(values.email, '--email');
-    const report = (await readUsage(stateDir(values.state, io))).get(email);
-    if (values.json) {
-      io.stdout.write(JSON.stringify(report) + '\n');
-      return;
-    }
-    const lines = [
-      `email      ${report.email}`,
-      `plan       ${report.plan}`,
-      `used       ${report.used}`,
-      `total      ${report.total ?? 'unlimited'}`,
-      `remaining  ${report.remaining ?? 'unlimited'}`,
-      `resetsOn   ${report.resetsOn}`,
-      `daily      ${report.daily.length === 0 ? '(no requests this month)' : 'date        success  rejected'}`,
-      ...report.daily.map((d) => `           ${d.date}  ${String(d.success).padStart(7)}  ${String(d.rejected).padStart(8)}`),
-    ];
-    io.stdout.write(lines.join('\n') + '\n');
-  });
+  const { values, positionals } = parseFlags(args, FLAGS);
+  if (values.help) {
+    io.stdout.write(HELP);
+    return;
+  }
+  noPositionals(positionals, 0);
+  const email = required(values.email, '--email');
+  const report = (await readUsage(stateDir(values.state, io))).get(email);
+  if (values.json) {
+    io.stdout.write(JSON.stringify(report) + '\n');
+    return;
+  }
+  const lines = [
+    `email      ${report.email}`,
+    `plan       ${report.plan}`,
+    `used       ${report.used}`,
+    `total      ${report.total ?? 'unlimited'}`,
+    `remaining  ${report.remaining ?? 'unlimited'}`,
+    `resetsOn   ${report.resetsOn}`,
+    `daily      ${report.daily.length === 0 ? '(no requests this month)' : 'date        success  rejected'}`,
+    ...report.daily.map((d) => `           ${d.date}  ${String(d.success).padStart(7)}  ${String(d.rejected).padStart(8)}`),
+  ];
+  io.stdout.write(lines.join('\n') + '\n');
+});

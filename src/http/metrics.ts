@@ -5,13 +5,7 @@ import { COLLECTIONS, type CollectionName } from '../resources/types.ts';
 import type { Route } from './router.ts';
 
 /** What the quota gate can tell about its usage log; null in 'memory' state. */
-export interface UsageLogStatus {
-  /** Usage records accepted but not yet written and fsynced. */
-  readonly pendingRecords: number;
-  /** ms since epoch of the last successful flush, or null before the first. */
-  readonly lastFlushMs: number | null;
-  readonly flushFailures: number;
-}
+import type { UsageLogStatus } from '../quota/usage-log.ts';
 
 export interface MetricsSources {
   readonly clock: () => number;

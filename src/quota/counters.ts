@@ -81,17 +81,4 @@ export class Counters {
     }
     return out;
   }
-
-  /** A plain copy for comparisons in tests: {id: {months: {key: used}, days: {key: [s, r]}}}. */
-  toJSON(): Record<string, { months: Record<string, number>; days: Record<string, [number, number]> }> {
-    const out: Record<string, { months: Record<string, number>; days: Record<string, [number, number]> }> = {};
-    for (const [id, usage] of this.accounts) {
-      const months: Record<string, number> = {};
-      for (const [k, c] of usage.months) if (c.used !== 0) months[k] = c.used;
-      const days: Record<string, [number, number]> = {};
-      for (const [k, c] of usage.days) days[k] = [c.success, c.rejected];
-      out[id] = { months, days };
-    }
-    return out;
-  }
 }

@@ -1,6 +1,7 @@
 // Shrinks month files to one line per account and day instead of one per tick: at start, and online.
 import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { syncDir } from '../access/store-file.ts';
 import type { Logger } from '../log.ts';
 import type { AccountUsage, Counters } from './counters.ts';
 import type { MonthKey } from './month.ts';
@@ -86,15 +87,6 @@ export async function replaceFile(file: string, text: string, hook?: CompactHook
   await hook?.('renamed', file);
   await syncDir(dirname(file));
   return fh;
-}
-
-export async function syncDir(dir: string): Promise<void> {
-  const fh = await open(dir, 'r');
-  try {
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
 }
 
 /** At start: rewrites a file holding several times more lines than its compact form. */

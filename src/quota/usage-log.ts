@@ -5,7 +5,8 @@ import { acquireLock, LockBusyError, type Release } from '../access/lock-file.ts
 import type { Logger } from '../log.ts';
 import type { Counters } from './counters.ts';
 import type { DayKey, MonthKey } from './month.ts';
-import { compactMonthYielding, compactUsage, replaceFile, syncDir, type CompactHook } from './usage-compact.ts';
+import { syncDir } from '../access/store-file.ts';
+import { compactMonthYielding, compactUsage, replaceFile, type CompactHook } from './usage-compact.ts';
 import { PendingRecords, type UsageRecord } from './usage-records.ts';
 import { logFileName, replayUsage, USAGE_DIR, type ReplayResult } from './usage-replay.ts';
 
@@ -71,7 +72,8 @@ export class UsageLog implements UsageSink {
   private flushing = 0;
   private readonly timer: NodeJS.Timeout;
   private closed = false;
-  readonly stats = { flushes: 0, failures: 0, bytes: 0, compactions: 0, lastError: null as string | null };
+  /** Flushes the disk refused since start (reported by /metrics). */
+  private flushFailures = 0;
 
   private constructor(
     private readonly dir: string,
@@ -98,7 +100,7 @@ export class UsageLog implements UsageSink {
       release = await acquireLock(join(dir, 'writer.lock'), { timeoutMs: 0, staleMs: 15_000, heartbeatMs: 5_000 });
     } catch (err) {
       if (err instanceof LockBusyError) {
-        throw new Error(`the usage log in ${dir} is in use: ${err.message}; one server per state directory (a lock left by a crash on another host expires 15 s after its last heartbeat)`);
+        err.message = `the usage log in ${dir} is in use: ${err.message}; one server per state directory (a lock left by a crash on another host expires 15 s after its last heartbeat)`;
       }
       throw err;
     }
@@ -125,7 +127,7 @@ export class UsageLog implements UsageSink {
   }
 
   status(): UsageLogStatus {
-    return { pendingRecords: this.pending.size + this.unwrittenRecords, lastFlushMs: this.lastFlushMs, flushFailures: this.stats.failures };
+    return { pendingRecords: this.pending.size + this.unwrittenRecords, lastFlushMs: this.lastFlushMs, flushFailures: this.flushFailures };
   }
 
   private tick(): void {
@@ -173,13 +175,10 @@ export class UsageLog implements UsageSink {
         file.size += data.length;
         this.unwritten.delete(month);
         this.unwrittenRecords -= chunk.records;
-        this.stats.bytes += data.length;
       }
-      this.stats.flushes++;
       this.lastFlushMs = Date.now();
     } catch (err) {
-      this.stats.failures++;
-      this.stats.lastError = (err as Error).message;
+      this.flushFailures++;
       throw err;
     }
     // Here every file holds exactly what `durable` says (nothing unwritten), and no append can come
@@ -205,7 +204,6 @@ export class UsageLog implements UsageSink {
       });
       file.nameUnsynced = false;
       file.compactAt = this.compactAt(size);
-      this.stats.compactions++;
       this.options.log.info('usage log compacted', { file: path, bytes: before, now: size });
     } catch (err) {
       file.compactAt = Math.max(2 * file.size, file.compactAt); // retry once the file has doubled, not every tick (a full disk)

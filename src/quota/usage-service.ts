@@ -1,5 +1,6 @@
 // UsageService: an account's month (used, total, remaining, resetsOn) and daily counters; `set` for test suites.
 import { AccountStore } from '../access/account-store.ts';
+import { normalizeEmail } from '../access/account-ops.ts';
 import { AccountError } from '../access/types.ts';
 import { silentLogger } from '../log.ts';
 import { Counters } from './counters.ts';
@@ -45,8 +46,9 @@ export interface UsageServiceDeps {
 
 export function createUsageService(deps: UsageServiceDeps): UsageService {
   const account = (email: string) => {
-    const view = deps.accounts.find(email);
-    if (!view) throw new AccountError('UNKNOWN_ACCOUNT', `no account with email ${email.trim().toLowerCase()}`);
+    const canonical = normalizeEmail(email); // a malformed email is a usage error, as in every other command
+    const view = deps.accounts.find(canonical);
+    if (!view) throw new AccountError('UNKNOWN_ACCOUNT', `no account with email ${canonical}`);
     return view;
   };
   return {

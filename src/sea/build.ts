@@ -1,12 +1,13 @@
 // `npm run build:exe [-- --out DIR]`: builds the single executable (Node SEA): one CommonJS bundle of
 // the CLI, the data files as SEA assets, injected with postject into a copy of this node binary.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
+import { RESOURCE_LIST } from '../resources/index.ts';
 
 /** The fuse string Node looks for to know a blob was injected (Node's SEA documentation). */
 const FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
@@ -29,7 +30,8 @@ export async function buildExecutable(outDir: string): Promise<string> {
     logLevel: 'warning',
   });
   const dataDir = join(ROOT, 'data');
-  const assets = Object.fromEntries(readdirSync(dataDir).filter((f) => f.endsWith('.json')).map((f) => [f, join(dataDir, f)]));
+  // Exactly the files the executable unpacks (src/sea/unpack-data.ts): one per collection.
+  const assets = Object.fromEntries(RESOURCE_LIST.map((def) => [def.file, join(dataDir, def.file)]));
   const blob = join(outDir, 'sea-prep.blob');
   const config = join(outDir, 'sea-config.json');
   writeFileSync(config, JSON.stringify({ main, output: blob, disableExperimentalSEAWarning: true, assets }, null, 2));
