@@ -111,7 +111,7 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, k
     inOrder,
     range,
     searchText,
-    search: { texts: searchText, unigrams: grams(ref.unigrams), bigrams: grams(ref.bigrams), trigrams: grams(ref.trigrams) },
+    search: { unigrams: grams(ref.unigrams), bigrams: grams(ref.bigrams), trigrams: grams(ref.trigrams) },
   };
 }
 

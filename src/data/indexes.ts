@@ -38,7 +38,7 @@ export interface CollectionIndex {
   readonly range: RangeIndex | null;
   /** Folded search text by id. */
   readonly searchText: readonly string[];
-  /** 2- and 3-gram postings over `searchText`. */
+  /** 1-, 2- and 3-gram postings over `searchText`. */
   readonly search: SearchIndex;
 }
 
@@ -136,14 +136,18 @@ function postingsInOrder(byKey: ReadonlyMap<string, Int32Array>, orders: Readonl
 }
 
 /** Bitmaps of the postings that hold at least 1/64 of the records: their bitmap is at most 2x the posting. */
+/** A bit per record id, set for the ids given. */
+export function bitmapOf(ids: Int32Array, size: number): Uint32Array {
+  const bits = new Uint32Array((size + 31) >>> 5);
+  for (let i = 0; i < ids.length; i++) bits[ids[i]! >>> 5]! |= 1 << (ids[i]! & 31);
+  return bits;
+}
+
 function densePostingBits(postings: ReadonlyMap<string, ReadonlyMap<string, Int32Array>>, size: number): Map<Int32Array, Uint32Array> {
   const bits = new Map<Int32Array, Uint32Array>();
   for (const byKey of postings.values()) {
     for (const ids of byKey.values()) {
-      if (ids.length * 64 < size) continue;
-      const b = new Uint32Array((size + 31) >>> 5);
-      for (let i = 0; i < ids.length; i++) b[ids[i]! >>> 5]! |= 1 << (ids[i]! & 31);
-      bits.set(ids, b);
+      if (ids.length * 64 >= size) bits.set(ids, bitmapOf(ids, size));
     }
   }
   return bits;

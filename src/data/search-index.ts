@@ -14,8 +14,6 @@ export interface GramPostings {
 }
 
 export interface SearchIndex {
-  /** Folded search text by record id. */
-  readonly texts: readonly string[];
   readonly unigrams: GramPostings;
   readonly bigrams: GramPostings;
   readonly trigrams: GramPostings;
@@ -92,7 +90,7 @@ function buildGrams(texts: readonly string[], size: 1 | 2 | 3): GramPostings {
 }
 
 export function buildSearchIndex(texts: readonly string[]): SearchIndex {
-  return { texts, unigrams: buildGrams(texts, 1), bigrams: buildGrams(texts, 2), trigrams: buildGrams(texts, 3) };
+  return { unigrams: buildGrams(texts, 1), bigrams: buildGrams(texts, 2), trigrams: buildGrams(texts, 3) };
 }
 
 function posting(g: GramPostings, key: number): Int32Array | null {

@@ -1,8 +1,8 @@
 // The --admin-port listener: /healthz and /metrics only, for a monitoring network that the public
 // port does not reach. Plain HTTP: it carries no keys and no customer data.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { metricsHeaders } from './metrics.ts';
-import { listenerHeaders, send, sendError } from './respond.ts';
+import { sendMetrics } from './metrics.ts';
+import { ALLOW, listenerHeaders, sendError, sendHealth } from './respond.ts';
 import { hardenedServer, resolveLimits, start, urlOf, type Limits, type Listener } from './server.ts';
 
 export interface AdminOptions {
@@ -14,8 +14,6 @@ export interface AdminOptions {
 }
 
 const HEADERS = listenerHeaders({ https: false, corsOrigin: null });
-const HEALTHY = Buffer.from('{"status":"ok"}');
-const DRAINING = Buffer.from('{"status":"draining"}');
 
 function answer(req: IncomingMessage, res: ServerResponse, o: AdminOptions): void {
   const url = req.url ?? '';
@@ -24,13 +22,11 @@ function answer(req: IncomingMessage, res: ServerResponse, o: AdminOptions): voi
   const extra: string[] = o.draining() ? ['Connection', 'close'] : [];
   if (path !== '/healthz' && path !== '/metrics') return sendError(res, 'NOT_FOUND', HEADERS, extra);
   if (req.method !== 'GET' && req.method !== 'HEAD') {
-    extra.push('Allow', 'GET, HEAD');
+    extra.push(...ALLOW);
     return sendError(res, 'METHOD_NOT_ALLOWED', HEADERS, extra);
   }
-  if (path === '/healthz') return send(res, o.draining() ? 503 : 200, o.draining() ? DRAINING : HEALTHY, HEADERS, extra);
-  const body = o.metrics();
-  res.writeHead(200, metricsHeaders(HEADERS, extra, Buffer.byteLength(body)));
-  res.end(body);
+  if (path === '/healthz') sendHealth(res, o.draining(), HEADERS, extra);
+  else sendMetrics(res, o.metrics(), HEADERS, extra);
 }
 
 export async function listenAdmin(o: AdminOptions): Promise<Listener> {

@@ -7,8 +7,8 @@ import type { Snapshot } from '../data/snapshot.ts';
 import { errorBody, ERRORS } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { detail, listPage, NOT_FOUND, type Outcome } from './handlers.ts';
-import { metricsHeaders } from './metrics.ts';
-import { listenerHeaders, pushHeaders, send, sendError } from './respond.ts';
+import { sendMetrics } from './metrics.ts';
+import { ALLOW, listenerHeaders, pushHeaders, send, sendError, sendHealth } from './respond.ts';
 import { route, type Route } from './router.ts';
 
 /** What the pipeline needs of the quota gate (src/quota/gate.ts). */
@@ -41,12 +41,9 @@ export interface AppOptions {
   readonly observe: Observer | null;
 }
 
-const ALLOW = ['Allow', 'GET, HEAD'];
 const NOT_ALLOWED: Outcome = { ok: false, code: 'METHOD_NOT_ALLOWED' };
 const DAY_MS = 86_400_000;
 const REDIRECT_HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
-const HEALTHY = Buffer.from('{"status":"ok"}');
-const DRAINING = Buffer.from('{"status":"draining"}');
 
 export class App {
   private readonly headers: Record<'secure' | 'plain', readonly string[]>;
@@ -97,8 +94,7 @@ export class App {
         return 404;
       case 'healthz':
         if (!readOnly) return this.notAllowed(res, base, extra);
-        send(res, this.o.draining() ? 503 : 200, this.o.draining() ? DRAINING : HEALTHY, base, extra);
-        return this.o.draining() ? 503 : 200;
+        return sendHealth(res, this.o.draining(), base, extra);
       case 'metrics': {
         if (!readOnly) return this.notAllowed(res, base, extra);
         const body = this.o.metrics(req);
@@ -106,8 +102,7 @@ export class App {
           sendError(res, 'NOT_FOUND', base, extra);
           return 404;
         }
-        res.writeHead(200, metricsHeaders(base, extra, Buffer.byteLength(body)));
-        res.end(body);
+        sendMetrics(res, body, base, extra);
         return 200;
       }
     }

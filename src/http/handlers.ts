@@ -6,7 +6,6 @@ import { ParameterError } from '../errors.ts';
 import { parseListQuery } from '../query/parse.ts';
 import { executeQuery } from '../query/execute.ts';
 
-
 /** A handler's answer: a 200 body, or the error to send. */
 export type Outcome = { readonly ok: true; readonly body: Buffer } | { readonly ok: false; readonly code: 'NOT_FOUND' | 'INVALID_PARAMETER' | 'METHOD_NOT_ALLOWED'; readonly message?: string };
 

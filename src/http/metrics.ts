@@ -1,11 +1,9 @@
 // Prometheus text exposition (format 0.0.4) of what an operator watches: traffic by route and
 // status, latency, quota rejections, the live data version and how far the usage log lags.
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { UsageLogStatus } from '../quota/usage-log.ts';
 import { COLLECTIONS, type CollectionName } from '../resources/types.ts';
 import type { Route } from './router.ts';
-
-/** What the quota gate can tell about its usage log; null in 'memory' state. */
-import type { UsageLogStatus } from '../quota/usage-log.ts';
 
 export interface MetricsSources {
   readonly clock: () => number;
@@ -138,8 +136,9 @@ export function fromLoopback(req: IncomingMessage): boolean {
 export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
 /** A listener's header list with its JSON Content-Type swapped for the exposition format's. */
-export function metricsHeaders(base: readonly string[], extra: readonly string[], length: number): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < base.length; i += 2) if (base[i]!.toLowerCase() !== 'content-type') out.push(base[i]!, base[i + 1]!);
-  return out.concat(extra, ['Content-Type', METRICS_CONTENT_TYPE, 'Content-Length', String(length)]);
+export function sendMetrics(res: ServerResponse, body: string, base: readonly string[], extra: readonly string[]): void {
+  const headers: string[] = [];
+  for (let i = 0; i < base.length; i += 2) if (base[i]!.toLowerCase() !== 'content-type') headers.push(base[i]!, base[i + 1]!);
+  res.writeHead(200, headers.concat(extra, ['Content-Type', METRICS_CONTENT_TYPE, 'Content-Length', String(Buffer.byteLength(body))]));
+  res.end(body);
 }

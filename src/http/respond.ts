@@ -1,6 +1,6 @@
 // Writing responses: JSON bodies with headers built once (STYLE habit 3), and the error shape of SPEC 7.
 import type { ServerResponse } from 'node:http';
-import { errorBody, ERRORS, type ErrorCode, type QuotaInfo } from '../errors.ts';
+import { errorBody, ERRORS, type ErrorCode } from '../errors.ts';
 
 /** Headers every response carries (issue 4): JSON, never cached, never sniffed. */
 const BASE_HEADERS: readonly string[] = [
@@ -41,9 +41,21 @@ export function sendError(
   base: readonly string[],
   extra: string[],
   message?: string,
-  quota?: QuotaInfo,
 ): void {
-  send(res, ERRORS[code].status, errorBody(code, message, quota), base, extra);
+  send(res, ERRORS[code].status, errorBody(code, message), base, extra);
+}
+
+/** The header of a 405: the only methods there are (RFC 9110 15.5.6). */
+export const ALLOW: readonly string[] = ['Allow', 'GET, HEAD'];
+
+const HEALTHY = Buffer.from('{"status":"ok"}');
+const DRAINING = Buffer.from('{"status":"draining"}');
+
+/** /healthz: 200, or 503 while draining so a load balancer stops sending traffic; returns the status. */
+export function sendHealth(res: ServerResponse, draining: boolean, base: readonly string[], extra: string[]): number {
+  const status = draining ? 503 : 200;
+  send(res, status, draining ? DRAINING : HEALTHY, base, extra);
+  return status;
 }
 
 /** Flattens a header object (from the quota gate) onto a flat header list. */

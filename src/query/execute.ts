@@ -1,6 +1,6 @@
 // Runs a QueryPlan against a collection's indexes: smallest candidate set first, then the page in
 // the precomputed sort order. No record is looked at unless a constraint needs it.
-import type { CollectionIndex, RangeIndex } from '../data/indexes.ts';
+import { bitmapOf, type CollectionIndex, type RangeIndex } from '../data/indexes.ts';
 import { searchCandidates } from '../data/search-index.ts';
 import type { QueryPlan } from './plan.ts';
 
@@ -39,7 +39,7 @@ function contains(sorted: Int32Array, id: number): boolean {
 }
 
 /**
- * The constraints of a plan as id sets: filter postings and trigram candidates (ascending ids), and
+ * The constraints of a plan as id sets: filter postings and search gram candidates (ascending ids), and
  * the range slice (ascending by value, so tested through `byId`). `verify` is the search text still
  * to confirm with `includes`, when the search index could not answer it exactly.
  */
@@ -192,13 +192,6 @@ export function executeQuery(index: CollectionIndex, plan: QueryPlan): PageResul
     if (ids !== null) return { total, ids };
   }
   return { total, ids: selectPage(found, index.ranks.get(plan.sort)!, order, start, end) };
-}
-
-/** A bitmap of a computed intersection, so that the page walk tests a bit per position. */
-function bitmapOf(ids: Int32Array, size: number): Uint32Array {
-  const bits = new Uint32Array((size + 31) >>> 5);
-  for (let i = 0; i < ids.length; i++) bits[ids[i]! >>> 5]! |= 1 << (ids[i]! & 31);
-  return bits;
 }
 
 /** Page [start, end) of the ids whose bit is set, in `order`, walking at most `budget` positions; null when over budget. */
