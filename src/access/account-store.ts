@@ -1,6 +1,6 @@
 // The AccountService over the store file (or memory): locked read-modify-write, snapshot for the gate.
 import { stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { silentLogger, type Logger } from '../log.ts';
 import * as ops from './account-ops.ts';
 import { acquireLock, LockBusyError } from './lock-file.ts';
@@ -55,7 +55,8 @@ export class AccountStore implements AccountService {
   static async open(options: AccountStoreOptions): Promise<AccountStore> {
     const store = new AccountStore(options);
     if (store.path) {
-      await ensureStateDir(options.state);
+      // Reading creates nothing: `usage` or `accounts list` with a mistyped --state must not leave a
+      // new directory behind. The first change creates it (mutate), and so does a server (the gate).
       const { data, stamp } = await readStore(store.path);
       store.install(data, stamp);
     }
@@ -128,6 +129,7 @@ export class AccountStore implements AccountService {
         this.install(data, NO_STAMP);
         return result;
       }
+      await ensureStateDir(dirname(this.lockPath));
       const release = await acquireLock(this.lockPath, { timeoutMs: this.lockTimeoutMs, staleMs: 30_000 }).catch((err) => {
         if (err instanceof LockBusyError) throw new AccountError('STORE_LOCKED', `the account store is busy: ${err.message}`);
         throw err;

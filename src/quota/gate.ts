@@ -1,5 +1,6 @@
 // The gate in front of every /api/v1 request: key check (401), quota reservation (429), settle, usage.
 import { AccountStore } from '../access/account-store.ts';
+import { ensureStateDir } from '../access/store-file.ts';
 import { isWellFormedKey, keyDigest } from '../access/key-format.ts';
 import type { ScryptParams } from '../access/secrets.ts';
 import type { AccountService } from '../access/types.ts';
@@ -73,6 +74,7 @@ export async function openGate(options: GateOptions): Promise<Gate> {
   const accounts = await AccountStore.open({ state: options.state, clock, log, ...(options.scrypt ? { scrypt: options.scrypt } : {}) });
   let usageLog: UsageLog | null = null;
   if (options.state !== 'memory') {
+    await ensureStateDir(options.state); // 0700: accounts, usage and the TLS key live here
     const opened = await UsageLog.open(options.state, counters, {
       flushIntervalMs: options.flushIntervalMs ?? 1000,
       log,

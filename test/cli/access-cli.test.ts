@@ -101,9 +101,12 @@ test('state directory -> $CELEBRITY_API_STATE, else ./state relative to the work
   const io = { ...fakeIo('pw\n', cwd) };
   assert.equal(await accounts(['create', '--email', 'a@b.io', '--plan', 'free', '--password-stdin'], io), 0);
   assert.ok(existsSync(`${cwd}/state/accounts.json`));
-  const env = { ...fakeIo('', cwd), env: { CELEBRITY_API_STATE: 'elsewhere' } };
-  assert.equal(await accounts(['list'], env), 0);
-  assert.ok(existsSync(`${cwd}/elsewhere`));
+  const env = { ...fakeIo('pw\n', cwd), env: { CELEBRITY_API_STATE: 'elsewhere' } };
+  assert.equal(await accounts(['create', '--email', 'b@b.io', '--plan', 'free', '--password-stdin'], env), 0);
+  assert.ok(existsSync(`${cwd}/elsewhere/accounts.json`));
+  // Reading creates nothing: a mistyped --state leaves no directory behind.
+  assert.equal(await accounts(['list', '--state', 'typo'], fakeIo('', cwd)), 0);
+  assert.ok(!existsSync(`${cwd}/typo`));
 });
 
 const BIN = fileURLToPath(new URL('../../bin/celebrity-api', import.meta.url));
