@@ -7,15 +7,24 @@ import { loadSnapshot, type Snapshot } from './data/snapshot.ts';
 import { App, type Observer } from './http/app.ts';
 import { openapiBody } from './http/openapi.ts';
 import { ensureCertificate } from './http/self-signed.ts';
+import type { Health } from './http/respond.ts';
 import { closeListeners, listen, type Limits, type Listener } from './http/server.ts';
 import { silentLogger, type Logger } from './log.ts';
 import { openGate, type Gate } from './quota/gate.ts';
 import type { Plan } from './quota/plans.ts';
+import { openFileStore } from './store/file/file-store.ts';
+import type { Durability } from './store/file/quota.ts';
+import { ensureStateDir } from './store/state-dir.ts';
+import type { Store } from './store/types.ts';
 
 export interface ServiceOptions {
   readonly data: DataInput;
-  /** State directory, or 'memory' for nothing on disk. */
+  /** State directory (certificate, boot cache, usage log, and accounts unless `store` says otherwise), or 'memory'. */
   readonly state: string;
+  /** Where accounts, sessions and counters live; default: the file store of `state` (CONTRACT 9). */
+  readonly store?: Store;
+  /** Which 200s wait for their usage record to be on disk (file store); default 'auto'. */
+  readonly durability?: Durability;
   /** false: plain HTTP; 'self-signed': a certificate in the state directory; or PEM cert and key. */
   readonly tls: false | 'self-signed' | { readonly cert: string | Buffer; readonly key: string | Buffer };
   readonly host?: string;
@@ -44,11 +53,15 @@ export interface Service {
   /** Graceful: stop accepting, finish in-flight requests, flush the usage log. */
   close(deadlineMs?: number): Promise<void>;
   readonly draining: boolean;
+  /** What /healthz answers now. */
+  health(): Health;
 }
 
 export async function startService(options: ServiceOptions): Promise<Service> {
   const clock = options.clock ?? Date.now;
   const log = options.log ?? silentLogger;
+  // First of all, so whatever comes next (the boot cache, the certificate) finds it owner-only (issue 15).
+  if (options.state !== 'memory') await ensureStateDir(options.state, log);
   let dataInput = options.data;
   // The boot cache lives in the state directory (src/data/boot-cache-*.ts); loadSnapshot skips it for 'memory'.
   const loadOptions = { cacheDir: options.state, log };
@@ -63,7 +76,9 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   } else if (options.tls) {
     tls = options.tls;
   }
-  const gate = await openGate({ state: options.state, clock, log, ...(options.plans ? { plans: options.plans } : {}) });
+  const store =
+    options.store ?? (await openFileStore({ state: options.state, role: 'server', clock, log, ...(options.durability ? { durability: options.durability } : {}) }));
+  const gate = openGate({ store, clock, ...(options.plans ? { plans: options.plans } : {}) });
   let draining = false;
   const app = new App({
     snapshot: () => current,
@@ -75,6 +90,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     openapi: openapiBody,
     metrics: options.metrics ?? (() => null),
     draining: () => draining,
+    health: () => health(),
     observe: options.observe ?? null,
   });
   let listeners: Listener[];
@@ -84,9 +100,11 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     await gate.close();
     throw err;
   }
+  const health = (): Health => (draining ? 'draining' : gate.status().healthy ? 'ok' : 'unavailable');
   let closing: Promise<void> | null = null;
   return {
     listeners,
+    health,
     gate,
     clock,
     fingerprint,

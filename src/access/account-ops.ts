@@ -1,8 +1,9 @@
 // What each account command does to the store data: validation, passwords, key issue, reveal, revoke.
+import { randomBytes } from 'node:crypto';
 import { isPlan, PLANS, type Plan } from '../quota/plans.ts';
 import { generateKey, keyDigest, keyPrefix, newId } from './key-format.ts';
-import { hashPassword, openSealedKey, sealKey, verifyPassword, type ScryptParams } from './secrets.ts';
-import { AccountError, type AccountRecord, type AccountSummary, type IssuedKey, type KeySummary, type StoreData } from './types.ts';
+import { hashPassword, openSealedKey, sealKey, verifyPassword, type PasswordHash, type ScryptParams } from './secrets.ts';
+import { AccountError, type AccountDetail, type AccountRecord, type AccountSummary, type IssuedKey, type KeySummary, type StoreData } from './types.ts';
 
 export interface OpsContext {
   readonly now: () => string;
@@ -56,11 +57,8 @@ async function issueKey(account: AccountRecord, password: string, ctx: OpsContex
   return { email: account.email, plan: account.plan, key };
 }
 
-export async function createAccount(
-  data: StoreData,
-  input: { email: string; plan: Plan; password: string },
-  ctx: OpsContext,
-): Promise<IssuedKey> {
+/** A new account record, added to `data` (the caller's copy: it is installed only if the whole change succeeds). */
+async function addAccount(data: StoreData, input: { email: string; plan: Plan; password: string }, ctx: OpsContext): Promise<AccountRecord> {
   if (data.accounts.some((a) => a.email === input.email)) {
     throw new AccountError('EMAIL_TAKEN', `an account with email ${input.email} already exists`);
   }
@@ -73,9 +71,18 @@ export async function createAccount(
     key: null,
     revokedKeys: [],
   };
-  const issued = await issueKey(account, input.password, ctx);
   data.accounts.push(account);
-  return issued;
+  return account;
+}
+
+/** `accounts create`: the account and its first key. */
+export async function createAccount(data: StoreData, input: { email: string; plan: Plan; password: string }, ctx: OpsContext): Promise<IssuedKey> {
+  return issueKey(await addAccount(data, input, ctx), input.password, ctx);
+}
+
+/** An account without a key yet (dashboard sign-up). */
+export async function registerAccount(data: StoreData, input: { email: string; plan: Plan; password: string }, ctx: OpsContext): Promise<AccountDetail> {
+  return detail(await addAccount(data, input, ctx));
 }
 
 /** `keys create` (replace = false: refuses when a key is active) and `keys rotate` (replace = true). */
@@ -118,6 +125,30 @@ export async function changePassword(data: StoreData, email: string, oldPassword
     account.key = { ...account.key, sealed: await sealKey(key, newPassword, account.key.id, ctx.scrypt) };
   }
   account.password = await hashPassword(newPassword, ctx.scrypt);
+}
+
+/**
+ * Checks a login. An unknown email verifies against a fixed hash with the same scrypt cost, so both
+ * failures take the same time and give the same answer (CONTRACT 8: no telling whether it exists).
+ */
+export async function authenticate(account: AccountRecord | undefined, password: string, scrypt: ScryptParams): Promise<AccountDetail | null> {
+  if (!account) {
+    await verifyPassword(password, await decoyHash(scrypt));
+    return null;
+  }
+  return (await verifyPassword(password, account.password)) ? detail(account) : null;
+}
+
+const decoys = new Map<string, Promise<PasswordHash>>();
+function decoyHash(scrypt: ScryptParams): Promise<PasswordHash> {
+  const id = `${scrypt.N}:${scrypt.r}:${scrypt.p}`;
+  let hash = decoys.get(id);
+  if (!hash) decoys.set(id, (hash = hashPassword(randomBytes(16).toString('hex'), scrypt)));
+  return hash;
+}
+
+export function detail(a: AccountRecord): AccountDetail {
+  return { id: a.id, email: a.email, plan: a.plan, createdAt: a.createdAt, key: a.key ? { prefix: a.key.prefix, createdAt: a.key.createdAt } : null };
 }
 
 export function summarize(a: AccountRecord): AccountSummary {

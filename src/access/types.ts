@@ -55,6 +55,15 @@ export interface KeySummary {
   readonly revokedAt: string | null;
 }
 
+/** An account as the dashboard shows it: never the key, only its prefix and age. */
+export interface AccountDetail {
+  readonly id: string;
+  readonly email: string;
+  readonly plan: Plan;
+  readonly createdAt: string;
+  readonly key: { readonly prefix: string; readonly createdAt: string } | null;
+}
+
 /** Returned once, when a key is made (and by reveal): the only place the key appears in clear. */
 export interface IssuedKey {
   readonly email: string;
@@ -63,7 +72,19 @@ export interface IssuedKey {
 }
 
 export interface AccountService {
+  /** Creates the account and its first key (the CLI, the embedding API). */
   create(input: { email: string; plan: string; password: string }): Promise<IssuedKey>;
+  /** Creates the account without a key (dashboard sign-up: the key is generated on the dashboard). */
+  register(input: { email: string; plan: string; password: string }): Promise<AccountDetail>;
+  /**
+   * The account when the password is right, else null; an unknown email costs the same scrypt work
+   * as a wrong password, so timing does not tell which it was (CONTRACT 8).
+   */
+  authenticate(email: string, password: string): Promise<AccountDetail | null>;
+  /** By account id (a dashboard session names its account by id); null when it no longer exists. */
+  get(id: string): Promise<AccountDetail | null>;
+  /** By email, case-insensitively; null when there is none. */
+  find(email: string): Promise<AccountDetail | null>;
   setPlan(email: string, plan: string): Promise<AccountSummary>;
   /** Fails with KEY_ACTIVE when the account already has a key: rotate replaces it. */
   createKey(email: string, password: string): Promise<IssuedKey>;

@@ -1,8 +1,8 @@
 // `celebrity-api accounts create|set-plan|set-password|list` (CONTRACT 6), and the password and key printing that `keys` shares.
-import { AccountStore } from '../access/account-store.ts';
 import type { IssuedKey } from '../access/types.ts';
 import { PLANS } from '../quota/plans.ts';
-import { command, noPositionals, parseFlags, readPassword, readStdin, required, stateDir, UsageError, type CommandGroup, type Io } from './io.ts';
+import { command, noPositionals, parseFlags, readPassword, readStdin, required, UsageError, type CommandGroup, type Io } from './io.ts';
+import { withStore } from './store.ts';
 
 const HELP = `Usage: celebrity-api accounts <command> [options]
 
@@ -55,41 +55,42 @@ export const accounts: CommandGroup = command(async (args, io) => {
   }
   if (sub === undefined) throw new UsageError('missing command (create, set-plan, set-password or list)');
   noPositionals(positionals, 1);
-  const store = () => AccountStore.open({ state: stateDir(values.state, io) });
-  switch (sub) {
-    case 'create': {
-      const email = required(values.email, '--email');
-      const plan = required(values.plan, '--plan');
-      const issued = await (await store()).create({ email, plan, password: await password(values['password-stdin'], io) });
-      printKey(io, issued, values.json, SHOWN_ONCE);
-      return;
-    }
-    case 'set-plan': {
-      const email = required(values.email, '--email');
-      const account = await (await store()).setPlan(email, required(values.plan, '--plan'));
-      io.stdout.write(values.json ? JSON.stringify(account) + '\n' : `${account.email} is now on the ${account.plan} plan\n`);
-      return;
-    }
-    case 'set-password': {
-      const email = required(values.email, '--email');
-      if (!values['password-stdin']) throw new UsageError('missing --password-stdin (two lines: current password, new password)');
-      const [current, next] = (await readStdin(io.stdin)).split(/\r?\n/);
-      if (!current || !next) throw new UsageError('--password-stdin: expected two lines, the current password and the new one');
-      await (await store()).setPassword(email, current, next);
-      io.stdout.write(`password of ${email.trim().toLowerCase()} changed\n`);
-      return;
-    }
-    case 'list': {
-      const list = await (await store()).list();
-      if (values.json) {
-        io.stdout.write(JSON.stringify(list) + '\n');
+  await withStore(values, io, async ({ accounts: store }) => {
+    switch (sub) {
+      case 'create': {
+        const email = required(values.email, '--email');
+        const plan = required(values.plan, '--plan');
+        const issued = await store.create({ email, plan, password: await password(values['password-stdin'], io) });
+        printKey(io, issued, values.json, SHOWN_ONCE);
         return;
       }
-      if (list.length === 0) io.stdout.write('no accounts\n');
-      for (const a of list) io.stdout.write(`${a.email}\t${a.plan}\t${a.keyPrefix ?? '(no key)'}\t${a.createdAt}\n`);
-      return;
+      case 'set-plan': {
+        const email = required(values.email, '--email');
+        const account = await store.setPlan(email, required(values.plan, '--plan'));
+        io.stdout.write(values.json ? JSON.stringify(account) + '\n' : `${account.email} is now on the ${account.plan} plan\n`);
+        return;
+      }
+      case 'set-password': {
+        const email = required(values.email, '--email');
+        if (!values['password-stdin']) throw new UsageError('missing --password-stdin (two lines: current password, new password)');
+        const [current, next] = (await readStdin(io.stdin)).split(/\r?\n/);
+        if (!current || !next) throw new UsageError('--password-stdin: expected two lines, the current password and the new one');
+        await store.setPassword(email, current, next);
+        io.stdout.write(`password of ${email.trim().toLowerCase()} changed\n`);
+        return;
+      }
+      case 'list': {
+        const list = await store.list();
+        if (values.json) {
+          io.stdout.write(JSON.stringify(list) + '\n');
+          return;
+        }
+        if (list.length === 0) io.stdout.write('no accounts\n');
+        for (const a of list) io.stdout.write(`${a.email}\t${a.plan}\t${a.keyPrefix ?? '(no key)'}\t${a.createdAt}\n`);
+        return;
+      }
+      default:
+        throw new UsageError(`unknown command '${sub}' (create, set-plan, set-password or list)`);
     }
-    default:
-      throw new UsageError(`unknown command '${sub}' (create, set-plan, set-password or list)`);
-  }
+  });
 });

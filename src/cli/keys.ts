@@ -1,7 +1,7 @@
 // `celebrity-api keys create|rotate|reveal|revoke|list` (CONTRACT 6): the key itself is printed only by create, rotate and reveal.
-import { AccountStore } from '../access/account-store.ts';
 import { password, printKey, SHOWN_ONCE } from './accounts.ts';
-import { command, noPositionals, parseFlags, required, stateDir, UsageError, type CommandGroup } from './io.ts';
+import { command, noPositionals, parseFlags, required, UsageError, type CommandGroup } from './io.ts';
+import { withStore } from './store.ts';
 
 const HELP = `Usage: celebrity-api keys <command> [options]
 
@@ -41,39 +41,40 @@ export const keys: CommandGroup = command(async (args, io) => {
   }
   if (sub === undefined) throw new UsageError(`missing command (${COMMANDS})`);
   noPositionals(positionals, 1);
-  const store = () => AccountStore.open({ state: stateDir(values.state, io) });
-  switch (sub) {
-    case 'create':
-    case 'rotate':
-    case 'reveal': {
-      const email = required(values.email, '--email');
-      const pw = await password(values['password-stdin'], io);
-      const s = await store();
-      if (sub === 'reveal') {
-        printKey(io, await s.revealKey(email, pw), values.json, 'Keep it out of client-side code, repositories and logs.');
-      } else if (sub === 'create') {
-        printKey(io, await s.createKey(email, pw), values.json, SHOWN_ONCE);
-      } else {
-        printKey(io, await s.rotateKey(email, pw), values.json, `${SHOWN_ONCE}\nThe previous key is revoked.`);
-      }
-      return;
-    }
-    case 'revoke': {
-      const revoked = await (await store()).revokeKey(required(values.email, '--email'));
-      io.stdout.write(values.json ? JSON.stringify(revoked) + '\n' : `revoked ${revoked.prefix} of ${revoked.email}\n`);
-      return;
-    }
-    case 'list': {
-      const list = await (await store()).keys();
-      if (values.json) {
-        io.stdout.write(JSON.stringify(list) + '\n');
+  await withStore(values, io, async ({ accounts: store }) => {
+    switch (sub) {
+      case 'create':
+      case 'rotate':
+      case 'reveal': {
+        const email = required(values.email, '--email');
+        const pw = await password(values['password-stdin'], io);
+        const s = store;
+        if (sub === 'reveal') {
+          printKey(io, await s.revealKey(email, pw), values.json, 'Keep it out of client-side code, repositories and logs.');
+        } else if (sub === 'create') {
+          printKey(io, await s.createKey(email, pw), values.json, SHOWN_ONCE);
+        } else {
+          printKey(io, await s.rotateKey(email, pw), values.json, `${SHOWN_ONCE}\nThe previous key is revoked.`);
+        }
         return;
       }
-      if (list.length === 0) io.stdout.write('no keys\n');
-      for (const k of list) io.stdout.write(`${k.email}\t${k.prefix}\t${k.status}\t${k.createdAt}${k.revokedAt ? `\trevoked ${k.revokedAt}` : ''}\n`);
-      return;
+      case 'revoke': {
+        const revoked = await store.revokeKey(required(values.email, '--email'));
+        io.stdout.write(values.json ? JSON.stringify(revoked) + '\n' : `revoked ${revoked.prefix} of ${revoked.email}\n`);
+        return;
+      }
+      case 'list': {
+        const list = await store.keys();
+        if (values.json) {
+          io.stdout.write(JSON.stringify(list) + '\n');
+          return;
+        }
+        if (list.length === 0) io.stdout.write('no keys\n');
+        for (const k of list) io.stdout.write(`${k.email}\t${k.prefix}\t${k.status}\t${k.createdAt}${k.revokedAt ? `\trevoked ${k.revokedAt}` : ''}\n`);
+        return;
+      }
+      default:
+        throw new UsageError(`unknown command '${sub}' (${COMMANDS})`);
     }
-    default:
-      throw new UsageError(`unknown command '${sub}' (${COMMANDS})`);
-  }
+  });
 });

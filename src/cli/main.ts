@@ -1,7 +1,7 @@
 // Entry point of `celebrity-api`: dispatches to one command group per file (CONTRACT 6).
-import { LockBusyError } from '../access/lock-file.ts';
+import { LockBusyError } from '../store/file/lock-file.ts';
 import { AccountError } from '../access/types.ts';
-import { UsageLogError } from '../quota/usage-replay.ts';
+import { UsageLogError } from '../store/file/usage-replay.ts';
 import { accounts } from './accounts.ts';
 import { data } from './data.ts';
 import { EXIT, UsageError, CommandError, type CommandGroup, type Io } from './io.ts';

@@ -66,7 +66,7 @@ export const serve: CommandGroup = async (args, io) => {
   const metrics = new Metrics({
     clock: Date.now,
     draining: () => service?.draining ?? false,
-    usageLog: () => service?.gate.usageLogStatus() ?? null,
+    store: () => service?.gate.status() ?? null,
   });
   const accessLog = createAccessLog(log, config.trustProxy);
   const observe: Observer = (req, route, status, requestId, startNs) => {
@@ -100,7 +100,7 @@ export const serve: CommandGroup = async (args, io) => {
   let admin = null;
   if (config.adminPort !== null) {
     try {
-      admin = await listenAdmin({ host: config.host, port: config.adminPort, metrics: () => metrics.render(), draining: () => running.draining });
+      admin = await listenAdmin({ host: config.host, port: config.adminPort, metrics: () => metrics.render(), draining: () => running.draining, health: () => running.health() });
     } catch (err) {
       await running.close(0);
       throw new CommandError(`admin port: ${(err as Error).message}`);

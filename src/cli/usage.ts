@@ -1,6 +1,9 @@
 // `celebrity-api usage --email E [--json]` (CONTRACT 6): the month's quota use and daily counters, from the state files.
-import { readUsage } from '../quota/usage-service.ts';
-import { command, noPositionals, parseFlags, required, stateDir, type CommandGroup } from './io.ts';
+import { CalendarCache } from '../quota/month.ts';
+import { resolveQuotas } from '../quota/plans.ts';
+import { createUsageService } from '../quota/usage-service.ts';
+import { command, noPositionals, parseFlags, required, type CommandGroup } from './io.ts';
+import { withStore } from './store.ts';
 
 const HELP = `Usage: celebrity-api usage --email E [--json] [--state DIR]
 
@@ -27,9 +30,11 @@ export const usage: CommandGroup = command(async (args, io) => {
   }
   noPositionals(positionals, 0);
   const email = required(values.email, '--email');
-  const report = (await readUsage(stateDir(values.state, io))).get(email);
+  const report = await withStore(values, io, (store) => createUsageService({ store, quotas: resolveQuotas(), calendar: new CalendarCache(Date.now()), clock: Date.now }).get(email));
   if (values.json) {
-    io.stdout.write(JSON.stringify(report) + '\n');
+    // Exactly the fields of CONTRACT 6, in this order: scripts compare them.
+    const { plan, used, total, remaining, resetsOn, daily } = report;
+    io.stdout.write(JSON.stringify({ email: report.email, plan, used, total, remaining, resetsOn, daily }) + '\n');
     return;
   }
   const lines = [

@@ -130,7 +130,7 @@ export async function saveSnapshotCache(stateDir: string, dataDir: string, snaps
   json.copy(head, MAGIC.length + 4);
 
   const file = cacheFile(stateDir);
-  await mkdir(dirname(file), { recursive: true });
+  await mkdir(dirname(file), { recursive: true, mode: 0o700 }); // the state directory is owner-only, its cache too
   const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   const fh = await open(tmp, 'w', 0o600);
   try {

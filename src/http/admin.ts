@@ -2,7 +2,7 @@
 // port does not reach. Plain HTTP: it carries no keys and no customer data.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendMetrics } from './metrics.ts';
-import { ALLOW, listenerHeaders, sendError, sendHealth } from './respond.ts';
+import { ALLOW, listenerHeaders, sendError, sendHealth, type Health } from './respond.ts';
 import { hardenedServer, resolveLimits, start, urlOf, type Limits, type Listener } from './server.ts';
 
 export interface AdminOptions {
@@ -10,6 +10,7 @@ export interface AdminOptions {
   readonly port: number;
   readonly metrics: () => string;
   readonly draining: () => boolean;
+  readonly health: () => Health;
   readonly limits?: Partial<Limits>;
 }
 
@@ -25,7 +26,7 @@ function answer(req: IncomingMessage, res: ServerResponse, o: AdminOptions): voi
     extra.push(...ALLOW);
     return sendError(res, 'METHOD_NOT_ALLOWED', HEADERS, extra);
   }
-  if (path === '/healthz') sendHealth(res, o.draining(), HEADERS, extra);
+  if (path === '/healthz') sendHealth(res, o.health(), HEADERS, extra);
   else sendMetrics(res, o.metrics(), HEADERS, extra);
 }
 

@@ -8,16 +8,20 @@ import { errorBody, ERRORS } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { detail, listPage, NOT_FOUND, type Outcome } from './handlers.ts';
 import { sendMetrics } from './metrics.ts';
-import { ALLOW, listenerHeaders, pushHeaders, send, sendError, sendHealth } from './respond.ts';
+import { ALLOW, listenerHeaders, pushHeaders, send, sendError, sendHealth, type Health } from './respond.ts';
 import { route, type Route } from './router.ts';
 
-/** What the pipeline needs of the quota gate (src/quota/gate.ts). */
+type Headers = Readonly<Record<string, string>>;
+type Admission = { readonly ok: true; readonly ticket: unknown; readonly headers: Headers } | { readonly ok: false; readonly status: number; readonly body: string; readonly headers: Headers };
+
+/**
+ * What the pipeline needs of the quota gate (src/quota/gate.ts). Both steps may be asynchronous: a
+ * remote store answers admit later, and a strict settle resolves once the count is on disk.
+ */
 export interface Admitter {
-  admit(apiKey: string | undefined):
-    | { ok: true; ticket: unknown; headers: Readonly<Record<string, string>> }
-    | { ok: false; status: 401 | 429; body: string; headers: Readonly<Record<string, string>> };
-  settle(ticket: unknown, status: number): void;
-  quotaHeaders(ticket: unknown): Readonly<Record<string, string>>;
+  admit(apiKey: string | undefined): Admission | Promise<Admission>;
+  settle(ticket: unknown, status: number): Promise<void> | null;
+  quotaHeaders(ticket: unknown, status: number): Headers;
 }
 
 /** How a listener was reached: HTTPS, plain HTTP that serves (--insecure-http), or plain HTTP that refuses. */
@@ -38,10 +42,14 @@ export interface AppOptions {
   /** /metrics body, or null when metrics are not served on this listener for this client. */
   readonly metrics: (req: IncomingMessage) => string | null;
   readonly draining: () => boolean;
+  /** /healthz: draining, or the quota store unreachable, is a 503. */
+  readonly health: () => Health;
   readonly observe: Observer | null;
 }
 
 const NOT_ALLOWED: Outcome = { ok: false, code: 'METHOD_NOT_ALLOWED' };
+/** A 503 from the quota store clears within seconds (RFC 9110 10.2.3). */
+const RETRY_SOON: readonly string[] = ['Retry-After', '1'];
 const DAY_MS = 86_400_000;
 const REDIRECT_HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
 
@@ -69,24 +77,36 @@ export class App {
     // Absolute-form and asterisk-form targets (RFC 9112 3.2) are not paths of ours.
     const q = url.charCodeAt(0) === 47 /* / */ ? url.indexOf('?') : -2;
     const r: Route = q === -2 ? route('') : route(q === -1 ? url : url.slice(0, q));
-    let status: number;
+    let status: number | Promise<number>;
     try {
       status = this.dispatch(req, res, r, q === -2 || q === -1 ? '' : url.slice(q + 1), secure, transport, base, extra);
     } catch (err) {
-      status = 500;
-      this.o.log.error('request failed', { requestId, error: (err as Error).stack ?? String(err) });
-      if (!res.headersSent) sendError(res, 'INTERNAL_ERROR', base, extra);
-      else res.destroy();
+      status = this.failed(err, res, requestId, base, extra);
     }
-    if (this.o.observe !== null) this.o.observe(req, r, status, requestId, start);
+    if (typeof status === 'number') {
+      if (this.o.observe !== null) this.o.observe(req, r, status, requestId, start);
+      return;
+    }
+    // Answered later (a remote store, a strict commit): observed when it is.
+    status.then(
+      (s) => this.o.observe?.(req, r, s, requestId, start),
+      (err: unknown) => this.o.observe?.(req, r, this.failed(err, res, requestId, base, extra), requestId, start),
+    );
+  }
+
+  /** A bug: logged with the request id, answered 500 without a detail (CONTRACT 2). */
+  private failed(err: unknown, res: ServerResponse, requestId: string, base: readonly string[], extra: string[]): number {
+    this.o.log.error('request failed', { requestId, error: (err as Error).stack ?? String(err) });
+    if (!res.headersSent) sendError(res, 'INTERNAL_ERROR', base, extra);
+    else res.destroy();
+    return 500;
   }
 
   private dispatch(
     req: IncomingMessage, res: ServerResponse, r: Route, query: string, secure: boolean, transport: Transport,
     base: readonly string[], extra: string[],
-  ): number {
-    const method = req.method;
-    const readOnly = method === 'GET' || method === 'HEAD';
+  ): number | Promise<number> {
+    const readOnly = req.method === 'GET' || req.method === 'HEAD';
     switch (r.kind) {
       case 'unknown':
         if (transport === 'redirect' && !secure) return this.redirect(req, res, base, extra);
@@ -94,7 +114,7 @@ export class App {
         return 404;
       case 'healthz':
         if (!readOnly) return this.notAllowed(res, base, extra);
-        return sendHealth(res, this.o.draining(), base, extra);
+        return sendHealth(res, this.o.health(), base, extra);
       case 'metrics': {
         if (!readOnly) return this.notAllowed(res, base, extra);
         const body = this.o.metrics(req);
@@ -117,6 +137,14 @@ export class App {
     }
     const key = req.headers['x-api-key'];
     const admission = this.o.gate.admit(typeof key === 'string' ? key : undefined);
+    if (admission instanceof Promise) return admission.then((a) => this.admitted(a, res, r, query, readOnly, base, extra));
+    return this.admitted(admission, res, r, query, readOnly, base, extra);
+  }
+
+  /** After the key and quota checks: the route's answer, settled before it is written. */
+  private admitted(
+    admission: Admission, res: ServerResponse, r: Route, query: string, readOnly: boolean, base: readonly string[], extra: string[],
+  ): number | Promise<number> {
     if (!admission.ok) {
       pushHeaders(extra, admission.headers);
       send(res, admission.status, admission.body, base, extra);
@@ -131,8 +159,22 @@ export class App {
     }
     const status = outcome.ok ? 200 : ERRORS[outcome.code].status;
     // Settle before the headers are written, so a request that did not count leaves RateLimit `r` as it was.
-    this.o.gate.settle(admission.ticket, status);
-    pushHeaders(extra, outcome.ok ? admission.headers : this.o.gate.quotaHeaders(admission.ticket));
+    const durable = this.o.gate.settle(admission.ticket, status);
+    if (durable === null) return this.answer(res, outcome, status, admission, base, extra);
+    // Strict durability: the 200 leaves only once its usage record is on disk (CONTRACT 4).
+    return durable.then(
+      () => this.answer(res, outcome, status, admission, base, extra),
+      () => {
+        pushHeaders(extra, this.o.gate.quotaHeaders(admission.ticket, 503));
+        extra.push(...RETRY_SOON);
+        sendError(res, 'SERVICE_UNAVAILABLE', base, extra);
+        return 503;
+      },
+    );
+  }
+
+  private answer(res: ServerResponse, outcome: Outcome, status: number, admission: Admission & { ok: true }, base: readonly string[], extra: string[]): number {
+    pushHeaders(extra, outcome.ok ? admission.headers : this.o.gate.quotaHeaders(admission.ticket, status));
     if (outcome.ok) send(res, 200, outcome.body, base, extra);
     else if (outcome.code === 'METHOD_NOT_ALLOWED') this.notAllowed(res, base, extra);
     else sendError(res, outcome.code, base, extra, outcome.message);

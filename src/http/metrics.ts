@@ -1,14 +1,15 @@
 // Prometheus text exposition (format 0.0.4) of what an operator watches: traffic by route and
 // status, latency, quota rejections, the live data version and how far the usage log lags.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { UsageLogStatus } from '../quota/usage-log.ts';
+import type { StoreStatus } from '../store/types.ts';
 import { COLLECTIONS, type CollectionName } from '../resources/types.ts';
 import type { Route } from './router.ts';
 
 export interface MetricsSources {
   readonly clock: () => number;
   readonly draining: () => boolean;
-  readonly usageLog: () => UsageLogStatus | null;
+  /** The store's health and its own series (the usage log's, or Redis round trips). */
+  readonly store: () => StoreStatus | null;
 }
 
 /** Upper bounds in seconds; most answers are sub-millisecond joins of precomputed JSON. */
@@ -98,17 +99,16 @@ export class Metrics {
     family('celebrity_api_data_reloads_total', 'counter', 'Reloads (SIGHUP or --watch), by result; rejected ones keep the old data.');
     out.push(`celebrity_api_data_reloads_total{result="success"} ${this.reloads.success}`);
     out.push(`celebrity_api_data_reloads_total{result="rejected"} ${this.reloads.rejected}`);
-    const usage = this.sources.usageLog();
-    if (usage !== null) {
-      const now = this.sources.clock();
-      // Lag: how old the oldest undurable record can be (a crash would lose at most this much).
-      const lag = usage.pendingRecords === 0 ? 0 : (now - (usage.lastFlushMs ?? this.startedAtMs)) / 1000;
-      family('celebrity_api_usage_log_lag_seconds', 'gauge', 'Time since the last usage-log flush while records wait; 0 when all is durable.');
-      out.push(`celebrity_api_usage_log_lag_seconds ${Math.max(0, lag)}`);
-      family('celebrity_api_usage_log_pending_records', 'gauge', 'Usage records not yet written and fsynced.');
-      out.push(`celebrity_api_usage_log_pending_records ${usage.pendingRecords}`);
-      family('celebrity_api_usage_log_flush_failures_total', 'counter', 'Usage-log flushes the disk refused (records are kept and retried).');
-      out.push(`celebrity_api_usage_log_flush_failures_total ${usage.flushFailures}`);
+    const store = this.sources.store();
+    if (store !== null) {
+      family('celebrity_api_store_up', 'gauge', '1 while the quota store answers; 0 sends 503s (CONTRACT 9).');
+      out.push(`celebrity_api_store_up ${store.healthy ? 1 : 0}`);
+      let last = '';
+      for (const m of store.metrics) {
+        if (m.name !== last) family(m.name, m.type, m.help); // series of one name with labels share their header
+        last = m.name;
+        out.push(`${m.name}${m.labels ? `{${m.labels}}` : ''} ${m.value}`);
+      }
     }
     family('celebrity_api_draining', 'gauge', '1 while shutting down.');
     out.push(`celebrity_api_draining ${this.sources.draining() ? 1 : 0}`);

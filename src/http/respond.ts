@@ -48,13 +48,19 @@ export function sendError(
 /** The header of a 405: the only methods there are (RFC 9110 15.5.6). */
 export const ALLOW: readonly string[] = ['Allow', 'GET, HEAD'];
 
-const HEALTHY = Buffer.from('{"status":"ok"}');
-const DRAINING = Buffer.from('{"status":"draining"}');
+/** What /healthz says: serving, shutting down, or cut off from the quota store (CONTRACT 9). */
+export type Health = 'ok' | 'draining' | 'unavailable';
 
-/** /healthz: 200, or 503 while draining so a load balancer stops sending traffic; returns the status. */
-export function sendHealth(res: ServerResponse, draining: boolean, base: readonly string[], extra: string[]): number {
-  const status = draining ? 503 : 200;
-  send(res, status, draining ? DRAINING : HEALTHY, base, extra);
+const HEALTH_BODIES: Readonly<Record<Health, Buffer>> = {
+  ok: Buffer.from('{"status":"ok"}'),
+  draining: Buffer.from('{"status":"draining"}'),
+  unavailable: Buffer.from('{"status":"unavailable"}'),
+};
+
+/** /healthz: 200, or 503 so a load balancer stops sending traffic here; returns the status. */
+export function sendHealth(res: ServerResponse, health: Health, base: readonly string[], extra: string[]): number {
+  const status = health === 'ok' ? 200 : 503;
+  send(res, status, HEALTH_BODIES[health], base, extra);
   return status;
 }
 

@@ -187,7 +187,7 @@ export async function ensureCertificate(stateDir: string, now: Date = new Date()
   const fresh = createSelfSignedCertificate({ now });
   // Key first: a crash between the two renames leaves a cert that fails the key check, so it is redone.
   await writeAtomically(keyFile, fresh.key, 0o600);
-  await writeAtomically(certFile, fresh.cert, 0o644);
+  await writeAtomically(certFile, fresh.cert, 0o600); // public, but everything in the state directory is owner-only (issue 15)
   return { ...fresh, created: true, certFile, keyFile };
 }
 

@@ -62,14 +62,21 @@ export function isDayKey(value: unknown): value is DayKey {
 
 const DAY_MS = 86_400_000;
 
+/** The month and the day of an instant, as the quota store counts them. */
+export interface Moment {
+  readonly month: MonthWindow;
+  readonly day: DayKey;
+}
+
 /**
- * Caches the current month window and day key so the hot path compares numbers instead of building
- * dates; the clock is read on every call, so a clock moved to the next month sees a fresh window.
+ * Caches the current month window and day so the hot path compares numbers instead of building
+ * dates: one frozen Moment per UTC day. The clock is read on every call, so a clock moved to the
+ * next month sees a fresh window.
  */
 export class CalendarCache {
   private window: MonthWindow;
   private dayStart = NaN;
-  private day: DayKey = '';
+  private current: Moment | null = null;
   constructor(now: number) {
     this.window = monthWindow(now);
   }
@@ -79,9 +86,12 @@ export class CalendarCache {
     return (this.window = monthWindow(now));
   }
   // UTC days are exactly 86 400 000 ms in ECMAScript time (no leap seconds).
-  dayOf(now: number): DayKey {
-    if (now >= this.dayStart && now < this.dayStart + DAY_MS) return this.day;
+  moment(now: number): Moment {
+    if (this.current !== null && now >= this.dayStart && now < this.dayStart + DAY_MS) return this.current;
     this.dayStart = Math.floor(now / DAY_MS) * DAY_MS;
-    return (this.day = dayKey(now));
+    return (this.current = Object.freeze({ month: this.month(now), day: dayKey(now) }));
+  }
+  dayOf(now: number): DayKey {
+    return this.moment(now).day;
   }
 }

@@ -9,7 +9,7 @@ export const NO_HEADERS: Headers = Object.freeze({});
 
 export interface Rejection {
   readonly ok: false;
-  readonly status: 401 | 429;
+  readonly status: 401 | 429 | 503;
   readonly body: string;
   readonly headers: Headers;
 }
@@ -23,6 +23,17 @@ export const UNAUTHORIZED: Rejection = Object.freeze({
   status: 401,
   body: errorBody('INVALID_API_KEY', ERRORS.INVALID_API_KEY.message),
   headers: NO_HEADERS,
+});
+
+/**
+ * The shared store cannot count this request (CONTRACT 9): fail closed, with a short Retry-After so
+ * clients come back once it does.
+ */
+export const UNAVAILABLE: Rejection = Object.freeze({
+  ok: false,
+  status: 503,
+  body: errorBody('SERVICE_UNAVAILABLE'),
+  headers: Object.freeze({ 'Retry-After': '1' }),
 });
 
 /**

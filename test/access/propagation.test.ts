@@ -1,7 +1,7 @@
 // Changes made by CLI commands reach a running gate on the same state directory within 2 s (CONTRACT 4).
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
-import { openGate } from '../../src/quota/gate.ts';
+import { openFileGate } from '../helpers/gate.ts';
 import { runInProcess, tempState, within } from '../helpers/state.ts';
 
 async function cli(group: string, args: string[], stdin = ''): Promise<string> {
@@ -12,7 +12,7 @@ async function cli(group: string, args: string[], stdin = ''): Promise<string> {
 
 test('revoke, rotate, set-plan and create via the CLI -> seen by a running gate within 2 s', async () => {
   const state = await tempState(after);
-  const gate = await openGate({ state, plans: { free: 1, starter: 5 } });
+  const gate = await openFileGate({ state, plans: { free: 1, starter: 5 } });
   try {
     // Admits and gives the unit back (a 404 is not counted), so probing does not use the quota up.
     const accepted = (key: string) => {
@@ -35,7 +35,7 @@ test('revoke, rotate, set-plan and create via the CLI -> seen by a running gate 
       if (a.ok) gate.settle(a.ticket, 200);
       return a.ok;
     });
-    assert.equal(gate.usage.get('a@b.io').used, 2, 'the month count carries over a plan change');
+    assert.equal((await gate.usage.get('a@b.io')).used, 2, 'the month count carries over a plan change');
 
     const rotated = JSON.parse(await cli('keys', ['rotate', '--state', state, '--email', 'a@b.io', '--password-stdin', '--json'], 'pw\n'));
     took.rotate = await within(2000, () => !accepted(created.key) && accepted(rotated.key));
@@ -51,7 +51,7 @@ test('revoke, rotate, set-plan and create via the CLI -> seen by a running gate 
 });
 
 test('changes through gate.accounts (embedding API) -> effective immediately', async () => {
-  const gate = await openGate({ state: 'memory', scrypt: { N: 1024, r: 8, p: 1 } });
+  const gate = await openFileGate({ state: 'memory', scrypt: { N: 1024, r: 8, p: 1 } });
   const { key } = await gate.accounts.create({ email: 'a@b.io', plan: 'free', password: 'pw' });
   assert.ok(gate.admit(key).ok);
   await gate.accounts.revokeKey('a@b.io');

@@ -32,7 +32,7 @@ test('serves the custom in-memory data, with age on the injected day', async () 
 });
 
 test('usage 99 of 100: one 200, then 429 with resetsOn the first instant of December', async () => {
-  server.usage.set(EMAIL, 99);
+  await server.usage.set(EMAIL, 99);
   const last = await get('/api/v1/movies');
   assert.equal(last.status, 200);
   assert.equal(last.headers.get('ratelimit'), '"monthly";r=0;t=7200');
@@ -41,7 +41,7 @@ test('usage 99 of 100: one 200, then 429 with resetsOn the first instant of Dece
   assert.equal(refused.body.error, 'QUOTA_EXCEEDED');
   assert.deepEqual(refused.body.quota, { used: 100, total: 100, resetsOn: '2026-12-01T00:00:00.000Z' });
   assert.equal(refused.headers.get('retry-after'), '7200');
-  assert.equal(server.usage.get(EMAIL).used, 100);
+  assert.equal((await server.usage.get(EMAIL)).used, 100);
 });
 
 test('the next month on the controllable clock: 200 again, counted from 1', async () => {
@@ -49,7 +49,7 @@ test('the next month on the controllable clock: 200 again, counted from 1', asyn
   const res = await get('/api/v1/movies/night-train');
   assert.equal(res.status, 200);
   assert.equal(res.body.data.title, 'Night Train');
-  const usage = server.usage.get(EMAIL);
+  const usage = (await server.usage.get(EMAIL));
   assert.equal(usage.used, 1);
   assert.equal(usage.resetsOn, '2027-01-01T00:00:00.000Z');
 });

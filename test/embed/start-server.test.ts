@@ -22,7 +22,7 @@ test('defaults: the bundled data, accounts in memory; the OpenAPI document needs
   const doc = await fetchChecked(`${server.url}/api/v1/openapi.json`);
   assert.equal(doc.status, 200);
   assert.deepEqual(doc.body, openapiDocument());
-  assert.equal(server.usage.get('a@example.com').used, 1);
+  assert.equal((await server.usage.get('a@example.com')).used, 1);
   assert.equal((await server.accounts.list())[0]!.plan, 'free');
 });
 
@@ -61,7 +61,7 @@ test('accounts: given passwords reveal, rotate invalidates the old key, setPlan 
   assert.notEqual(second.key, first.key);
   assert.equal((await fetchChecked(`${server.url}/api/v1/news`, withKey(first.key))).status, 401);
   assert.equal((await fetchChecked(`${server.url}/api/v1/news`, withKey(second.key))).status, 200);
-  assert.deepEqual([server.usage.get('b@example.com').used, server.usage.get('b@example.com').total], [2, 3]);
+  assert.deepEqual([(await server.usage.get('b@example.com')).used, (await server.usage.get('b@example.com')).total], [2, 3]);
   await assert.rejects(server.accounts.create({ email: 'b@example.com' }), (e) => e instanceof AccountError && e.code === 'EMAIL_TAKEN');
   await assert.rejects(server.accounts.rotate('nobody@example.com'), TypeError);
 });
@@ -75,7 +75,7 @@ test('a state directory: close flushes the usage log, a restart on it keeps acco
   await first.close();
   const second = await startServer({ data: fixture(), state });
   try {
-    assert.equal(second.usage.get('c@example.com').used, 3);
+    assert.equal((await second.usage.get('c@example.com')).used, 3);
     assert.equal((await fetchChecked(`${second.url}/api/v1/reviews`, withKey(key))).status, 200);
   } finally {
     await second.close();

@@ -5,7 +5,7 @@ import https from 'node:https';
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openGate } from '../../src/quota/gate.ts';
+import { openFileGate } from './gate.ts';
 import type { Plan } from '../../src/quota/plans.ts';
 import { fixture, type Fixture } from './fixture.ts';
 
@@ -22,7 +22,7 @@ export async function writeData(dir: string, data: Fixture = fixture()): Promise
 
 /** Creates an account in `state` and returns its key (the gate is opened and closed again). */
 export async function createKey(state: string, email: string, plan: Plan = 'pro'): Promise<string> {
-  const gate = await openGate({ state, scrypt: { N: 1024, r: 8, p: 1 } });
+  const gate = await openFileGate({ state, scrypt: { N: 1024, r: 8, p: 1 } });
   try {
     return (await gate.accounts.create({ email, plan, password: 'correct horse battery' })).key;
   } finally {

@@ -72,7 +72,7 @@ describe('fuzzing the HTTP surface', () => {
     // Wired as `serve` wires it: access log and metrics observe every response, so they are fuzzed too.
     const log = createLogger({ level: 'debug', write: (l) => lines.push(l) });
     const access = createAccessLog(log, true);
-    const metrics = new Metrics({ clock: Date.now, draining: () => false, usageLog: () => null });
+    const metrics = new Metrics({ clock: Date.now, draining: () => false, store: () => service.gate.status() });
     service = await startService({
       data: fixture(), state: tmp.dir, tls: false, trustProxy: true, log,
       metrics: (req) => (fromLoopback(req) ? metrics.render() : null),

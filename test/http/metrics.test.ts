@@ -5,7 +5,9 @@ import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { fromLoopback, Metrics } from '../../src/http/metrics.ts';
-import type { UsageLogStatus } from '../../src/quota/usage-log.ts';
+import { usageLogMetrics } from '../../src/store/file/file-store.ts';
+import type { UsageLogStatus } from '../../src/store/file/usage-log.ts';
+import type { StoreStatus } from '../../src/store/types.ts';
 import { route } from '../../src/http/router.ts';
 import { createKey, eventually, request, tempDir, writeData } from '../helpers/serve-harness.ts';
 import { runCli, spawnServe } from '../helpers/serve-process.ts';
@@ -33,8 +35,8 @@ function parseExposition(text: string): Map<string, number> {
 
 describe('Metrics', () => {
   let now = 1_000_000;
-  let usage: UsageLogStatus | null = null;
-  const metrics = new Metrics({ clock: () => now, draining: () => false, usageLog: () => usage });
+  let store: StoreStatus | null = null;
+  const metrics = new Metrics({ clock: () => now, draining: () => false, store: () => store });
   const start = () => process.hrtime.bigint() - 2_000_000n; // 2 ms ago
 
   it('counts by route and status, with a cumulative latency histogram and quota rejections', () => {
@@ -62,16 +64,28 @@ describe('Metrics', () => {
     assert.equal(s.get('celebrity_api_data_reloads_total{result="rejected"}'), 1);
     assert.equal(s.get('celebrity_api_draining'), 0);
     assert.equal(s.has('celebrity_api_usage_log_lag_seconds'), false, 'no usage log, no lag series');
+    assert.equal(s.has('celebrity_api_store_up'), false, 'no store, no store series');
   });
 
-  it('usage-log lag: 0 when all is durable, else the time since the last flush', () => {
-    usage = { pendingRecords: 0, lastFlushMs: now - 5000, flushFailures: 0 };
+  const logStatus = (pendingRecords: number, lastFlushMs: number, flushFailures: number): UsageLogStatus => ({
+    pendingRecords, lastFlushMs, flushFailures, commits: 4, committedRecords: 10, committedWaiters: 7, commitSeconds: 0.02, commitSecondsMax: 0.008, waiting: 3, withdrawn: 1,
+  });
+
+  it('usage-log lag: 0 when all is durable, else the time since the last flush; batches, sync times, waiters', () => {
+    store = { healthy: true, metrics: usageLogMetrics(logStatus(0, now - 5000, 0), now) };
     assert.equal(parseExposition(metrics.render()).get('celebrity_api_usage_log_lag_seconds'), 0);
-    usage = { pendingRecords: 3, lastFlushMs: now - 2500, flushFailures: 2 };
+    store = { healthy: false, metrics: usageLogMetrics(logStatus(3, now - 2500, 2), now) };
     const s = parseExposition(metrics.render());
+    assert.equal(s.get('celebrity_api_store_up'), 0);
     assert.equal(s.get('celebrity_api_usage_log_lag_seconds'), 2.5);
     assert.equal(s.get('celebrity_api_usage_log_pending_records'), 3);
     assert.equal(s.get('celebrity_api_usage_log_flush_failures_total'), 2);
+    assert.equal(s.get('celebrity_api_usage_log_commits_total'), 4);
+    assert.equal(s.get('celebrity_api_usage_log_committed_requests_total'), 7);
+    assert.equal(s.get('celebrity_api_usage_log_commit_seconds_max'), 0.008);
+    assert.equal(s.get('celebrity_api_usage_log_waiting_requests'), 3);
+    assert.equal(s.get('celebrity_api_usage_log_withdrawn_total'), 1);
+    store = null;
   });
 
   const peers: [string, Record<string, string>, boolean][] = [

@@ -43,7 +43,7 @@ test('order: the key is checked before route, method and parameters', async () =
 
 test('429: the quota object, Retry-After, and it comes before route, method and parameters', async () => {
   const key = await server.account('free', 'full@example.com');
-  server.service.gate.usage.set('full@example.com', 100);
+  await server.service.gate.usage.set('full@example.com', 100);
   for (const [path, method] of [['/api/v1/celebrities', 'GET'], ['/api/v1/nope', 'GET'], ['/api/v1/news', 'DELETE'], ['/api/v1/news?limit=0', 'GET']] as const) {
     const res = await server.request(path, { key, method });
     assert.equal(res.status, 429, `${method} ${path}`);
@@ -54,12 +54,12 @@ test('429: the quota object, Retry-After, and it comes before route, method and 
     assert.deepEqual(res.body.quota, { used: 100, total: 100, resetsOn: '2026-12-01T00:00:00.000Z' });
     assert.equal(res.headers.get('retry-after'), String((Date.parse('2026-12-01T00:00:00Z') - NOW) / 1000));
   }
-  assert.equal(server.service.gate.usage.get('full@example.com').used, 100, '429s are not counted');
+  assert.equal((await server.service.gate.usage.get('full@example.com')).used, 100, '429s are not counted');
 });
 
 test('only 200s count: 400, 404 and 405 leave the quota untouched', async () => {
   const key = await server.account('starter', 'counting@example.com');
-  const used = () => server.service.gate.usage.get('counting@example.com').used;
+  const used = async () => (await server.service.gate.usage.get('counting@example.com')).used;
   const statuses = [];
   const reset = (Date.parse('2026-12-01T00:00:00Z') - NOW) / 1000;
   for (const [path, method] of [['/api/v1/movies?sort=nope', 'GET'], ['/api/v1/movies/no-such', 'GET'], ['/api/v1/nope', 'GET'], ['/api/v1/movies', 'PUT']] as const) {
@@ -68,10 +68,10 @@ test('only 200s count: 400, 404 and 405 leave the quota untouched', async () => 
     assert.equal(res.headers.get('ratelimit'), `"monthly";r=1000;t=${reset}`, `${method} ${path}: not counted, so nothing is used`);
   }
   assert.deepEqual(statuses, [400, 404, 404, 405]);
-  assert.equal(used(), 0);
+  assert.equal(await used(), 0);
   const ok = await server.request('/api/v1/movies', { key });
   assert.equal(ok.status, 200);
-  assert.equal(used(), 1);
+  assert.equal(await used(), 1);
   assert.equal(ok.headers.get('ratelimit'), `"monthly";r=999;t=${(Date.parse('2026-12-01T00:00:00Z') - NOW) / 1000}`);
   assert.equal(ok.headers.get('ratelimit-policy'), `"monthly";q=1000;w=${30 * 86400}`);
 });
@@ -135,6 +135,6 @@ test('500: an unexpected failure is INTERNAL_ERROR with no stack, and it is not 
   } finally {
     index.list = saved;
   }
-  assert.equal(server.service.gate.usage.get('broken@example.com').used, 0);
+  assert.equal((await server.service.gate.usage.get('broken@example.com')).used, 0);
   assert.equal((await server.request('/api/v1/reviews', { key })).status, 200, 'the server keeps serving');
 });

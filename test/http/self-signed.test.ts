@@ -226,7 +226,7 @@ describe('ensureCertificate', () => {
     assert.equal(first.keyFile, join(stateDir, 'tls', 'key.pem'));
     assert.equal(await mode(join(stateDir, 'tls')), 0o700);
     assert.equal(await mode(first.keyFile), 0o600);
-    assert.equal(await mode(first.certFile), 0o644);
+    assert.equal(await mode(first.certFile), 0o600);
     assert.equal(await readFile(first.certFile, 'utf8'), first.cert);
     assert.equal(await readFile(first.keyFile, 'utf8'), first.key);
     assert.equal(new X509Certificate(first.cert).fingerprint256, first.fingerprint);

@@ -82,7 +82,7 @@ test('installed: the declarations type-check a TypeScript consumer (and reject m
     join(project, 'consumer.ts'),
     `import { startServer, type RunningServer, type UsageReport } from 'celebrity-api';
 const server: RunningServer = await startServer({ data: { celebrities: [] }, clock: () => 0, tls: false });
-const report: UsageReport = server.usage.get('a@example.com');
+const report: UsageReport = (await server.usage.get('a@example.com'));
 server.clock.set(new Date(report.resetsOn));
 // @ts-expect-error not a plan
 await server.accounts.setPlan('a@example.com', 'gold');

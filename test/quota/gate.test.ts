@@ -3,11 +3,12 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { generateKey } from '../../src/access/key-format.ts';
 import { ERRORS } from '../../src/errors.ts';
-import { openGate, type Admission, type Gate, type GateOptions } from '../../src/quota/gate.ts';
+import type { Admission } from '../../src/quota/gate.ts';
+import { openFileGate, type FileGate as Gate, type FileGateOptions as GateOptions } from '../helpers/gate.ts';
 import { FAST_SCRYPT } from '../helpers/state.ts';
 
 async function gateWithKey(options: Partial<GateOptions> = {}, plan = 'free') {
-  const gate = await openGate({ state: 'memory', scrypt: FAST_SCRYPT, ...options });
+  const gate = await openFileGate({ state: 'memory', scrypt: FAST_SCRYPT, ...options });
   const { key } = await gate.accounts.create({ email: 'a@b.io', plan, password: 'pw' });
   return { gate, key };
 }
@@ -50,14 +51,14 @@ test('quota 100 under 150 concurrent requests -> exactly 100 served, 50 429s, us
       await ticks(1 + (i % 5)); // settled later, while other admits run: reservations must hold
       gate.settle(a.ticket, 200);
       served++;
-      peak = Math.max(peak, gate.usage.get('a@b.io').used);
+      peak = Math.max(peak, (await gate.usage.get('a@b.io')).used);
       return 200;
     }),
   );
   assert.equal(served, 100);
   assert.equal(statuses.filter((s) => s === 429).length, 50);
   assert.equal(peak, 100);
-  const report = gate.usage.get('a@b.io');
+  const report = (await gate.usage.get('a@b.io'));
   assert.deepEqual([report.used, report.remaining], [100, 0]);
   assert.equal(report.daily[0]?.success, 100);
   assert.equal(report.daily[0]?.rejected, 50);
@@ -72,7 +73,7 @@ test('non-200 settles (404, 400, 500) -> unit given back, counted as rejections'
     gate.settle(a.ticket, status);
     gate.settle(a.ticket, status); // a double settle changes nothing
   }
-  const report = gate.usage.get('a@b.io');
+  const report = (await gate.usage.get('a@b.io'));
   assert.deepEqual([report.used, report.remaining, report.daily[0]?.success, report.daily[0]?.rejected], [2, 8, 2, 4]);
   let more = 0;
   for (let a = gate.admit(key); a.ok; a = gate.admit(key)) (gate.settle(a.ticket, 200), more++);
@@ -82,7 +83,7 @@ test('non-200 settles (404, 400, 500) -> unit given back, counted as rejections'
 test('429 -> body with quota {used = total, total, resetsOn}, message naming plan and quota, headers', async () => {
   const now = Date.parse('2026-11-22T10:54:22.000Z');
   const { gate, key } = await gateWithKey({ clock: () => now }, 'starter');
-  gate.usage.set('a@b.io', 999);
+  await gate.usage.set('a@b.io', 999);
   const last = gate.admit(key);
   assert.ok(last.ok);
   assert.deepEqual(last.headers, { 'RateLimit-Policy': '"monthly";q=1000;w=2592000', RateLimit: '"monthly";r=0;t=738338' });
@@ -96,7 +97,7 @@ test('429 -> body with quota {used = total, total, resetsOn}, message naming pla
     quota: { used: 1000, total: 1000, resetsOn: '2026-12-01T00:00:00.000Z' },
   });
   assert.deepEqual(a.headers, { 'RateLimit-Policy': '"monthly";q=1000;w=2592000', RateLimit: '"monthly";r=0;t=738338', 'Retry-After': '738338' });
-  assert.equal(gate.usage.get('a@b.io').used, 1000, '429s are not counted');
+  assert.equal((await gate.usage.get('a@b.io')).used, 1000, '429s are not counted');
 });
 
 test('first request of the month -> RateLimit r = total - 1; unlimited plan -> no headers, still counted', async () => {
@@ -110,7 +111,7 @@ test('first request of the month -> RateLimit r = total - 1; unlimited plan -> n
   assert.deepEqual(b.headers, {});
   gate.settle(a.ticket, 200);
   gate.settle(b.ticket, 200);
-  assert.deepEqual([gate.usage.get('a@b.io').used, gate.usage.get('a@b.io').total, gate.usage.get('a@b.io').remaining], [2, null, null]);
+  assert.deepEqual([(await gate.usage.get('a@b.io')).used, (await gate.usage.get('a@b.io')).total, (await gate.usage.get('a@b.io')).remaining], [2, null, null]);
 });
 
 const rollovers: [string, string, string, number][] = [
@@ -133,12 +134,12 @@ for (const [before, after, nextReset, days] of rollovers) {
     const full = rejected(use(gate));
     assert.equal(JSON.parse(full.body).quota.resetsOn, after);
     assert.equal(full.headers['Retry-After'], '1');
-    assert.equal(gate.usage.get('a@b.io').resetsOn, after);
+    assert.equal((await gate.usage.get('a@b.io')).resetsOn, after);
     now = Date.parse(after);
     const fresh = use(gate);
     assert.ok(fresh.ok, 'a new month: quota available again');
     assert.deepEqual(fresh.headers['RateLimit-Policy'], `"monthly";q=3;w=${days * 86400}`);
-    const report = gate.usage.get('a@b.io');
+    const report = (await gate.usage.get('a@b.io'));
     assert.deepEqual([report.used, report.resetsOn, report.daily.length], [1, nextReset, 1]);
     assert.equal(report.daily[0]?.date, after.slice(0, 10));
   });
@@ -151,7 +152,7 @@ test('a request admitted in one month and settled in the next -> counted in the 
   assert.ok(a.ok);
   now += 1;
   gate.settle(a.ticket, 200);
-  assert.equal(gate.usage.get('a@b.io').used, 0);
+  assert.equal((await gate.usage.get('a@b.io')).used, 0);
   assert.ok(gate.admit(key).ok);
 });
 
@@ -178,5 +179,5 @@ test('429s within one second -> one shared frozen answer; a second later -> t co
   const starter = rejected(gate.admit(other));
   assert.match(starter.body, /starter plan/);
   assert.match(rejected(gate.admit(key)).body, /free plan/, 'plans do not share a body');
-  assert.equal(gate.usage.get('a@b.io').daily[0]?.rejected, 4, 'every 429 is still counted');
+  assert.equal((await gate.usage.get('a@b.io')).daily[0]?.rejected, 4, 'every 429 is still counted');
 });

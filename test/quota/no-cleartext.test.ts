@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { openGate } from '../../src/quota/gate.ts';
-import { writeFully, type LogWrite } from '../../src/quota/usage-log.ts';
+import { writeFully, type LogWrite } from '../../src/store/file/usage-log.ts';
+import { openFileGate } from '../helpers/gate.ts';
 import { captureLog, FAST_SCRYPT, runInProcess, tempState } from '../helpers/state.ts';
 
 async function filesUnder(dir: string): Promise<string[]> {
@@ -28,7 +28,7 @@ test('a full life cycle -> no issued key (nor its secret part) in state files, l
     }
     return writeFully(fh, data, position);
   };
-  const gate = await openGate({ state, log, scrypt: FAST_SCRYPT, plans: { free: 5 }, usageLogWrite: write, flushIntervalMs: 20 });
+  const gate = await openFileGate({ state, log, scrypt: FAST_SCRYPT, plans: { free: 5 }, usageLogWrite: write, flushIntervalMs: 20 });
   const issued: string[] = [];
   const stderr: string[] = [];
   const cli = async (group: string, args: string[], stdin = '') => {

@@ -1,21 +1,23 @@
 // The AccountService over the store file (or memory): locked read-modify-write, snapshot for the gate.
 import { stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { silentLogger, type Logger } from '../log.ts';
-import * as ops from './account-ops.ts';
+import { silentLogger, type Logger } from '../../log.ts';
+import * as ops from '../../access/account-ops.ts';
 import { acquireLock, LockBusyError } from './lock-file.ts';
-import { DEFAULT_SCRYPT, MEMORY_SCRYPT, type ScryptParams } from './secrets.ts';
-import { emptyStore, ensureStateDir, LOCK_FILE, NO_STAMP, readStore, sameStamp, STORE_FILE, writeStore, type Stamp } from './store-file.ts';
+import { DEFAULT_SCRYPT, MEMORY_SCRYPT, type ScryptParams } from '../../access/secrets.ts';
+import { ensureStateDir, warnIfOpen } from '../state-dir.ts';
+import { emptyStore, LOCK_FILE, NO_STAMP, readStore, sameStamp, STORE_FILE, writeStore, type Stamp } from './store-file.ts';
 import { watchStoreFile } from './store-watch.ts';
 import {
   AccountError,
+  type AccountDetail,
   type AccountService,
   type AccountSummary,
   type AccountView,
   type IssuedKey,
   type KeySummary,
   type StoreData,
-} from './types.ts';
+} from '../../access/types.ts';
 
 export interface AccountStoreOptions {
   /** The state directory, or 'memory' for nothing on disk. */
@@ -37,7 +39,6 @@ export class AccountStore implements AccountService {
   private stamp: Stamp = NO_STAMP;
   private generation = 0;
   private byDigest = new Map<string, AccountView>();
-  private byEmail = new Map<string, AccountView>();
   private chain: Promise<unknown> = Promise.resolve();
   private stopWatch: (() => void) | null = null;
 
@@ -57,7 +58,8 @@ export class AccountStore implements AccountService {
     if (store.path) {
       // Reading creates nothing: `usage` or `accounts list` with a mistyped --state must not leave a
       // new directory behind. The first change creates it (mutate), and so does a server (the gate).
-      const { data, stamp } = await readStore(store.path);
+      const { data, stamp, mode } = await readStore(store.path);
+      if (mode !== null) warnIfOpen(store.path, mode, store.log);
       store.install(data, stamp);
     }
     return store;
@@ -68,10 +70,6 @@ export class AccountStore implements AccountService {
     return this.byDigest.get(digest);
   }
 
-  /** An account by email (case-insensitive), from the in-memory snapshot. */
-  find(email: string): AccountView | undefined {
-    return this.byEmail.get(email.trim().toLowerCase());
-  }
 
   /** Follows changes made by other processes (CLI) within 2 s (CONTRACT 4). No-op in memory. */
   watch(intervalMs: number): void {
@@ -104,16 +102,13 @@ export class AccountStore implements AccountService {
 
   private install(data: StoreData, stamp: Stamp): void {
     const byDigest = new Map<string, AccountView>();
-    const byEmail = new Map<string, AccountView>();
     for (const a of data.accounts) {
       const view: AccountView = Object.freeze({ id: a.id, email: a.email, plan: a.plan });
-      byEmail.set(a.email, view);
       if (a.key) byDigest.set(a.key.digest, view);
     }
     this.data = data;
     this.stamp = stamp;
     this.byDigest = byDigest;
-    this.byEmail = byEmail;
     this.generation++;
   }
 
@@ -160,6 +155,29 @@ export class AccountStore implements AccountService {
     const plan = ops.parsePlan(input.plan);
     ops.checkNewPassword(input.password);
     return this.mutate((data) => ops.createAccount(data, { email, plan, password: input.password }, this.ctx));
+  }
+
+  async register(input: { email: string; plan: string; password: string }): Promise<AccountDetail> {
+    const email = ops.normalizeEmail(input.email);
+    const plan = ops.parsePlan(input.plan);
+    ops.checkNewPassword(input.password);
+    return this.mutate((data) => ops.registerAccount(data, { email, plan, password: input.password }, this.ctx));
+  }
+
+  async authenticate(email: string, password: string): Promise<AccountDetail | null> {
+    const canonical = email.trim().toLowerCase();
+    return ops.authenticate((await this.current()).accounts.find((a) => a.email === canonical), password, this.ctx.scrypt);
+  }
+
+  async get(id: string): Promise<AccountDetail | null> {
+    const account = (await this.current()).accounts.find((a) => a.id === id);
+    return account ? ops.detail(account) : null;
+  }
+
+  async find(email: string): Promise<AccountDetail | null> {
+    const canonical = email.trim().toLowerCase();
+    const account = (await this.current()).accounts.find((a) => a.email === canonical);
+    return account ? ops.detail(account) : null;
   }
 
   async setPlan(email: string, plan: string): Promise<AccountSummary> {

@@ -1,9 +1,9 @@
 // The account store file: read and validate, write atomically (temp, fsync, rename, fsync dir), mode 0600.
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, rename, unlink } from 'node:fs/promises';
+import { open, rename, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { isPlan } from '../quota/plans.ts';
-import { AccountError, type StoreData } from './types.ts';
+import { isPlan } from '../../quota/plans.ts';
+import { AccountError, type StoreData } from '../../access/types.ts';
 
 export const STORE_FILE = 'accounts.json';
 export const LOCK_FILE = 'accounts.lock';
@@ -29,6 +29,8 @@ function corrupt(path: string, why: string): AccountError {
   return new AccountError('STORE_CORRUPT', `${path}: ${why}`);
 }
 
+const DIGEST_RE = /^[0-9a-f]{64}$/;
+
 /** Shape checks: enough that a hand-edited or foreign file fails here, not on a request. */
 export function parseStore(text: string, path: string): StoreData {
   let data: unknown;
@@ -50,6 +52,8 @@ export function parseStore(text: string, path: string): StoreData {
     if (a.key !== null && (typeof a.key?.digest !== 'string' || a.key.sealed?.alg !== 'scrypt+aes-256-gcm')) {
       throw corrupt(path, `${where}.key: expected null or a key record`);
     }
+    // A digest that is not SHA-256 hex can never match a key: the file was damaged or edited by hand.
+    if (a.key !== null && !DIGEST_RE.test(a.key.digest)) throw corrupt(path, `${where}.key.digest: not a SHA-256 hex digest`);
     if (!Array.isArray(a.revokedKeys)) throw corrupt(path, `${where}.revokedKeys: expected an array`);
     if (emails.has(a.email)) throw corrupt(path, `${where}.email: duplicate ${a.email}`);
     emails.add(a.email);
@@ -58,26 +62,21 @@ export function parseStore(text: string, path: string): StoreData {
 }
 
 /** Reads the store with the stamp of the very inode read (fstat on the open handle, not a later stat). */
-export async function readStore(path: string): Promise<{ data: StoreData; stamp: Stamp }> {
+export async function readStore(path: string): Promise<{ data: StoreData; stamp: Stamp; mode: number | null }> {
   let fh;
   try {
     fh = await open(path, 'r');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { data: emptyStore(), stamp: NO_STAMP };
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { data: emptyStore(), stamp: NO_STAMP, mode: null };
     throw err;
   }
   try {
     const st = await fh.stat();
     const text = await fh.readFile('utf8');
-    return { data: parseStore(text, path), stamp: { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs } };
+    return { data: parseStore(text, path), stamp: { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs }, mode: st.mode };
   } finally {
     await fh.close();
   }
-}
-
-/** The state directory, created owner-only: it holds password hashes and sealed keys. */
-export async function ensureStateDir(dir: string): Promise<void> {
-  await mkdir(dir, { recursive: true, mode: 0o700 });
 }
 
 /** fsync of a directory: what makes a rename in it durable. */

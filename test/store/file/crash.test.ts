@@ -4,9 +4,9 @@ import { spawn } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { AccountStore } from '../../src/access/account-store.ts';
-import { openGate } from '../../src/quota/gate.ts';
-import { captureLog, FAST_SCRYPT, tempState } from '../helpers/state.ts';
+import { AccountStore } from '../../../src/store/file/account-store.ts';
+import { openFileGate } from '../../helpers/gate.ts';
+import { captureLog, FAST_SCRYPT, tempState } from '../../helpers/state.ts';
 
 const CHILD = new URL('./fixtures/crash-child.ts', import.meta.url).pathname;
 const EMAIL = 'load@b.io';
@@ -62,8 +62,8 @@ test(`SIGKILL at random times, ${ITERATIONS} times -> complete lines parse, flus
     }
 
     const log = captureLog();
-    const gate = await openGate({ state, log, clock: () => Date.parse('2026-11-22T10:00:00.000Z') });
-    recovered = gate.usage.get(EMAIL).used;
+    const gate = await openFileGate({ state, log, clock: () => Date.parse('2026-11-22T10:00:00.000Z') });
+    recovered = (await gate.usage.get(EMAIL)).used;
     await gate.close();
     const text = await readFile(join(dir, 'usage-2026-11.jsonl'), 'utf8');
     assert.ok(text.length === 0 || text.endsWith('\n'), 'a torn tail was cut at start');

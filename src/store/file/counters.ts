@@ -1,5 +1,5 @@
 // In-memory usage counters per account: month totals with in-flight reservations, and daily hits.
-import { monthOfDay, type DayKey, type MonthKey } from './month.ts';
+import { monthOfDay, type DayKey, type MonthKey } from '../../quota/month.ts';
 import type { UsageRecord } from './usage-records.ts';
 
 export interface MonthCount {
@@ -7,6 +7,8 @@ export interface MonthCount {
   used: number;
   /** Admitted requests not settled yet: they hold a unit so concurrency cannot overshoot the quota. */
   reserved: number;
+  /** ms of the latest authenticated request this month, or 0. */
+  lastMs: number;
 }
 
 export interface DayCount {
@@ -21,7 +23,7 @@ export class AccountUsage {
 
   month(key: MonthKey): MonthCount {
     let count = this.months.get(key);
-    if (!count) this.months.set(key, (count = { used: 0, reserved: 0 }));
+    if (!count) this.months.set(key, (count = { used: 0, reserved: 0, lastMs: 0 }));
     return count;
   }
 
@@ -65,10 +67,15 @@ export class Counters {
       month.used = record.u;
       return;
     }
-    month.used += record.s;
     const day = usage.day(record.d);
+    if ('x' in record) {
+      withdraw(month, day, record.x);
+      return;
+    }
+    month.used += record.s;
     day.success += record.s;
     day.rejected += record.r;
+    if (record.t !== undefined && record.t > month.lastMs) month.lastMs = record.t;
   }
 
   /** The durable part (used and daily counts, no reservations) as a separate set of counters. */
@@ -76,9 +83,17 @@ export class Counters {
     const out = new Counters();
     for (const [id, usage] of this.accounts) {
       const to = out.of(id);
-      for (const [k, c] of usage.months) to.months.set(k, { used: c.used, reserved: 0 });
+      for (const [k, c] of usage.months) to.months.set(k, { used: c.used, reserved: 0, lastMs: c.lastMs });
       for (const [k, c] of usage.days) to.days.set(k, { success: c.success, rejected: c.rejected });
     }
     return out;
   }
+}
+
+/** Successes that were answered 503 after all (strict durability timed out): no longer used, now rejected. */
+export function withdraw(month: MonthCount, day: DayCount, count: number): void {
+  const n = Math.min(count, day.success, month.used);
+  month.used -= n;
+  day.success -= n;
+  day.rejected += n;
 }

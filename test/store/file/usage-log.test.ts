@@ -3,18 +3,18 @@ import assert from 'node:assert/strict';
 import { cp, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { openGate, type Gate, type GateOptions } from '../../src/quota/gate.ts';
-import type { CompactStage } from '../../src/quota/usage-compact.ts';
-import { writeFully, type LogWrite } from '../../src/quota/usage-log.ts';
-import { readUsage } from '../../src/quota/usage-service.ts';
-import { LogScanner, UsageLogError } from '../../src/quota/usage-replay.ts';
-import { captureLog, FAST_SCRYPT, tempState } from '../helpers/state.ts';
+import { openFileGate, readUsageFiles, storeMetric, type FileGate as Gate, type FileGateOptions as GateOptions } from '../../helpers/gate.ts';
+import type { CompactStage } from '../../../src/store/file/usage-compact.ts';
+import { writeFully, type LogWrite } from '../../../src/store/file/usage-log.ts';
+import { LogScanner, UsageLogError } from '../../../src/store/file/usage-replay.ts';
+import { captureLog, FAST_SCRYPT, tempState } from '../../helpers/state.ts';
 
 const EMAILS = ['a@b.io', 'c@d.io'];
 
 /** A gate with two accounts on `state`; returns their keys. */
 async function setup(state: string, clock: () => number, options: Partial<GateOptions> = {}) {
-  const gate = await openGate({ state, clock, scrypt: FAST_SCRYPT, plans: { free: 1000 }, ...options });
+  // These tests drive the log's own mechanics (ticks, flushes, compaction): no request waits for a commit.
+  const gate = await openFileGate({ state, clock, scrypt: FAST_SCRYPT, plans: { free: 1000 }, durability: 'interval', ...options });
   const keys = [];
   for (const email of EMAILS) keys.push((await gate.accounts.create({ email, plan: 'free', password: 'pw' })).key);
   return { gate, keys };
@@ -27,7 +27,7 @@ function traffic(gate: Gate, key: string, n: number, every404 = 5): void {
   }
 }
 
-const reports = (gate: Gate) => EMAILS.map((e) => gate.usage.get(e));
+const reports = (gate: Gate) => Promise.all(EMAILS.map((e) => gate.usage.get(e)));
 
 test('graceful close + reopen -> every counter equal (two months, two days, sets)', async () => {
   const state = await tempState(after);
@@ -36,20 +36,20 @@ test('graceful close + reopen -> every counter equal (two months, two days, sets
   traffic(gate, keys[0]!, 37);
   await gate.flush();
   traffic(gate, keys[1]!, 11);
-  gate.usage.set('c@d.io', 500);
+  await gate.usage.set('c@d.io', 500);
   traffic(gate, keys[1]!, 3);
-  const novemberBefore = reports(gate);
+  const novemberBefore = await reports(gate);
   now = Date.parse('2026-12-01T08:00:00.000Z');
   traffic(gate, keys[0]!, 8);
   traffic(gate, keys[1]!, 9);
-  const decemberBefore = reports(gate);
+  const decemberBefore = await reports(gate);
   await gate.close();
   assert.deepEqual((await readdir(join(state, 'usage'))).filter((n) => n.endsWith('.jsonl')).sort(), ['usage-2026-11.jsonl', 'usage-2026-12.jsonl']);
 
-  const reopened = await openGate({ state, clock: () => now, plans: { free: 1000 } });
-  assert.deepEqual(reports(reopened), decemberBefore);
+  const reopened = await openFileGate({ state, clock: () => now, plans: { free: 1000 } });
+  assert.deepEqual(await reports(reopened), decemberBefore);
   now = Date.parse('2026-11-30T23:59:30.000Z');
-  assert.deepEqual(reports(reopened), novemberBefore);
+  assert.deepEqual(await reports(reopened), novemberBefore);
   assert.equal(novemberBefore[1]!.used, 502, 'set to 500, then 2 more 200s');
   await reopened.close();
 });
@@ -94,7 +94,7 @@ test('torn last line on disk -> truncated at start with a warning; counters = co
   const cut = text.length - 7;
   await writeFile(file, text.subarray(0, cut));
   const log = captureLog();
-  const gate = await openGate({ state, log, clock: () => Date.parse('2026-11-22T10:00:00.000Z') });
+  const gate = await openFileGate({ state, log, clock: () => Date.parse('2026-11-22T10:00:00.000Z') });
   await gate.close();
   const repaired = await readFile(file);
   assert.equal(repaired.length, text.subarray(0, cut).lastIndexOf(10) + 1);
@@ -108,7 +108,7 @@ test('garbage as the last complete line (zeros after a power loss) -> dropped li
   const { text, state } = await smallLog();
   const file = join(state, 'usage', 'usage-2026-11.jsonl');
   await writeFile(file, Buffer.concat([text, Buffer.alloc(40), Buffer.from('\n')]));
-  const gate = await openGate({ state });
+  const gate = await openFileGate({ state });
   await gate.close();
   assert.deepEqual(await readFile(file), text);
 });
@@ -119,7 +119,7 @@ test('bad line in the middle -> start refused with an error naming the file and 
   const lines = text.toString().split('\n');
   lines.splice(2, 0, '{"a":"acc_x","d":"2026-11-22","s":-1,"r":0}');
   await writeFile(file, lines.join('\n'));
-  await assert.rejects(openGate({ state }), (err: unknown) => {
+  await assert.rejects(openFileGate({ state }), (err: unknown) => {
     assert.ok(err instanceof UsageLogError);
     assert.equal(err.line, 3);
     assert.ok(err.message.startsWith(`${file}:3:`), err.message);
@@ -127,15 +127,15 @@ test('bad line in the middle -> start refused with an error naming the file and 
   });
   // The refused start must not hold the writer lock.
   await writeFile(file, text);
-  await (await openGate({ state })).close();
+  await (await openFileGate({ state })).close();
 });
 
 test('a second gate on the same state directory -> refused (one writer)', async () => {
   const state = await tempState(after);
-  const first = await openGate({ state });
-  await assert.rejects(openGate({ state }), /in use/);
+  const first = await openFileGate({ state });
+  await assert.rejects(openFileGate({ state }), /in use/);
   await first.close();
-  await (await openGate({ state })).close();
+  await (await openFileGate({ state })).close();
 });
 
 test('ENOSPC on write (after a partial write) -> keeps admitting, logs, retries; nothing lost, no half line', async () => {
@@ -151,7 +151,7 @@ test('ENOSPC on write (after a partial write) -> keeps admitting, logs, retries;
   };
   const log = captureLog();
   const now = Date.parse('2026-11-22T10:00:00.000Z');
-  const gate = await openGate({ state, log, clock: () => now, flushIntervalMs: 20, usageLogWrite: write, scrypt: FAST_SCRYPT });
+  const gate = await openFileGate({ state, log, clock: () => now, flushIntervalMs: 20, usageLogWrite: write, scrypt: FAST_SCRYPT, durability: 'interval' });
   const { key } = await gate.accounts.create({ email: 'a@b.io', plan: 'pro', password: 'pw' });
   traffic(gate, key, 10);
   await assert.rejects(gate.flush(), /ENOSPC/);
@@ -160,12 +160,12 @@ test('ENOSPC on write (after a partial write) -> keeps admitting, logs, retries;
   assert.equal(failures, 0, 'the timer retried');
   assert.ok(log.lines.some((l) => /"level":"error"/.test(l) && /ENOSPC/.test(l)), 'the failure was logged');
   traffic(gate, key, 10);
-  const before = gate.usage.get('a@b.io');
+  const before = (await gate.usage.get('a@b.io'));
   await gate.close();
   const text = await readFile(join(state, 'usage', 'usage-2026-11.jsonl'), 'utf8');
   for (const line of text.split('\n').slice(0, -1)) JSON.parse(line);
-  const reopened = await openGate({ state, clock: () => now });
-  assert.deepEqual(reopened.usage.get('a@b.io'), before);
+  const reopened = await openFileGate({ state, clock: () => now });
+  assert.deepEqual(await reopened.usage.get('a@b.io'), before);
   assert.equal(before.used, 24);
   await reopened.close();
 });
@@ -177,22 +177,22 @@ test('a log of many ticks -> compacted at start to one line per account and day,
   for (let tick = 0; tick < 120; tick++) {
     if (tick === 60) now += 86_400_000; // a second day
     traffic(gate, keys[tick % 2]!, 2);
-    if (tick === 90) gate.usage.set('a@b.io', 7);
+    if (tick === 90) await gate.usage.set('a@b.io', 7);
     await gate.flush();
   }
-  const before = reports(gate);
+  const before = await reports(gate);
   await gate.close();
   const file = join(state, 'usage', 'usage-2026-11.jsonl');
   assert.ok((await readFile(file, 'utf8')).split('\n').length > 120);
   const log = captureLog();
-  const reopened = await openGate({ state, log, clock: () => now, plans: { free: 1000 } });
-  assert.deepEqual(reports(reopened), before);
+  const reopened = await openFileGate({ state, log, clock: () => now, plans: { free: 1000 } });
+  assert.deepEqual(await reports(reopened), before);
   await reopened.close();
   const lines = (await readFile(file, 'utf8')).trim().split('\n');
   assert.equal(lines.length, 5, '2 accounts x 2 days + 1 set line');
   assert.ok(log.lines.some((l) => l.includes('compacted')));
-  const again = await openGate({ state, clock: () => now, plans: { free: 1000 } });
-  assert.deepEqual(reports(again), before);
+  const again = await openFileGate({ state, clock: () => now, plans: { free: 1000 } });
+  assert.deepEqual(await reports(again), before);
   await again.close();
 });
 
@@ -218,7 +218,7 @@ test('many ticks with a 2 KB floor -> compacted online, file stays bounded, repl
     if (tick === 200) now += 86_400_000; // a second day
     traffic(gate, keys[tick % 2]!, 3);
     traffic(gate, keys[(tick + 1) % 2]!, 1);
-    if (tick === 250) gate.usage.set('a@b.io', 7);
+    if (tick === 250) await gate.usage.set('a@b.io', 7);
     const size = await stat(MONTH_FILE(state)).then((s) => s.size, () => 0);
     await gate.flush();
     const after = (await stat(MONTH_FILE(state))).size;
@@ -227,8 +227,8 @@ test('many ticks with a 2 KB floor -> compacted online, file stays bounded, repl
     if (tick % 50 === 49) {
       live = null;
       await gate.flush();
-      const files = await readUsage(state, { clock: () => now, plans: { free: 1000 } });
-      assert.deepEqual(EMAILS.map((e) => files.get(e)), reports(gate), `tick ${tick}`);
+      const files = await readUsageFiles(state, { clock: () => now, plans: { free: 1000 } });
+      assert.deepEqual(await Promise.all(EMAILS.map((e) => files.get(e))), await reports(gate), `tick ${tick}`);
       live = { gate, keys };
     }
   }
@@ -238,10 +238,10 @@ test('many ticks with a 2 KB floor -> compacted online, file stays bounded, repl
   assert.ok(largest < FLOOR + 400, `the file reached ${largest} bytes`);
   assert.ok(appended > 20 * FLOOR, `only ${appended} bytes were appended in all`);
   live = null;
-  const before = reports(gate);
+  const before = await reports(gate);
   await gate.close();
-  const reopened = await openGate({ state, clock: () => now, plans: { free: 1000 } });
-  assert.deepEqual(reports(reopened), before);
+  const reopened = await openFileGate({ state, clock: () => now, plans: { free: 1000 } });
+  assert.deepEqual(await reports(reopened), before);
   // Set to 7 at tick 250; then 74 even ticks of 3 requests (the first a 404), odd ticks a lone 404.
   assert.equal(before[0]!.used, 7 + 74 * 2);
   await reopened.close();
@@ -258,12 +258,12 @@ async function crashImage(state: string, stage: string): Promise<string> {
 test('crash between temp write and rename, and between rename and directory fsync -> both replay to the same counters', async () => {
   const state = await tempState(after);
   const now = Date.parse('2026-11-22T10:00:00.000Z');
-  const images = new Map<CompactStage, { copy: string; expected: ReturnType<typeof reports>; names: string[] }>();
+  const images = new Map<CompactStage, { copy: string; expected: Awaited<ReturnType<typeof reports>>; names: string[] }>();
   let gate: Gate | null = null;
   const hook = async (stage: CompactStage) => {
     if (images.has(stage)) return;
     const names = (await readdir(join(state, 'usage'))).filter((n) => n.includes('jsonl')).sort();
-    images.set(stage, { copy: await crashImage(state, stage), expected: reports(gate!), names });
+    images.set(stage, { copy: await crashImage(state, stage), expected: await reports(gate!), names });
   };
   const opened = await setup(state, () => now, { usageLogCompactFloorBytes: FLOOR, usageLogCompactHook: hook, flushIntervalMs: MANUAL });
   gate = opened.gate;
@@ -275,8 +275,8 @@ test('crash between temp write and rename, and between rename and directory fsyn
   assert.deepEqual(images.get('written')!.names, ['.usage-2026-11.jsonl.compact', 'usage-2026-11.jsonl'], 'the temp file beside the full log');
   assert.deepEqual(images.get('renamed')!.names, ['usage-2026-11.jsonl']);
   for (const [stage, { copy, expected }] of images) {
-    const recovered = await openGate({ state: copy, clock: () => now, plans: { free: 1000 } });
-    assert.deepEqual(reports(recovered), expected, stage);
+    const recovered = await openFileGate({ state: copy, clock: () => now, plans: { free: 1000 } });
+    assert.deepEqual(await reports(recovered), expected, stage);
     await recovered.close();
     assert.deepEqual((await readdir(join(copy, 'usage'))).filter((n) => n.includes('jsonl')), ['usage-2026-11.jsonl'], 'the stale temp file was removed');
   }
@@ -300,18 +300,18 @@ for (const stage of ['written', 'renamed'] as const) {
     assert.equal(failures > 1, true, 'compaction was tried again later');
     assert.ok(log.lines.some((l) => /"level":"warn"/.test(l) && l.includes(`injected failure at ${stage}`)), log.lines.join('\n'));
     assert.deepEqual((await readdir(join(state, 'usage'))).filter((n) => n.includes('jsonl')), ['usage-2026-11.jsonl']);
-    const before = reports(gate);
-    assert.deepEqual((await readUsage(state, { clock: () => now, plans: { free: 1000 } })).get('a@b.io'), before[0]);
+    const before = await reports(gate);
+    assert.deepEqual(await (await readUsageFiles(state, { clock: () => now, plans: { free: 1000 } })).get('a@b.io'), before[0]);
     await gate.close();
-    const reopened = await openGate({ state, clock: () => now, plans: { free: 1000 } });
-    assert.deepEqual(reports(reopened), before);
+    const reopened = await openFileGate({ state, clock: () => now, plans: { free: 1000 } });
+    assert.deepEqual(await reports(reopened), before);
     await reopened.close();
   });
 }
 
-test('usageLogStatus -> pending lines, time of the last good flush, failures; null in memory', async () => {
-  const memory = await openGate({ state: 'memory' });
-  assert.equal(memory.usageLogStatus(), null);
+test('usage log metrics -> pending lines, lag, failures; none in memory', async () => {
+  const memory = await openFileGate({ state: 'memory' });
+  assert.deepEqual(memory.status().metrics, []);
   await memory.close();
 
   const state = await tempState(after);
@@ -322,23 +322,22 @@ test('usageLogStatus -> pending lines, time of the last good flush, failures; nu
   };
   const now = Date.parse('2026-11-22T10:00:00.000Z');
   const { gate, keys } = await setup(state, () => now, { usageLogWrite: write, flushIntervalMs: MANUAL });
-  assert.deepEqual(gate.usageLogStatus(), { pendingRecords: 0, lastFlushMs: null, flushFailures: 0 });
+  const status = () => ({ pending: storeMetric(gate, 'pending_records'), failures: storeMetric(gate, 'flush_failures_total'), commits: storeMetric(gate, 'commits_total') });
+  assert.deepEqual(status(), { pending: 0, failures: 0, commits: 0 });
   traffic(gate, keys[0]!, 10);
   traffic(gate, keys[1]!, 10);
-  assert.deepEqual(gate.usageLogStatus(), { pendingRecords: 2, lastFlushMs: null, flushFailures: 0 }, 'one line per account and day');
-  const t0 = Date.now();
+  assert.deepEqual(status(), { pending: 2, failures: 0, commits: 0 }, 'one line per account and day');
   await gate.flush();
-  const flushed = gate.usageLogStatus()!;
-  assert.equal(flushed.pendingRecords, 0);
-  assert.ok(flushed.lastFlushMs !== null && flushed.lastFlushMs >= t0 && flushed.lastFlushMs <= Date.now());
+  assert.deepEqual(status(), { pending: 0, failures: 0, commits: 1 });
+  assert.equal(storeMetric(gate, 'lag_seconds'), 0);
+  assert.equal(storeMetric(gate, 'committed_records_total'), 2);
   fail = true;
   traffic(gate, keys[0]!, 1);
   await assert.rejects(gate.flush(), /EIO/);
   traffic(gate, keys[1]!, 1);
-  assert.deepEqual(gate.usageLogStatus(), { pendingRecords: 2, lastFlushMs: flushed.lastFlushMs, flushFailures: 1 }, 'the failed line waits, with the new one');
+  assert.deepEqual(status(), { pending: 2, failures: 1, commits: 1 }, 'the failed line waits, with the new one');
   fail = false;
   await gate.flush();
-  assert.equal(gate.usageLogStatus()!.pendingRecords, 0);
-  assert.equal(gate.usageLogStatus()!.flushFailures, 1);
+  assert.deepEqual(status(), { pending: 0, failures: 1, commits: 2 });
   await gate.close();
 });

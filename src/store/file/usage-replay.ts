@@ -1,9 +1,9 @@
 // Rebuilds counters from the usage log at start: replays every line, drops a torn tail, refuses a bad middle.
 import { open, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Logger } from '../log.ts';
+import type { Logger } from '../../log.ts';
 import type { Counters } from './counters.ts';
-import type { MonthKey } from './month.ts';
+import type { MonthKey } from '../../quota/month.ts';
 import { parseRecord, type UsageRecord } from './usage-records.ts';
 
 export const USAGE_DIR = 'usage';

@@ -1,10 +1,10 @@
 // Shrinks month files to one line per account and day instead of one per tick: at start, and online.
 import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { syncDir } from '../access/store-file.ts';
-import type { Logger } from '../log.ts';
+import { syncDir } from './store-file.ts';
+import type { Logger } from '../../log.ts';
 import type { AccountUsage, Counters } from './counters.ts';
-import type { MonthKey } from './month.ts';
+import { dayKey, type MonthKey } from '../../quota/month.ts';
 
 /** Where a rewrite stands when the hook is called: the temp file is durable / it has the log's name. */
 export type CompactStage = 'written' | 'renamed';
@@ -19,12 +19,16 @@ function accountLines(id: string, usage: AccountUsage, month: MonthKey): { text:
   let text = '';
   let lines = 0;
   let successes = 0;
+  const count = usage.months.get(month);
+  // The month's last use rides on the line of the day it happened in.
+  const lastDay = count && count.lastMs > 0 ? dayKey(count.lastMs) : null;
   for (const day of usage.daysOf(month)) {
-    text += JSON.stringify({ a: id, d: day.date, s: day.success, r: day.rejected }) + '\n';
+    const line = day.date === lastDay ? { a: id, d: day.date, s: day.success, r: day.rejected, t: count!.lastMs } : { a: id, d: day.date, s: day.success, r: day.rejected };
+    text += JSON.stringify(line) + '\n';
     successes += day.success;
     lines++;
   }
-  const used = usage.months.get(month)?.used ?? 0;
+  const used = count?.used ?? 0;
   if (used !== successes) {
     text += JSON.stringify({ a: id, d: `${month}-01`, u: used }) + '\n';
     lines++;

@@ -4,10 +4,10 @@ import { spawn } from 'node:child_process';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { AccountStore } from '../../src/access/account-store.ts';
-import { keyDigest } from '../../src/access/key-format.ts';
-import { AccountError } from '../../src/access/types.ts';
-import { FAST_SCRYPT, tempState } from '../helpers/state.ts';
+import { AccountStore } from '../../../src/store/file/account-store.ts';
+import { keyDigest } from '../../../src/access/key-format.ts';
+import { AccountError } from '../../../src/access/types.ts';
+import { FAST_SCRYPT, tempState } from '../../helpers/state.ts';
 
 const open = (state: string) => AccountStore.open({ state, scrypt: FAST_SCRYPT });
 const code = (c: string) => (err: unknown) => err instanceof AccountError && err.code === c;

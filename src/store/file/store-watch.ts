@@ -1,6 +1,6 @@
 // Notices changes to a file made by other processes: fs.watch on its directory plus a periodic stat.
 import { watch, type FSWatcher } from 'node:fs';
-import type { Logger } from '../log.ts';
+import type { Logger } from '../../log.ts';
 
 export interface WatchOptions {
   readonly dir: string;

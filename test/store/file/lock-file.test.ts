@@ -5,8 +5,8 @@ import { readdir, stat, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { acquireLock, LockBusyError } from '../../src/access/lock-file.ts';
-import { tempState } from '../helpers/state.ts';
+import { acquireLock, LockBusyError } from '../../../src/store/file/lock-file.ts';
+import { tempState } from '../../helpers/state.ts';
 
 test('held lock -> a second taker waits, then times out with LockBusyError naming the holder', async () => {
   const path = join(await tempState(after), 'x.lock');

@@ -1,14 +1,20 @@
 // Usage log records: their JSONL form, validation on replay, and the per-tick aggregation buffer.
-import { isDayKey, monthOfDay, type DayKey, type MonthKey } from './month.ts';
+import { isDayKey, monthOfDay, type DayKey, type MonthKey } from '../../quota/month.ts';
 
 /**
- * One line of the log. A delta line adds `s` successes (which are also the month's used count) and
- * `r` rejections for account `a` on UTC day `d`; a set line puts the month of `d` at `u` used
- * (UsageService.set). Accounts are named by id, never by key (CONTRACT 4).
+ * One line of the log. Accounts are named by id, never by key (CONTRACT 4).
+ * - delta: adds `s` successes (which are also the month's used count) and `r` rejections for account
+ *   `a` on UTC day `d`; `t`, when present, is the time (ms) of the latest of those requests (the
+ *   dashboard's "last used").
+ * - set: puts the month of `d` at `u` used (UsageService.set).
+ * - withdrawal: `x` successes of day `d` that were never answered with a 200 after all (strict
+ *   durability gave up waiting for the disk and answered 503): they leave the used count and the
+ *   day's successes and become rejections.
  */
 export type UsageRecord =
-  | { readonly a: string; readonly d: DayKey; readonly s: number; readonly r: number }
-  | { readonly a: string; readonly d: DayKey; readonly u: number };
+  | { readonly a: string; readonly d: DayKey; readonly s: number; readonly r: number; readonly t?: number }
+  | { readonly a: string; readonly d: DayKey; readonly u: number }
+  | { readonly a: string; readonly d: DayKey; readonly x: number };
 
 const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
 
@@ -36,8 +42,10 @@ export function parseRecord(line: string, month: MonthKey): UsageRecord | string
   if (monthOfDay(r.d) !== month) return `day ${r.d} does not belong to this file's month ${month}`;
   const keys = Object.keys(r).length;
   if (keys === 3 && isCount(r.u)) return { a: r.a, d: r.d, u: r.u };
+  if (keys === 3 && isCount(r.x)) return { a: r.a, d: r.d, x: r.x };
   if (keys === 4 && isCount(r.s) && isCount(r.r)) return { a: r.a, d: r.d, s: r.s, r: r.r };
-  return 'expected counts "s" and "r", or "u", as non-negative integers';
+  if (keys === 5 && isCount(r.s) && isCount(r.r) && isCount(r.t)) return { a: r.a, d: r.d, s: r.s, r: r.r, t: r.t };
+  return 'expected counts "s" and "r" (and a time "t"), "u", or "x", as non-negative integers';
 }
 
 interface Delta {
@@ -45,6 +53,7 @@ interface Delta {
   readonly d: DayKey;
   s: number;
   r: number;
+  t?: number;
 }
 
 /**
@@ -59,22 +68,32 @@ export class PendingRecords {
     return this.entries.length;
   }
 
-  add(id: string, day: DayKey, success: number, rejected: number): void {
+  /** `at`: the time of the request (ms), kept as the delta's latest `t`. */
+  add(id: string, day: DayKey, success: number, rejected: number, at: number): void {
     const key = id + '\u0000' + day;
     const open = this.open.get(key);
     if (open) {
       open.s += success;
       open.r += rejected;
+      if (at > open.t!) open.t = at;
       return;
     }
-    const delta: Delta = { a: id, d: day, s: success, r: rejected };
+    const delta: Delta = { a: id, d: day, s: success, r: rejected, t: at };
     this.entries.push(delta);
     this.open.set(key, delta);
   }
 
   set(id: string, day: DayKey, used: number): void {
-    this.entries.push({ a: id, d: day, u: used });
-    // Later deltas must come after this line on replay, so none of the earlier lines stays open.
+    this.ordered({ a: id, d: day, u: used });
+  }
+
+  withdraw(id: string, day: DayKey, count: number): void {
+    this.ordered({ a: id, d: day, x: count });
+  }
+
+  /** A line that must replay after everything before it: later deltas may not merge into earlier lines. */
+  private ordered(record: UsageRecord): void {
+    this.entries.push(record);
     this.open.clear();
   }
 

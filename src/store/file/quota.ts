@@ -1,0 +1,109 @@
+// The QuotaStore of the state directory: counters in this process's memory, made durable by the
+// usage log (group commit for `strict`, a timer for `interval`; CONTRACT 4). In 'memory' state the
+// sink is NULL_SINK and nothing waits.
+import { monthWindow, type Moment } from '../../quota/month.ts';
+import type { Quota } from '../../quota/plans.ts';
+import { StoreUnavailableError, type MonthlyUsage, type QuotaStore, type QuotaTicket, type UsageFigures } from '../types.ts';
+import { withdraw, type Counters, type DayCount, type MonthCount } from './counters.ts';
+import type { UsageSink } from './usage-log.ts';
+
+/**
+ * Which 200s wait for their usage record to be on disk (CONTRACT 4): `strict` all of them,
+ * `interval` none, and the default `auto` those of plans with a finite quota (an unlimited plan has
+ * no quota a lost count could overrun).
+ */
+export const DURABILITIES = ['strict', 'interval', 'auto'] as const;
+export type Durability = (typeof DURABILITIES)[number];
+
+class FileTicket implements QuotaTicket {
+  open = true;
+  constructor(
+    readonly account: string,
+    readonly total: Quota,
+    readonly remaining: number | null,
+    readonly at: Moment,
+    readonly now: number,
+    readonly month: MonthCount,
+    readonly daily: DayCount,
+  ) {}
+}
+
+export class FileQuota implements QuotaStore {
+  /** @param sink the usage log, or NULL_SINK in memory. */
+  constructor(
+    private readonly counters: Counters,
+    private readonly sink: UsageSink,
+    private readonly durability: Durability,
+  ) {}
+
+  reserve(account: string, total: Quota, at: Moment, now: number): FileTicket | null {
+    const usage = this.counters.of(account);
+    const month = usage.month(at.month.key);
+    if (now > month.lastMs) month.lastMs = now;
+    if (total !== null && month.used + month.reserved >= total) {
+      // In-flight reservations count: N + 50 concurrent requests can never take N + 1 units.
+      usage.day(at.day).rejected++;
+      this.sink.add(account, at.day, 0, 1, now);
+      return null;
+    }
+    month.reserved++;
+    return new FileTicket(account, total, total === null ? null : total - month.used - month.reserved, at, now, month, usage.day(at.day));
+  }
+
+  settle(ticket: QuotaTicket, status: number): Promise<void> | null {
+    const t = ticket as FileTicket;
+    if (!t.open) return null; // a double settle must not give back a unit twice
+    t.open = false;
+    t.month.reserved--;
+    if (status !== 200) {
+      t.daily.rejected++;
+      this.sink.add(t.account, t.at.day, 0, 1, t.now);
+      return null;
+    }
+    t.month.used++;
+    t.daily.success++;
+    this.sink.add(t.account, t.at.day, 1, 0, t.now);
+    if (this.durability === 'interval' || (this.durability === 'auto' && t.total === null)) return null;
+    const durable = this.sink.durable({ id: t.account, day: t.at.day });
+    if (durable === null) return null;
+    return durable.catch((err: Error) => {
+      // The log has written a withdrawal for this success; the live counters follow it.
+      withdraw(t.month, t.daily, 1);
+      throw new StoreUnavailableError(`usage could not be recorded: ${err.message}`, { cause: err });
+    });
+  }
+
+  async report(account: string, at: Moment): Promise<UsageFigures> {
+    const usage = this.counters.peek(account);
+    const months: MonthlyUsage[] = [];
+    let lastUsedMs = 0;
+    let start = at.month.start;
+    for (let i = 0; i < 6; i++) {
+      const window = monthWindow(start);
+      const count = usage?.months.get(window.key);
+      let success = 0;
+      let rejected = 0;
+      for (const d of usage?.daysOf(window.key) ?? []) {
+        success += d.success;
+        rejected += d.rejected;
+      }
+      months.push({ month: window.key, used: count?.used ?? 0, success, rejected });
+      start = monthWindow(window.start - 1).start; // the month before
+    }
+    // Up to the month asked about: a clock set back in a test suite does not see its own future.
+    for (const [key, count] of usage?.months ?? []) if (key <= at.month.key && count.lastMs > lastUsedMs) lastUsedMs = count.lastMs;
+    return {
+      used: usage?.months.get(at.month.key)?.used ?? 0,
+      daily: usage ? usage.daysOf(at.month.key) : [],
+      months,
+      lastUsedMs: lastUsedMs > 0 ? lastUsedMs : null,
+    };
+  }
+
+  async set(account: string, used: number, at: Moment): Promise<void> {
+    if (!Number.isSafeInteger(used) || used < 0) throw new RangeError(`used must be a non-negative integer, got ${used}`);
+    this.counters.of(account).month(at.month.key).used = used;
+    this.sink.set(account, at.day, used);
+    await this.sink.durable(null);
+  }
+}
