@@ -1,0 +1,23 @@
+// The store contract (store.case.ts) against the file store: in memory, and on a state directory
+// with a CLI command's store beside the server's.
+import { after } from 'node:test';
+import { openFileStore } from '../../src/store/file/file-store.ts';
+import { FAST_SCRYPT, tempState } from '../helpers/state.ts';
+import { storeSuite } from './store.case.ts';
+
+storeSuite('memory', {
+  open: () => openFileStore({ state: 'memory', role: 'server' }),
+  // One process: a second handle on the same memory is the same object.
+  peer: async (store) => ({ ...store, close: async () => {} }),
+});
+
+const dirs = new WeakMap<object, string>();
+storeSuite('file', {
+  async open() {
+    const state = await tempState(after);
+    const store = await openFileStore({ state, role: 'server', scrypt: FAST_SCRYPT, watchIntervalMs: 200 });
+    dirs.set(store, state);
+    return store;
+  },
+  peer: (store) => openFileStore({ state: dirs.get(store)!, role: 'command', scrypt: FAST_SCRYPT }),
+});

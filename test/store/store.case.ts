@@ -1,0 +1,177 @@
+// The behaviour every Store must have (src/store/types.ts), run against each implementation so they
+// cannot drift apart (hono's src/router/common.case.test.ts does this for its routers).
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { keyDigest } from '../../src/access/key-format.ts';
+import { AccountError } from '../../src/access/types.ts';
+import { CalendarCache, type Moment } from '../../src/quota/month.ts';
+import type { QuotaTicket, Store } from '../../src/store/types.ts';
+import { within } from '../helpers/state.ts';
+
+export interface StoreFixture {
+  /** A store on a fresh, empty backend; the suite closes it. */
+  open(): Promise<Store>;
+  /**
+   * Another instance on the same backend as `store` (another process in production): a change made
+   * through one is seen by the other within 2 seconds. For the file store, a CLI beside the server.
+   */
+  peer(store: Store): Promise<Store>;
+}
+
+const NOW = Date.parse('2026-11-23T10:00:00.000Z');
+const calendar = new CalendarCache(NOW);
+const at = (ms = NOW): Moment => calendar.moment(ms);
+
+async function reserve(store: Store, account: string, total: number | null, ms = NOW): Promise<QuotaTicket | null> {
+  return store.quota.reserve(account, total, at(ms), ms);
+}
+
+/** Settles and waits for durability where the store asks for it. */
+async function settle(store: Store, ticket: QuotaTicket, status: number): Promise<void> {
+  await store.quota.settle(ticket, status);
+}
+
+export function storeSuite(name: string, fixture: StoreFixture): void {
+  const withStore = (title: string, body: (store: Store) => Promise<void>) =>
+    it(title, async () => {
+      const store = await fixture.open();
+      try {
+        await body(store);
+      } finally {
+        await store.close();
+      }
+    });
+
+  describe(`store contract: ${name}`, () => {
+    withStore('accounts: create -> the key resolves; revoke -> it does not; rotate -> only the new one', async (store) => {
+      const { key } = await store.accounts.create({ email: 'A@B.io', plan: 'free', password: 'pw' });
+      const found = store.lookupKey(keyDigest(key));
+      assert.equal(found?.email, 'a@b.io');
+      assert.equal(found?.plan, 'free');
+      const { key: next } = await store.accounts.rotateKey('a@b.io', 'pw');
+      assert.equal(store.lookupKey(keyDigest(key)), undefined);
+      assert.equal(store.lookupKey(keyDigest(next))?.id, found?.id);
+      assert.equal((await store.accounts.revealKey('a@b.io', 'pw')).key, next);
+      await store.accounts.revokeKey('a@b.io');
+      assert.equal(store.lookupKey(keyDigest(next)), undefined);
+      await assert.rejects(store.accounts.revealKey('a@b.io', 'pw'), (e: AccountError) => e.code === 'NO_KEY');
+      await assert.rejects(store.accounts.create({ email: 'a@b.io', plan: 'pro', password: 'x' }), (e: AccountError) => e.code === 'EMAIL_TAKEN');
+    });
+
+    withStore('accounts: register without a key, authenticate, find, get; wrong and unknown are both null', async (store) => {
+      const made = await store.accounts.register({ email: 'c@d.io', plan: 'free', password: 'a long password' });
+      assert.deepEqual(made.key, null);
+      assert.deepEqual(await store.accounts.get(made.id), made);
+      assert.deepEqual(await store.accounts.find('C@D.IO'), made);
+      assert.deepEqual(await store.accounts.authenticate('c@d.io', 'a long password'), made);
+      assert.equal(await store.accounts.authenticate('c@d.io', 'wrong'), null);
+      assert.equal(await store.accounts.authenticate('nobody@d.io', 'a long password'), null);
+      assert.equal(await store.accounts.get('acc_nope'), null);
+      const { key } = await store.accounts.createKey('c@d.io', 'a long password');
+      assert.equal((await store.accounts.get(made.id))?.key?.prefix, key.slice(0, 10) + '…');
+      await store.accounts.setPassword('c@d.io', 'a long password', 'another long password');
+      assert.equal((await store.accounts.revealKey('c@d.io', 'another long password')).key, key, 'the key survives a password change');
+      assert.equal((await store.accounts.setPlan('c@d.io', 'pro')).plan, 'pro');
+      assert.equal(store.lookupKey(keyDigest(key))?.plan, 'pro');
+      assert.deepEqual((await store.accounts.list()).map((a) => a.email), ['c@d.io']);
+    });
+
+    withStore('quota: 150 reservations at once against 100 -> exactly 100 tickets; non-200 settles give units back', async (store) => {
+      const tickets = await Promise.all(Array.from({ length: 150 }, () => reserve(store, 'acc_q', 100)));
+      const granted = tickets.filter((t): t is QuotaTicket => t !== null);
+      assert.equal(granted.length, 100);
+      assert.deepEqual(granted.map((t) => t.remaining).sort((a, b) => a! - b!), Array.from({ length: 100 }, (_, i) => i));
+      await Promise.all(granted.slice(0, 10).map((t) => settle(store, t, 404)));
+      await Promise.all(granted.slice(10).map((t) => settle(store, t, 200)));
+      const more = await Promise.all(Array.from({ length: 20 }, () => reserve(store, 'acc_q', 100)));
+      assert.equal(more.filter((t) => t !== null).length, 10, 'the 10 units given back, no more');
+      await Promise.all(more.map((t) => t && settle(store, t, 200)));
+      const report = await store.quota.report('acc_q', at());
+      assert.equal(report.used, 100);
+      assert.deepEqual(report.daily, [{ date: '2026-11-23', success: 100, rejected: 10 + 50 + 10 }]);
+      assert.deepEqual(report.months[0], { month: '2026-11', used: 100, success: 100, rejected: 70 });
+      assert.equal(report.months.length, 6);
+      assert.deepEqual(report.months.map((m) => m.month), ['2026-11', '2026-10', '2026-09', '2026-08', '2026-07', '2026-06']);
+      assert.equal(report.lastUsedMs, NOW);
+    });
+
+    withStore('quota: unlimited never refuses; a quota of 0 always does; a new month starts at 0', async (store) => {
+      for (let i = 0; i < 5; i++) {
+        const t = await reserve(store, 'acc_u', null);
+        assert.ok(t);
+        assert.equal(t.remaining, null);
+        await settle(store, t, 200);
+      }
+      assert.equal(await reserve(store, 'acc_z', 0), null);
+      const t = (await reserve(store, 'acc_m', 1))!;
+      await settle(store, t, 200);
+      assert.equal(await reserve(store, 'acc_m', 1), null);
+      const december = Date.parse('2026-12-01T00:00:00.000Z');
+      const fresh = await reserve(store, 'acc_m', 1, december);
+      assert.ok(fresh, 'the quota resets at 00:00 UTC on the 1st');
+      await settle(store, fresh, 200);
+      const report = await store.quota.report('acc_m', at(december));
+      assert.equal(report.used, 1);
+      assert.deepEqual(report.months.slice(0, 2).map((m) => [m.month, m.used]), [['2026-12', 1], ['2026-11', 1]]);
+      assert.equal(report.lastUsedMs, december);
+    });
+
+    withStore('quota: set puts the month at a count; the next reservations follow it', async (store) => {
+      await store.quota.set('acc_s', 98, at());
+      assert.equal((await store.quota.report('acc_s', at())).used, 98);
+      const a = await reserve(store, 'acc_s', 100);
+      assert.equal(a?.remaining, 1);
+      await settle(store, a!, 200);
+      const b = await reserve(store, 'acc_s', 100);
+      assert.ok(b);
+      await settle(store, b, 200);
+      assert.equal(await reserve(store, 'acc_s', 100), null);
+      assert.equal((await store.quota.report('acc_s', at())).used, 100);
+    });
+
+    withStore('sessions: put, get, delete; deleteForAccount keeps the one asked to', async (store) => {
+      const s = (id: string, account: string) => ({ id, account, createdMs: NOW, seenMs: NOW, csrf: `csrf-${id}` });
+      await store.sessions.put(s('s1', 'acc_1'));
+      await store.sessions.put(s('s2', 'acc_1'));
+      await store.sessions.put(s('s3', 'acc_1'));
+      await store.sessions.put(s('s4', 'acc_2'));
+      assert.deepEqual(await store.sessions.get('s1'), s('s1', 'acc_1'));
+      await store.sessions.put({ ...s('s1', 'acc_1'), seenMs: NOW + 1000 });
+      assert.equal((await store.sessions.get('s1'))?.seenMs, NOW + 1000);
+      assert.equal(await store.sessions.deleteForAccount('acc_1', 's2'), 2);
+      assert.equal(await store.sessions.get('s1'), null);
+      assert.ok(await store.sessions.get('s2'));
+      assert.ok(await store.sessions.get('s4'));
+      await store.sessions.delete('s2');
+      assert.equal(await store.sessions.get('s2'), null);
+      assert.equal(await store.sessions.deleteForAccount('acc_2', null), 1);
+    });
+
+    withStore('throttle: hits count within the window, expire after it, clear resets', async (store) => {
+      assert.equal(await store.throttle.count('login:a', NOW), 0);
+      assert.equal(await store.throttle.hit('login:a', 60_000, NOW), 1);
+      assert.equal(await store.throttle.hit('login:a', 60_000, NOW + 1000), 2);
+      assert.equal(await store.throttle.count('login:a', NOW + 59_000), 2);
+      assert.equal(await store.throttle.count('login:a', NOW + 61_000), 0, 'expired with its window');
+      assert.equal(await store.throttle.hit('login:a', 60_000, NOW + 61_000), 1);
+      await store.throttle.clear('login:a');
+      assert.equal(await store.throttle.count('login:a', NOW + 61_000), 0);
+    });
+
+    it('propagation: a change made through another instance reaches this one within 2 s', async () => {
+      const store = await fixture.open();
+      const peer = await fixture.peer(store);
+      try {
+        const { key } = await peer.accounts.create({ email: 'p@q.io', plan: 'free', password: 'pw' });
+        await within(2000, () => store.lookupKey(keyDigest(key)) !== undefined);
+        await peer.accounts.setPlan('p@q.io', 'pro');
+        await within(2000, () => store.lookupKey(keyDigest(key))?.plan === 'pro');
+        await peer.accounts.revokeKey('p@q.io');
+        await within(2000, () => store.lookupKey(keyDigest(key)) === undefined);
+      } finally {
+        await peer.close();
+        await store.close();
+      }
+    });
+  });
+}
