@@ -3,6 +3,7 @@
 import { fileURLToPath } from 'node:url';
 import { resolve } from 'node:path';
 import { LOG_LEVELS, type LogLevel } from './log.ts';
+import type { Durability } from './store/file/quota.ts';
 
 /** The sample data shipped with the package, so `serve` works from any directory. */
 export const BUNDLED_DATA = fileURLToPath(new URL('../data', import.meta.url));
@@ -42,7 +43,12 @@ export interface ServeConfig {
   readonly adminPort: number | null;
   readonly logFormat: (typeof LOG_FORMATS)[number];
   readonly logLevel: LogLevel;
+  /** Which 200s wait for their usage record to be on disk (CONTRACT 4): 'auto' = strict for finite quotas. */
+  readonly usageDurability: Durability;
 }
+
+/** What `--usage-durability` accepts; without it, 'auto' (strict for plans with a finite quota). */
+export const USAGE_DURABILITY_FLAGS = ['strict', 'interval'] as const;
 
 export type ServeFlags = Partial<Record<string, string | boolean | undefined>>;
 
@@ -57,6 +63,10 @@ function port(name: string, value: string | undefined): number | null {
 function oneOf<T extends string>(name: string, value: string, allowed: readonly T[]): T {
   if (!(allowed as readonly string[]).includes(value)) throw new ConfigError(`${name}: must be one of ${allowed.join(', ')}, got ${JSON.stringify(value)}`);
   return value as T;
+}
+
+function durability(value: string | undefined): Durability {
+  return value === undefined ? 'auto' : oneOf('--usage-durability', value, USAGE_DURABILITY_FLAGS);
 }
 
 const str = (v: string | boolean | undefined): string | undefined => (typeof v === 'string' ? v : undefined);
@@ -86,5 +96,6 @@ export function resolveServeConfig(flags: ServeFlags, env: Readonly<Record<strin
     adminPort: port('--admin-port', str(flags['admin-port'])),
     logFormat: oneOf('--log-format', str(flags['log-format']) ?? 'json', LOG_FORMATS),
     logLevel: oneOf('--log-level', str(flags['log-level']) ?? 'info', LOG_LEVELS),
+    usageDurability: durability(str(flags['usage-durability']) ?? env.CELEBRITY_API_USAGE_DURABILITY),
   });
 }

@@ -9,12 +9,14 @@ import type { Logger } from './log.ts';
 import type { Plan } from './quota/plans.ts';
 import type { UsageService } from './quota/usage-service.ts';
 import { startService } from './service.ts';
+import type { Durability } from './store/file/quota.ts';
 
 export { AccountError, type AccountErrorCode, type AccountSummary, type IssuedKey, type KeySummary } from './access/types.ts';
 export { DataError, type DataInput } from './data/load.ts';
 export { PLANS, PLAN_QUOTAS, type Plan } from './quota/plans.ts';
 export type { DailyUsage, UsageReport, UsageService } from './quota/usage-service.ts';
 export type { Logger } from './log.ts';
+export type { Durability } from './store/file/quota.ts';
 export { COLLECTIONS, type CollectionName } from './resources/types.ts';
 
 export interface StartServerOptions {
@@ -34,6 +36,11 @@ export interface StartServerOptions {
   readonly plans?: Partial<Record<Plan, number | null>>;
   /** Default: silent. */
   readonly log?: Logger;
+  /**
+   * With a state directory: which 200s wait for their usage record to be on disk. 'auto' (default):
+   * plans with a finite quota; 'strict': all; 'interval': none (written once a second).
+   */
+  readonly usageDurability?: Durability;
 }
 
 /** The time the server sees: the given clock, unless pinned with set() or shifted with advance(). */
@@ -140,6 +147,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     clock: clock.now,
     ...(options.plans ? { plans: options.plans } : {}),
     ...(options.log ? { log: options.log } : {}),
+    ...(options.usageDurability ? { durability: options.usageDurability } : {}),
   });
   return {
     url: service.listeners[0]!.url,

@@ -31,6 +31,11 @@ Options:
   --admin-port N      serve /healthz and /metrics on this plain-HTTP port (else /metrics answers
                       loopback clients only, on the main port)
   --log-format F      json (default) or text          --log-level L   debug, info (default), warn, error
+  --usage-durability M  strict: every 200 is sent only once its usage record is on disk (committed
+                      in groups of a few ms), so a crash never loses a served request from the count;
+                      interval: usage is written once a second, faster, and a crash loses at most
+                      that second. Default: strict for plans with a finite quota, interval for
+                      unlimited ones (env CELEBRITY_API_USAGE_DURABILITY)
 
 Once ready it prints one line per listener, HTTPS first: listening on <url>
 Signals: SIGTERM/SIGINT drain and exit 0 (a second one exits at once); SIGHUP reloads the data.
@@ -41,7 +46,7 @@ const OPTIONS = {
   'tls-cert': { type: 'string' }, 'tls-key': { type: 'string' }, 'http-port': { type: 'string' },
   'insecure-http': { type: 'boolean' }, 'trust-proxy': { type: 'boolean' }, watch: { type: 'boolean' },
   'cors-origin': { type: 'string' }, 'admin-port': { type: 'string' }, 'log-format': { type: 'string' },
-  'log-level': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+  'log-level': { type: 'string' }, 'usage-durability': { type: 'string' }, help: { type: 'boolean', short: 'h' },
 } as const;
 
 export const serve: CommandGroup = async (args, io) => {
@@ -86,6 +91,7 @@ export const serve: CommandGroup = async (args, io) => {
       trustProxy: config.trustProxy,
       corsOrigin: config.corsOrigin,
       log,
+      durability: config.usageDurability,
       metrics: mainMetrics,
       observe,
     });

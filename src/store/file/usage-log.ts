@@ -10,7 +10,7 @@ import type { DayKey, MonthKey } from '../../quota/month.ts';
 import { syncDir } from './store-file.ts';
 import { compactMonthYielding, compactUsage, replaceFile, type CompactHook } from './usage-compact.ts';
 import { PendingRecords, type UsageRecord } from './usage-records.ts';
-import { logFileName, replayUsage, USAGE_DIR, type ReplayResult } from './usage-replay.ts';
+import { logFileName, replayUsage, USAGE_DIR, type ReplayOptions, type ReplayResult } from './usage-replay.ts';
 
 /** Where request accounting goes: the log, or nowhere in 'memory' state. Every call is synchronous. */
 export interface UsageSink {
@@ -48,6 +48,8 @@ export interface UsageLogOptions {
   readonly compactFloorBytes?: number;
   /** Test hook into online compaction (see CompactHook). */
   readonly compactHook?: CompactHook;
+  /** Sees every replayed record at start (ReplayOptions.observe). */
+  readonly observeReplay?: ReplayOptions['observe'];
 }
 
 /** What `/metrics` shows of the log. */
@@ -154,7 +156,7 @@ export class UsageLog implements UsageSink {
       throw err;
     }
     try {
-      const replay = await replayUsage(stateDir, counters, { repair: true, log: options.log });
+      const replay = await replayUsage(stateDir, counters, { repair: true, log: options.log, ...(options.observeReplay ? { observe: options.observeReplay } : {}) });
       // Optional: a full log replays the same counters, so a failed compaction only costs start time.
       await compactUsage(replay.months, counters, options.log).catch((err: Error) =>
         options.log.warn('usage log compaction failed; keeping the full files', { error: err.message }),

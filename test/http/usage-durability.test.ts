@@ -1,0 +1,192 @@
+// Nothing counted is ever lost (CONTRACT 4, issues 13 and 15.1): `serve` under load, SIGKILLed and
+// restarted. In strict mode the count after a restart covers every 200 a client received; in
+// interval mode it loses at most the last flush interval; a free account never gets more than 100.
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { ERRORS } from '../../src/errors.ts';
+import { startService } from '../../src/service.ts';
+import { openFileStore } from '../../src/store/file/file-store.ts';
+import { fixture } from '../helpers/fixture.ts';
+import { createKey, tempDir, writeData } from '../helpers/serve-harness.ts';
+import { FAST_SCRYPT } from '../helpers/state.ts';
+import { runCli, spawnServe, type ListeningProcess } from '../helpers/serve-process.ts';
+
+interface Load {
+  /** 200s received, with the time each arrived. */
+  readonly ok: number[];
+  /** Requests sent and not answered when the kill was sent. */
+  inFlightAtKill: number;
+  readonly statuses: Map<number, number>;
+}
+
+/**
+ * `clients` keep-alive connections each sending requests back to back until `stop()`; `onOk` sees
+ * the running count of 200s. Resolves once every connection has ended (answered or cut).
+ */
+function load(url: string, key: string, clients: number, onOk: (n: number) => void = () => {}): { result: Load; kill: (serve: ListeningProcess) => void; done: Promise<void> } {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: clients });
+  const result: Load = { ok: [], inFlightAtKill: 0, statuses: new Map() };
+  let inFlight = 0;
+  let stopped = false;
+  const one = () =>
+    new Promise<void>((resolve) => {
+      inFlight++;
+      const req = http.get(`${url}/api/v1/celebrities?limit=1`, { agent, headers: { 'x-api-key': key } }, (res) => {
+        res.resume();
+        res.on('end', () => {
+          inFlight--;
+          result.statuses.set(res.statusCode!, (result.statuses.get(res.statusCode!) ?? 0) + 1);
+          if (res.statusCode === 200) onOk(result.ok.push(Date.now()));
+          resolve();
+        });
+        res.on('error', () => (inFlight--, resolve()));
+      });
+      req.on('error', () => {
+        inFlight--;
+        stopped = true; // the server is gone
+        resolve();
+      });
+    });
+  const loop = async () => {
+    while (!stopped) await one();
+  };
+  const done = Promise.all(Array.from({ length: clients }, loop)).then(() => agent.destroy());
+  return {
+    result,
+    done,
+    kill(serve) {
+      result.inFlightAtKill = inFlight;
+      stopped = true;
+      serve.child.kill('SIGKILL');
+    },
+  };
+}
+
+/** The month's count as the files say (the CLI replays the log, cutting nothing). */
+async function usedOnDisk(state: string, email: string): Promise<number> {
+  const r = await runCli(['usage', '--state', state, '--email', email, '--json']);
+  assert.equal(r.code, 0, r.stderr);
+  return JSON.parse(r.stdout).used;
+}
+
+describe('usage durability under SIGKILL', () => {
+  let tmp: Awaited<ReturnType<typeof tempDir>>;
+  let data: string;
+  before(async () => {
+    tmp = await tempDir('durability');
+    data = join(tmp.dir, 'data');
+    await writeData(data);
+  });
+  after(() => tmp.remove());
+
+  const serve = (state: string, durability: string) => spawnServe(['--insecure-http', '--port', '0', '--state', state, '--data', data, '--usage-durability', durability, '--log-level', 'warn']);
+
+  it('strict, enterprise, 4 kills under load -> recovered count >= every 200 received, <= those + requests in flight', async () => {
+    const state = join(tmp.dir, 'strict');
+    const key = await createKey(state, 'load@example.com', 'enterprise');
+    let received = 0;
+    for (let round = 0; round < 4; round++) {
+      const server = await serve(state, 'strict');
+      const run = load(server.url, key, 20);
+      await new Promise((r) => setTimeout(r, 300 + 150 * round));
+      run.kill(server);
+      await run.done;
+      await server.exited;
+      received += run.result.ok.length;
+      const counted = await usedOnDisk(state, 'load@example.com');
+      assert.ok(run.result.ok.length > 0, `round ${round}: the server answered`);
+      assert.ok(counted >= received, `round ${round}: counted ${counted} < received ${received}`);
+      assert.ok(counted <= received + run.result.inFlightAtKill, `round ${round}: counted ${counted} > received ${received} + in flight ${run.result.inFlightAtKill}`);
+      received = counted; // what was counted but never received stays counted: the next round starts there
+    }
+  });
+
+  it('interval, enterprise, 2 kills under load -> the loss stays within the last flush interval', async () => {
+    const state = join(tmp.dir, 'interval');
+    const key = await createKey(state, 'fast@example.com', 'enterprise');
+    let counted = 0;
+    for (let round = 0; round < 2; round++) {
+      const server = await serve(state, 'interval');
+      const run = load(server.url, key, 20);
+      await new Promise((r) => setTimeout(r, 1500));
+      const killedAt = Date.now();
+      run.kill(server);
+      await run.done;
+      await server.exited;
+      const now = await usedOnDisk(state, 'fast@example.com');
+      const lost = counted + run.result.ok.length - now;
+      // The log is flushed once a second: at most the 200s of the last second (and a little) are lost.
+      const lastInterval = run.result.ok.filter((t) => t > killedAt - 1250).length;
+      assert.ok(lost <= lastInterval, `round ${round}: lost ${lost}, but only ${lastInterval} were answered in the last interval`);
+      assert.ok(now >= counted, 'what was flushed before stays');
+      counted = now;
+    }
+  });
+
+  it('free account: 1,000 concurrent requests, SIGKILL midway, then twice 150 more with a SIGKILL after each -> never more than 100 served this month', async () => {
+    const state = join(tmp.dir, 'free');
+    const key = await createKey(state, 'free@example.com', 'free');
+    // No --usage-durability: the default is strict for a plan with a finite quota.
+    const start = () => spawnServe(['--insecure-http', '--port', '0', '--state', state, '--data', data, '--log-level', 'warn']);
+    // Round 1: a burst of 1,000 concurrent requests, killed once 30 of them have been answered 200.
+    let server = await start();
+    let total = 0;
+    const burst = load(server.url, key, 1000, (n) => {
+      if (n === 30) burst.kill(server);
+    });
+    await burst.done;
+    await server.exited;
+    total += burst.result.ok.length;
+    assert.ok(total >= 30 && total <= 100, `first burst served ${total}`);
+    // Rounds 2 and 3 (issue 15.1): 150 requests, then SIGKILL, then restart.
+    for (let round = 0; round < 2; round++) {
+      server = await start();
+      const statuses = await Promise.all(
+        Array.from({ length: 150 }, () => fetch(`${server.url}/api/v1/celebrities?limit=1`, { headers: { 'x-api-key': key } }).then((r) => (r.body?.cancel(), r.status))),
+      );
+      server.child.kill('SIGKILL');
+      await server.exited;
+      total += statuses.filter((s) => s === 200).length;
+      assert.ok(statuses.every((s) => s === 200 || s === 429), `only 200s and 429s: ${[...new Set(statuses)]}`);
+    }
+    assert.ok(total <= 100, `served ${total} on a free plan`);
+    assert.ok(total >= 100 - burst.result.inFlightAtKill, `served ${total}: only requests in flight at a kill may be counted and not received`);
+    assert.equal(await usedOnDisk(state, 'free@example.com'), 100, '`usage` says what was counted: the whole quota');
+  });
+});
+
+it('strict, the disk refusing: the 200 is never sent; a JSON 503 with a request id, the unit given back', async () => {
+  const tmp = await tempDir('refusing');
+  after(() => tmp.remove());
+  let refuse = false;
+  const store = await openFileStore({
+    state: tmp.dir, role: 'server', scrypt: FAST_SCRYPT, strictTimeoutMs: 200,
+    usageLogWrite: async (fh, data, position) => {
+      if (refuse) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+      await fh.write(data, 0, data.length, position);
+    },
+  });
+  const service = await startService({ data: fixture(), state: tmp.dir, store, tls: false, port: 0, plans: { free: 5 } });
+  try {
+    const { key } = await service.gate.accounts.create({ email: 'disk@example.com', plan: 'free', password: 'pw' });
+    const get = () => fetch(`${service.listeners[0]!.url}/api/v1/celebrities?limit=1`, { headers: { 'x-api-key': key } });
+    const ok = await get();
+    assert.equal(ok.status, 200);
+    assert.equal(ok.headers.get('ratelimit'), '"monthly";r=4;t=' + ok.headers.get('ratelimit')!.split('t=')[1]);
+    refuse = true;
+    const refused = await get();
+    assert.equal(refused.status, 503);
+    assert.deepEqual(await refused.json(), { success: false, error: 'SERVICE_UNAVAILABLE', message: ERRORS.SERVICE_UNAVAILABLE.message });
+    assert.ok(refused.headers.get('x-request-id'));
+    assert.equal(refused.headers.get('retry-after'), '1');
+    assert.match(refused.headers.get('ratelimit')!, /r=4;/, 'the unit was given back');
+    refuse = false;
+    assert.equal((await get()).status, 200);
+    const usage = await service.gate.usage.get('disk@example.com');
+    assert.deepEqual([usage.used, usage.daily[0]!.success, usage.daily[0]!.rejected], [2, 2, 1]);
+  } finally {
+    await service.close();
+  }
+});
