@@ -14,7 +14,7 @@ export const ERRORS = {
   BAD_REQUEST: { status: 400, message: 'The request could not be parsed' },
   QUOTA_EXCEEDED: { status: 429, message: 'Monthly quota exceeded' },
   INTERNAL_ERROR: { status: 500, message: 'An unexpected error occurred' },
-  SERVICE_UNAVAILABLE: { status: 503, message: 'The quota store cannot be reached; nothing is served uncounted. Retry shortly' },
+  SERVICE_UNAVAILABLE: { status: 503, message: 'Requests cannot be counted right now, and nothing is served uncounted. Retry shortly' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;

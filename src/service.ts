@@ -11,7 +11,7 @@ import type { Health } from './http/respond.ts';
 import { closeListeners, listen, type Limits, type Listener } from './http/server.ts';
 import { silentLogger, type Logger } from './log.ts';
 import { openGate, type Gate } from './quota/gate.ts';
-import type { Plan } from './quota/plans.ts';
+import { resolveQuotas, type Plan } from './quota/plans.ts';
 import { openFileStore } from './store/file/file-store.ts';
 import type { Durability } from './store/file/quota.ts';
 import { ensureStateDir } from './store/state-dir.ts';
@@ -77,7 +77,8 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     tls = options.tls;
   }
   const store =
-    options.store ?? (await openFileStore({ state: options.state, role: 'server', clock, log, ...(options.durability ? { durability: options.durability } : {}) }));
+    options.store ??
+    (await openFileStore({ state: options.state, role: 'server', clock, log, quotas: resolveQuotas(options.plans), ...(options.durability ? { durability: options.durability } : {}) }));
   const gate = openGate({ store, clock, ...(options.plans ? { plans: options.plans } : {}) });
   let draining = false;
   const app = new App({

@@ -30,7 +30,7 @@ export interface AccountStoreOptions {
 }
 
 export class AccountStore implements AccountService {
-  private readonly path: string | null;
+  readonly path: string | null;
   private readonly lockPath: string | null;
   private readonly ctx: ops.OpsContext;
   private readonly log: Logger;
@@ -39,6 +39,7 @@ export class AccountStore implements AccountService {
   private stamp: Stamp = NO_STAMP;
   private generation = 0;
   private byDigest = new Map<string, AccountView>();
+  private byId = new Map<string, AccountView>();
   private chain: Promise<unknown> = Promise.resolve();
   private stopWatch: (() => void) | null = null;
 
@@ -63,6 +64,16 @@ export class AccountStore implements AccountService {
       store.install(data, stamp);
     }
     return store;
+  }
+
+  /** An account by id from the snapshot (the start's sanity checks), or undefined. */
+  view(id: string): AccountView | undefined {
+    return this.byId.get(id);
+  }
+
+  /** Whether accounts.json existed when last read. */
+  get found(): boolean {
+    return this.stamp !== NO_STAMP;
   }
 
   /** The hot-path lookup: SHA-256 digest of a presented key -> its account, or undefined. */
@@ -102,13 +113,16 @@ export class AccountStore implements AccountService {
 
   private install(data: StoreData, stamp: Stamp): void {
     const byDigest = new Map<string, AccountView>();
+    const byId = new Map<string, AccountView>();
     for (const a of data.accounts) {
       const view: AccountView = Object.freeze({ id: a.id, email: a.email, plan: a.plan });
+      byId.set(a.id, view);
       if (a.key) byDigest.set(a.key.digest, view);
     }
     this.data = data;
     this.stamp = stamp;
     this.byDigest = byDigest;
+    this.byId = byId;
     this.generation++;
   }
 

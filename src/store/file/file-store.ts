@@ -4,10 +4,12 @@ import type { Logger } from '../../log.ts';
 import { silentLogger } from '../../log.ts';
 import type { ScryptParams } from '../../access/secrets.ts';
 import type { Moment } from '../../quota/month.ts';
+import { resolveQuotas, type Plan, type Quota } from '../../quota/plans.ts';
 import type { QuotaStore, Store, StoreMetric, UsageFigures } from '../types.ts';
 import { AccountStore } from './account-store.ts';
 import { Counters } from './counters.ts';
 import { FileQuota, type Durability } from './quota.ts';
+import { ReplayAudit } from './replay-audit.ts';
 import { MemorySessions } from './sessions.ts';
 import { ensureStateDir } from '../state-dir.ts';
 import { MemoryThrottle } from './throttle.ts';
@@ -26,6 +28,8 @@ export interface FileStoreOptions {
   readonly role: 'server' | 'command';
   readonly clock?: () => number;
   readonly log?: Logger;
+  /** The quota per plan, for the start's sanity check of the usage log; default SPEC 8's. */
+  readonly quotas?: Readonly<Record<Plan, Quota>>;
   /** Which 200s wait for their usage record to be on disk; default 'auto' (CONTRACT 4). */
   readonly durability?: Durability;
   /** Group-commit period of the interval mode; default 1000 (CONTRACT 4: at least every second). */
@@ -56,7 +60,13 @@ export async function openFileStore(options: FileStoreOptions): Promise<Store> {
     quota = new FileQuota(counters, NULL_SINK, durability);
   } else if (options.role === 'server') {
     await ensureStateDir(options.state); // 0700: accounts, usage and the TLS key live here
+    const quotas = options.quotas ?? resolveQuotas();
+    const audit = new ReplayAudit((id) => {
+      const view = accounts.view(id);
+      return view === undefined ? undefined : quotas[view.plan];
+    });
     const opened = await UsageLog.open(options.state, counters, {
+      observeReplay: audit.observe,
       flushIntervalMs: options.flushIntervalMs ?? 1000,
       log,
       ...(options.strictTimeoutMs !== undefined ? { strictTimeoutMs: options.strictTimeoutMs } : {}),
@@ -66,6 +76,7 @@ export async function openFileStore(options: FileStoreOptions): Promise<Store> {
     });
     usageLog = opened.log;
     log.info('usage log replayed', { files: opened.replay.files, records: opened.replay.records, dropped: opened.replay.dropped.length });
+    audit.report(log, { accountsFile: accounts.path!, accountsFound: accounts.found, months: opened.replay.months });
     quota = new FileQuota(counters, usageLog, durability);
     accounts.watch(options.watchIntervalMs ?? 500);
   } else {

@@ -49,7 +49,7 @@ export class LogScanner {
   constructor(
     private readonly file: string,
     private readonly month: MonthKey,
-    private readonly onRecord: (record: UsageRecord) => void,
+    private readonly onRecord: (record: UsageRecord, line: number) => void,
   ) {}
 
   push(chunk: Buffer): void {
@@ -78,7 +78,7 @@ export class LogScanner {
       this.bad = { line: this.lineNo, reason: parsed, start: lineStart };
       return;
     }
-    this.onRecord(parsed);
+    this.onRecord(parsed, this.lineNo);
     this.records++;
     this.valid = this.offset;
   }
@@ -95,14 +95,16 @@ export interface ReplayOptions {
   /** Truncate torn tails (the writer at start). A reader beside a running server must not. */
   readonly repair: boolean;
   readonly log: Logger;
+  /** Sees every record with its file and 1-based line, after it is applied (sanity checks at start). */
+  readonly observe?: (record: UsageRecord, file: string, line: number) => void;
 }
 
 export interface ReplayResult {
   readonly files: number;
   readonly records: number;
   readonly dropped: readonly { file: string; bytes: number; line: number }[];
-  /** Lines replayed per month file: what compaction weighs against the counters' size. */
-  readonly months: readonly { month: MonthKey; file: string; records: number }[];
+  /** Lines replayed per month file (what compaction weighs against the counters' size), and its size. */
+  readonly months: readonly { month: MonthKey; file: string; records: number; bytes: number }[];
 }
 
 /** Replays `<state>/usage/usage-YYYY-MM.jsonl` in month order into `counters`. */
@@ -115,11 +117,12 @@ export async function replayUsage(stateDir: string, counters: Counters, options:
   const logs = names.filter((n) => LOG_NAME_RE.test(n)).sort();
   let records = 0;
   const dropped: { file: string; bytes: number; line: number }[] = [];
-  const months: { month: MonthKey; file: string; records: number }[] = [];
+  const months: { month: MonthKey; file: string; records: number; bytes: number }[] = [];
   for (const name of logs) {
     const file = join(dir, name);
     const month = LOG_NAME_RE.exec(name)![1]!;
-    const scanner = new LogScanner(file, month, (r) => counters.apply(r));
+    const observe = options.observe;
+    const scanner = new LogScanner(file, month, observe ? (r, line) => (counters.apply(r), observe(r, file, line)) : (r) => counters.apply(r));
     const fh = await open(file, options.repair ? 'r+' : 'r');
     try {
       const buf = Buffer.allocUnsafe(1 << 20);
@@ -130,7 +133,7 @@ export async function replayUsage(stateDir: string, counters: Counters, options:
       }
       const result = scanner.end();
       records += result.records;
-      months.push({ month, file, records: result.records });
+      months.push({ month, file, records: result.records, bytes: result.validBytes + result.tornBytes });
       if (result.tornBytes > 0) {
         dropped.push({ file, bytes: result.tornBytes, line: result.tornLine ?? 0 });
         if (options.repair) {
