@@ -1,8 +1,8 @@
 // Turns a linked record into its list (L) or detail (D) shape: every documented field present, in
-// order, nothing else; a value the data lacks is null, [] or {} (CONTRACT 1).
+// order, nothing else; a value the data lacks is null, or [] for an array (CONTRACT 1).
 import { RESOURCES } from '../resources/index.ts';
 import type { Schema } from '../resources/schema.ts';
-import type { LinkedRecord, OutputField, ResourceDefinition } from '../resources/types.ts';
+import { outputSchema as fieldSchema, type LinkedRecord, type OutputField, type ResourceDefinition } from '../resources/types.ts';
 
 type Shaper = (value: unknown) => unknown;
 
@@ -14,12 +14,13 @@ function compile(schema: Schema | undefined): Shaper {
       const item = compile(schema.items);
       return (v) => (Array.isArray(v) ? v.map(item) : []);
     }
+    // An object the data lacks is null, never {} (CONTRACT 1): a client tests for null, not for keys.
     case 'map':
-      return (v) => (v !== null && typeof v === 'object' ? v : {});
+      return (v) => (v !== null && typeof v === 'object' ? v : null);
     case 'object': {
       const props = Object.entries(schema.properties).map(([name, s]) => [name, compile(s)] as const);
       return (v) => {
-        if (v === null || typeof v !== 'object') return {};
+        if (v === null || typeof v !== 'object') return null;
         const src = v as Record<string, unknown>;
         const out: Record<string, unknown> = {};
         for (const [name, shaper] of props) out[name] = shaper(src[name]);
@@ -29,11 +30,6 @@ function compile(schema: Schema | undefined): Shaper {
     default:
       return (v) => v ?? null;
   }
-}
-
-/** The schema of an output field: derived fields first (they replace a source field of the same name). */
-export function fieldSchema(def: ResourceDefinition, name: string): Schema | undefined {
-  return def.derived[name] ?? def.source.properties[name];
 }
 
 /** The schema of an embedded object's fields: from the other collection, or the record's own object. */

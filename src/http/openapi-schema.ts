@@ -1,9 +1,9 @@
 // JSON Schema (2020-12, as OpenAPI 3.1 uses it) of what the serializer emits, read from the same
 // definitions and the same src/data/shape.ts lookups, so the document cannot drift from the responses.
-import { embeddedSchema, fieldSchema } from '../data/shape.ts';
+import { embeddedSchema } from '../data/shape.ts';
 import { RESOURCES } from '../resources/index.ts';
 import type { Schema } from '../resources/schema.ts';
-import type { OutputField, ResourceDefinition } from '../resources/types.ts';
+import { isRequiredOutput, outputSchema, type OutputField, type ResourceDefinition } from '../resources/types.ts';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -52,15 +52,13 @@ function objectSchema(properties: Readonly<Record<string, Schema | undefined>>, 
 }
 
 /**
- * A field as the serializer emits it: arrays default to [], maps to {}, objects to {} (an object the
- * data lacks is empty, not null: src/data/shape.ts), anything else to null.
+ * A field as the serializer emits it (src/data/shape.ts): an array the data lacks is [], anything
+ * else null, objects included (CONTRACT 1); a required field is never null.
  */
 function member(schema: Schema | undefined, required: boolean): JsonSchema {
   if (schema === undefined) return {}; // unreachable for valid definitions; accept anything rather than lie
   const value = valueSchema(schema);
-  if (required || schema.type === 'array' || schema.type === 'map') return value;
-  if (schema.type === 'object') return { anyOf: [value, { type: 'object', maxProperties: 0 }] };
-  return nullable(value);
+  return required || schema.type === 'array' ? value : nullable(value);
 }
 
 function nullable(value: JsonSchema): JsonSchema {
@@ -73,18 +71,19 @@ function nullable(value: JsonSchema): JsonSchema {
 function embedded(def: ResourceDefinition, field: Exclude<OutputField, string>): JsonSchema {
   // Picked fields are nullable by the rules of the record (or the object) they come from.
   const own = def.source.properties[field.name];
-  const required = field.from ? (RESOURCES[field.from].source.required ?? []) : own?.type === 'object' ? (own.required ?? []) : [];
+  const required = field.from
+    ? field.pick.filter((name) => isRequiredOutput(RESOURCES[field.from!], name))
+    : own?.type === 'object' ? (own.required ?? []) : [];
   const value = objectSchema(embeddedSchema(def, field), required);
   // The serializer gives null when the object is absent; a required field or reference never is.
-  return def.source.required?.includes(field.name) ? value : nullable(value);
+  return isRequiredOutput(def, field.name) ? value : nullable(value);
 }
 
 /** The JSON Schema of one record in the list (L) or detail (D) shape of `def`. */
 export function recordSchema(def: ResourceDefinition, fields: readonly OutputField[]): JsonSchema {
-  const required = def.source.required ?? [];
   const props: Record<string, JsonSchema> = {};
   for (const field of fields) {
-    if (typeof field === 'string') props[field] = member(fieldSchema(def, field), required.includes(field));
+    if (typeof field === 'string') props[field] = member(outputSchema(def, field), isRequiredOutput(def, field));
     else props[field.name] = embedded(def, field);
   }
   return { type: 'object', properties: props, required: Object.keys(props), additionalProperties: false };

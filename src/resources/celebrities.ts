@@ -11,7 +11,7 @@ function link(c: SourceRecord, ctx: LinkContext): LinkedRecord {
     .map(({ record: m, holder }) => ({
       title: m.title,
       slug: m.slug,
-      releaseDate: m.releaseDate ?? null,
+      releaseDate: m.releaseDate,
       character: holder.character ?? null,
       role: holder.role ?? null,
       _id: m._id,
@@ -44,12 +44,13 @@ export const celebrities: ResourceDefinition = {
     },
     ['_id', 'name', 'slug', 'createdAt'],
   ),
-  derived: {
+  derived: obj({
     age: int(0),
+    // title, slug and releaseDate come from the movie, where they are required.
     filmography: arrayOf(
-      obj({ title: str(), slug: str('slug'), releaseDate: str('timestamp'), character: str(), role: str() }, ['title', 'slug']),
+      obj({ title: str(), slug: str('slug'), releaseDate: str('timestamp'), character: str(), role: str() }, ['title', 'slug', 'releaseDate']),
     ),
-  },
+  }),
   link,
   late: {
     field: 'age',

@@ -42,7 +42,8 @@ export const movies: ResourceDefinition = {
     },
     ['_id', 'title', 'slug', 'releaseDate', 'createdAt', 'status'],
   ),
-  derived: { cast: arrayOf(obj({ name: str(), character: str(), role: str() }, ['name'])) },
+  // A cast member's name comes from the celebrity or the entry itself; one of the two is required.
+  derived: obj({ cast: arrayOf(obj({ name: str(), character: str(), role: str() }, ['name'])) }),
   link,
   listFields: [
     '_id', 'title', 'slug', 'releaseDate', 'poster', 'genre', 'director', 'status', 'synopsis', 'anticipationScore',

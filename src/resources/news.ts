@@ -24,7 +24,7 @@ export const news: ResourceDefinition = {
     },
     ['_id', 'title', 'slug', 'publishDate', 'celebrity'],
   ),
-  derived: {},
+  derived: obj({}),
   link: (n, ctx) => ({ ...n, celebrity: ctx.get('celebrities', n.celebrity as string) }),
   listFields: [
     '_id', 'title', 'slug', 'excerpt', 'thumbnail', 'author', 'category', 'tags', 'publishDate', 'featured',

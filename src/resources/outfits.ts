@@ -27,7 +27,7 @@ export const outfits: ResourceDefinition = {
     },
     ['_id', 'title', 'slug', 'celebrity', 'createdAt'],
   ),
-  derived: {},
+  derived: obj({}),
   link: (o, ctx) => ({ ...o, celebrity: ctx.get('celebrities', o.celebrity as string) }),
   listFields: [
     '_id', 'title', 'slug', { name: 'celebrity', from: 'celebrities', pick: ['name', 'slug', 'profileImage'] },

@@ -4,12 +4,16 @@ import { byTime, type LinkContext, type LinkedRecord, type ResourceDefinition, t
 
 function link(r: SourceRecord, ctx: LinkContext): LinkedRecord {
   const m = ctx.get('movies', r.movie as string)!;
-  const release = typeof m.releaseDate === 'string' ? new Date(m.releaseDate).getUTCFullYear() : null;
   return {
     ...r,
     movieTitle: m.title,
     poster: m.poster ?? null,
-    movieDetails: { releaseYear: release, director: m.director ?? null, genre: m.genre ?? [], runtime: m.duration ?? null },
+    movieDetails: {
+      releaseYear: new Date(m.releaseDate as string).getUTCFullYear(),
+      director: m.director ?? null,
+      genre: m.genre ?? [],
+      runtime: m.duration ?? null,
+    },
   };
 }
 
@@ -36,11 +40,16 @@ export const reviews: ResourceDefinition = {
     },
     ['_id', 'title', 'slug', 'movie', 'rating', 'publishDate'],
   ),
-  derived: {
-    movieTitle: str(),
-    poster: str('url'),
-    movieDetails: obj({ releaseYear: int(), director: str(), genre: strings, runtime: int(1) }),
-  },
+  // The reviewed movie is a required reference, so its title, its release year and the details
+  // object always exist; poster, director and runtime are optional in the movie.
+  derived: obj(
+    {
+      movieTitle: str(),
+      poster: str('url'),
+      movieDetails: obj({ releaseYear: int(), director: str(), genre: strings, runtime: int(1) }, ['releaseYear']),
+    },
+    ['movieTitle', 'movieDetails'],
+  ),
   link,
   listFields: [
     '_id', 'title', 'slug', 'movieTitle', 'poster', 'rating', 'excerpt', { name: 'author', pick: ['name', 'credentials'] },

@@ -78,8 +78,11 @@ export interface ResourceDefinition {
   readonly file: string;
   /** Shape of one record of the data file. */
   readonly source: ObjectSchema;
-  /** Types of the output fields that are not source fields (derived ones), for the OpenAPI document. */
-  readonly derived: Readonly<Record<string, Schema>>;
+  /**
+   * The output fields that are not source fields (derived ones), with their types. `required` lists
+   * those that are never null: derived from a required reference, or always built (CONTRACT 1).
+   */
+  readonly derived: ObjectSchema;
   /** Builds the response-ready record. Pure: the same source and context give the same result. */
   link(record: SourceRecord, ctx: LinkContext): LinkedRecord;
   /**
@@ -94,6 +97,17 @@ export interface ResourceDefinition {
   readonly sorts: readonly SortDef[];
   /** The text that `search` matches, before folding. */
   readonly searchText: (r: LinkedRecord) => string;
+}
+
+/** The schema of an output field: derived fields first (they replace a source field of the same name). */
+export function outputSchema(def: ResourceDefinition, name: string): Schema | undefined {
+  return def.derived.properties[name] ?? def.source.properties[name];
+}
+
+/** True when an output field is never null: required in the source, or a derived field marked required. */
+export function isRequiredOutput(def: ResourceDefinition, name: string): boolean {
+  const own = Object.hasOwn(def.derived.properties, name) ? def.derived : def.source;
+  return own.required?.includes(name) ?? false;
 }
 
 /** Milliseconds since the epoch of an ISO timestamp stored in a linked record, or null. */

@@ -103,7 +103,8 @@ test('linking: embedded objects, age, filmography, review movie details, timesta
   assert.equal(review.movieTitle, 'Night Train');
   assert.deepEqual(review.movieDetails, { releaseYear: 2024, director: 'Björn Berg', genre: ['Drama'], runtime: 120 });
   assert.deepEqual(review.scores, { criticsScore: 80, audienceScore: null, externalRating: null, externalPercentScore: null });
-  assert.deepEqual(review.stats, {}, 'missing object -> {}');
+  assert.equal(review.stats, null, 'missing object -> null, never {} (CONTRACT 1)');
+  assert.equal(json(snap.collections.celebrities.detail, 1).data.socialMedia, null, 'missing map -> null');
   assert.deepEqual(json(snap.collections.news.list, 0).celebrity, { name: 'Zoë Martín', slug: 'zoe-martin' });
 });
 

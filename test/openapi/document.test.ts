@@ -70,15 +70,25 @@ test('movies: status is an enum of the three values; limits and search carry the
   assert.deepEqual([review.schema.minimum, review.schema.maximum, review.schema.default], [0, 10, 0]);
 });
 
-test('nullability: optional source fields may be null, required ones and arrays/maps never', () => {
+test('nullability: optional fields and objects may be null; required ones, derived from required references, and arrays never', () => {
   const c = doc.components.schemas.CelebrityDetail.properties;
   assert.equal(c.slug.type, 'string');
   assert.deepEqual(c.nationality.type, ['string', 'null']);
   assert.deepEqual(c.age.type, ['integer', 'null']);
   assert.equal(c.occupation.type, 'array');
-  assert.equal(c.socialMedia.type, 'object');
+  assert.deepEqual(c.socialMedia.type, ['object', 'null']); // an object the data lacks is null, never {}
+  const film = c.filmography.items.properties;
+  assert.deepEqual([film.title.type, film.slug.type, film.releaseDate.type, film.role.type], ['string', 'string', 'string', ['string', 'null']]);
   assert.equal(doc.components.schemas.OutfitListItem.properties.celebrity.type, 'object'); // a required reference
   assert.deepEqual(doc.components.schemas.MovieDetail.properties.status.enum, [...MOVIE_STATUSES]); // required: no null
+  const review = doc.components.schemas.ReviewDetail.properties;
+  assert.equal(review.movieTitle.type, 'string');
+  assert.equal(review.movieDetails.type, 'object');
+  assert.equal(review.movieDetails.properties.releaseYear.type, 'integer');
+  assert.deepEqual(review.movieDetails.properties.runtime.type, ['integer', 'null']);
+  assert.deepEqual(review.poster.type, ['string', 'null']);
+  for (const name of ['scores', 'stats', 'author']) assert.deepEqual(review[name].type, ['object', 'null'], name);
+  assert.equal(JSON.stringify(doc).includes('maxProperties'), false); // no `{}` alternative left anywhere
 });
 
 test('errors: each status documented with the registry codes; 429 carries quota, Retry-After and RateLimit', () => {
