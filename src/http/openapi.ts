@@ -1,9 +1,11 @@
 // The OpenAPI 3.1 document, generated from the resource definitions, the query limits and the error
 // registry (never written by hand twice); built once, served from one cached Buffer.
-import { ERRORS, type ErrorCode } from '../errors.ts';
+import type { ErrorScope } from '../errors.ts';
 import { DEFAULT_LIMIT, MAX_LIMIT, MAX_SEARCH_LENGTH } from '../query/plan.ts';
 import { RESOURCE_LIST } from '../resources/index.ts';
 import type { CollectionName, FilterDef, ResourceDefinition } from '../resources/types.ts';
+import { $ref, errorResponses, errorSchemas } from './openapi-errors.ts';
+import EXAMPLES from './openapi-examples.json' with { type: 'json' };
 import { recordSchema, SLUG_PATTERN, type JsonSchema } from './openapi-schema.ts';
 
 /** The interface release (SPEC 9), not the package version. */
@@ -14,93 +16,120 @@ export const SINGULAR: Readonly<Record<CollectionName, string>> = {
   celebrities: 'Celebrity', outfits: 'Outfit', news: 'NewsArticle', movies: 'Movie', reviews: 'Review',
 };
 
-const $ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
+const TAGS: Readonly<Record<CollectionName, string>> = {
+  celebrities: 'Celebrity profiles; the detail carries the filmography derived from movie casts',
+  outfits: 'Outfits worn by celebrities at events, with designer, brand and where to buy',
+  news: 'News articles about celebrities',
+  movies: 'Movies with their cast, status and where to get tickets',
+  reviews: 'Movie reviews with scores; the movie title, poster and details come from the reviewed movie',
+};
+
+/** Response examples per collection, cut from the bundled data by the real handlers (test/openapi/examples.ts). */
+export type Examples = Readonly<Record<CollectionName, { readonly list: unknown; readonly detail: unknown }>>;
+const examples: Examples = EXAMPLES;
+
+/** A digits-only decimal, as the server reads minRating and maxRating (src/query/parse.ts). */
+export const DECIMAL_PATTERN = '^[0-9]+(\\.[0-9]+)?$';
+
 const capital = (s: string) => s[0]!.toUpperCase() + s.slice(1);
-const json = (schema: JsonSchema) => ({ 'application/json': { schema } });
-
-/** The error responses by status, with the codes the registry gives each (CONTRACT 2). */
-export const ERROR_RESPONSES = {
-  400: ['BadRequest', 'A query parameter breaks its rule; the message names it and the rule'],
-  401: ['Unauthorized', 'The x-api-key header is missing, unknown or revoked'],
-  403: ['HttpsRequired', 'The request arrived over plain HTTP: a key sent that way must be treated as leaked'],
-  404: ['NotFound', 'No record with that slug, or no such route'],
-  405: ['MethodNotAllowed', 'Any method but GET and HEAD (the Allow header lists them)'],
-  429: ['QuotaExceeded', "The plan's monthly quota is used up until the first instant of the next UTC month"],
-  500: ['InternalError', 'An unexpected error; logged on the server with the X-Request-Id, never described here'],
-} as const;
-export type ErrorStatus = keyof typeof ERROR_RESPONSES;
-
-function errorSchema(status: ErrorStatus): JsonSchema {
-  const codes = (Object.keys(ERRORS) as ErrorCode[]).filter((c) => ERRORS[c].status === status);
-  const properties: Record<string, JsonSchema> = {
-    success: { const: false },
-    error: codes.length === 1 ? { const: codes[0] } : { enum: codes },
-    message: { type: 'string' },
-  };
-  if (status === 429) properties.quota = $ref('schemas', 'Quota');
-  return { type: 'object', properties, required: Object.keys(properties), additionalProperties: false };
-}
-
-function errorResponse(status: ErrorStatus): JsonSchema {
-  const headers: Record<string, unknown> = { 'X-Request-Id': $ref('headers', 'X-Request-Id') };
-  if (status === 429) Object.assign(headers, { 'Retry-After': $ref('headers', 'Retry-After'), ...rateLimitHeaders() });
-  if (status === 405) headers.Allow = { schema: { const: 'GET, HEAD' } };
-  return { description: ERROR_RESPONSES[status][1], headers, content: json($ref('schemas', `Error${status}`)) };
-}
-
+const json = (schema: JsonSchema, example?: unknown) => ({ 'application/json': example === undefined ? { schema } : { schema, example } });
 const rateLimitHeaders = () => ({ RateLimit: $ref('headers', 'RateLimit'), 'RateLimit-Policy': $ref('headers', 'RateLimit-Policy') });
 
 function filterParameters(f: FilterDef): JsonSchema[] {
   const q = (name: string, schema: JsonSchema, description: string) => ({ name, in: 'query', required: false, schema, description });
   switch (f.kind) {
     case 'text':
-      return [q(f.param, { type: 'string' }, 'Whole-value match, case- and accent-insensitive; an array field matches if any element does')];
+      return [q(f.param, { type: 'string', minLength: 1 }, 'Whole-value match, case- and accent-insensitive; an array field matches if any element does. Empty or blank: 400')];
     case 'slug':
-      return [q(f.param, { type: 'string', pattern: SLUG_PATTERN }, 'Exact slug of the referenced record')];
+      return [q(f.param, { type: 'string', pattern: SLUG_PATTERN }, 'Exact slug of the referenced record; anything that is not a slug: 400')];
     case 'enum':
       return [q(f.param, { type: 'string', enum: [...f.values] }, 'One of the listed values, else 400')];
     case 'boolean':
-      return [q(f.param, { type: 'boolean' }, '`true`: only flagged records; `false`: only the others')];
+      return [q(f.param, { type: 'boolean' }, '`true`: only flagged records; `false`: only the records whose flag is false. Anything else: 400')];
     case 'range': {
-      const bound = (d: number) => ({ type: 'number', minimum: f.lowest, maximum: f.highest, default: d });
-      const rule = `decimal in [${f.lowest}, ${f.highest}], ${f.minParam} <= ${f.maxParam}`;
-      return [q(f.minParam, bound(f.lowest), `Lowest value included; ${rule}`), q(f.maxParam, bound(f.highest), `Highest value included; ${rule}`)];
+      // Digits with an optional fraction, compared as written: `.5`, `5.`, `1e1` and 10.0000000000000001 are 400s.
+      const rule = `a decimal from ${f.lowest} to ${f.highest} written as digits with an optional fraction (7, 7.5; not .5, 5. or 1e1), ${f.minParam} <= ${f.maxParam}`;
+      const bound = (d: number) => ({ type: 'string', pattern: DECIMAL_PATTERN, default: String(d), examples: ['7', '7.5'] });
+      return [q(f.minParam, bound(f.lowest), `Lowest value included: ${rule}`), q(f.maxParam, bound(f.highest), `Highest value included: ${rule}`)];
     }
   }
 }
 
-function operations(def: ResourceDefinition): Record<string, unknown> {
+/** The scopes of src/errors.ts that each kind of operation serves. */
+const SCOPES = {
+  list: ['any', 'api', 'keyed', 'list'],
+  detail: ['any', 'api', 'keyed', 'detail'],
+  document: ['any', 'api'],
+  health: ['any'],
+} as const satisfies Record<string, readonly ErrorScope[]>;
+
+interface OperationSpec {
+  readonly id: string;
+  readonly tag: string;
+  readonly summary: string;
+  readonly description: string;
+  readonly parameters: readonly unknown[];
+  readonly scopes: readonly ErrorScope[];
+  /** The 200 response (and any other non-error one), with a body. */
+  readonly ok: Record<string, JsonSchema>;
+  readonly public?: boolean;
+}
+
+/** GET and its HEAD twin (CONTRACT 1: HEAD is answered like GET without a body). */
+function getAndHead(spec: OperationSpec, responses: Record<string, unknown>): Record<string, unknown> {
+  const op = (head: boolean) => ({
+    ...(spec.public ? { security: [] } : {}),
+    operationId: head ? `head${capital(spec.id)}` : spec.id,
+    tags: [spec.tag],
+    summary: head ? `Headers only: ${spec.summary[0]!.toLowerCase()}${spec.summary.slice(1)}` : spec.summary,
+    description: head ? `The same as GET ${spec.summary.toLowerCase()}, without a body: the same status and headers, Content-Length included.` : spec.description,
+    ...(spec.parameters.length > 0 ? { parameters: spec.parameters } : {}),
+    responses: {
+      ...(head ? Object.fromEntries(Object.entries(spec.ok).map(([s, r]) => [s, { description: r.description, ...(r.headers ? { headers: r.headers } : {}) }])) : spec.ok),
+      ...errorResponses(spec.scopes, responses, head),
+    },
+  });
+  return { get: op(false), head: op(true) };
+}
+
+function operations(def: ResourceDefinition, responses: Record<string, unknown>): Record<string, unknown> {
   const name = SINGULAR[def.name];
-  const errors = (statuses: ErrorStatus[]) => Object.fromEntries(statuses.map((s) => [s, $ref('responses', ERROR_RESPONSES[s][0])]));
-  const ok = (schema: string, description: string) => ({
-    description,
-    headers: { 'X-Request-Id': $ref('headers', 'X-Request-Id'), ...rateLimitHeaders() },
-    content: json($ref('schemas', schema)),
+  const ok = (schema: string, description: string, example: unknown) => ({
+    200: { description, headers: { 'X-Request-Id': $ref('headers', 'X-Request-Id'), ...rateLimitHeaders() }, content: json($ref('schemas', schema), example) },
   });
   const sort = {
     name: 'sort', in: 'query', required: false,
     schema: { type: 'string', enum: def.sorts.map((s) => s.name), default: def.sorts[0]!.name },
-    description: 'Order of the records; ties break on _id ascending',
+    description: 'Order of the records; ties break on _id ascending, so paging never repeats or skips a record',
   };
+  const filters = def.filters.flatMap((f) => (f.kind === 'range' ? [f.minParam, f.maxParam] : [f.param]));
   return {
-    [`/api/v1/${def.name}`]: {
-      get: {
-        operationId: `list${capital(def.name)}`,
-        tags: [def.name],
+    [`/api/v1/${def.name}`]: getAndHead(
+      {
+        id: `list${capital(def.name)}`,
+        tag: def.name,
         summary: `List ${def.name}`,
+        description:
+          `A page of ${def.name} in the list shape. Filters: ${filters.join(', ')}; \`search\` is a substring match. ` +
+          'A recognised parameter given twice is a 400; unknown parameters are ignored. A 200 counts against the monthly quota.',
         parameters: [$ref('parameters', 'Page'), $ref('parameters', 'Limit'), sort, $ref('parameters', 'Search'), ...def.filters.flatMap(filterParameters)],
-        responses: { 200: ok(`${name}List`, `A page of ${def.name} (list shape)`), ...errors([400, 401, 403, 405, 429, 500]) },
+        scopes: SCOPES.list,
+        ok: ok(`${name}List`, `A page of ${def.name} (list shape)`, examples[def.name].list),
       },
-    },
-    [`/api/v1/${def.name}/{slug}`]: {
-      get: {
-        operationId: `get${name}`,
-        tags: [def.name],
+      responses,
+    ),
+    [`/api/v1/${def.name}/{slug}`]: getAndHead(
+      {
+        id: `get${name}`,
+        tag: def.name,
         summary: `One ${name} by slug`,
+        description: `One ${name} in the detail shape, found by its slug. A 200 counts against the monthly quota.`,
         parameters: [$ref('parameters', 'Slug')],
-        responses: { 200: ok(`${name}Response`, `One ${name} (detail shape)`), ...errors([401, 403, 404, 405, 429, 500]) },
+        scopes: SCOPES.detail,
+        ok: ok(`${name}Response`, `One ${name} (detail shape)`, examples[def.name].detail),
       },
-    },
+      responses,
+    ),
   };
 }
 
@@ -112,21 +141,23 @@ function envelope(def: ResourceDefinition, list: boolean): JsonSchema {
     ...(list ? { pagination: $ref('schemas', 'Pagination') } : {}),
     data: list ? { type: 'array', items: $ref('schemas', `${SINGULAR[def.name]}ListItem`) } : $ref('schemas', `${SINGULAR[def.name]}Detail`),
   };
-  return { type: 'object', properties, required: Object.keys(properties), additionalProperties: false };
+  const what = list ? `A page of ${def.name}` : `One ${SINGULAR[def.name]}`;
+  return { type: 'object', description: `${what} in the success envelope`, properties, required: Object.keys(properties), additionalProperties: false };
 }
 
 function components(): Record<string, unknown> {
   const schemas: Record<string, JsonSchema> = {};
   for (const def of RESOURCE_LIST) {
     const name = SINGULAR[def.name];
-    schemas[`${name}ListItem`] = recordSchema(def, def.listFields);
-    schemas[`${name}Detail`] = recordSchema(def, def.detailFields);
+    schemas[`${name}ListItem`] = { description: `${name}, list shape`, ...recordSchema(def, def.listFields) };
+    schemas[`${name}Detail`] = { description: `${name}, detail shape`, ...recordSchema(def, def.detailFields) };
     schemas[`${name}List`] = envelope(def, true);
     schemas[`${name}Response`] = envelope(def, false);
   }
   const count = (min: number, description: string, max?: number) => ({ type: 'integer', minimum: min, ...(max ? { maximum: max } : {}), description });
   schemas.Pagination = {
     type: 'object',
+    description: 'Where a page stands in the whole result',
     properties: {
       page: count(1, 'Current page, from 1'),
       limit: count(1, `Items per page; a larger limit is served as ${MAX_LIMIT}`, MAX_LIMIT),
@@ -138,67 +169,89 @@ function components(): Record<string, unknown> {
   };
   schemas.Quota = {
     type: 'object',
-    properties: { used: { type: 'integer', minimum: 0 }, total: { type: 'integer', minimum: 0 }, resetsOn: { type: 'string', format: 'date-time' } },
+    description: 'The monthly quota of the account, on a 429',
+    properties: {
+      used: { type: 'integer', minimum: 0, description: 'Requests counted this month; equals total on a 429' },
+      total: { type: 'integer', minimum: 0, description: "The plan's monthly quota" },
+      resetsOn: { type: 'string', format: 'date-time', description: 'The first instant of the next UTC month' },
+    },
     required: ['used', 'total', 'resetsOn'],
     additionalProperties: false,
   };
-  const responses: Record<string, unknown> = {};
-  for (const status of Object.keys(ERROR_RESPONSES).map(Number) as ErrorStatus[]) {
-    schemas[`Error${status}`] = errorSchema(status);
-    responses[ERROR_RESPONSES[status][0]] = errorResponse(status);
-  }
-  const integer = (min: number, def: number, description: string) => ({ type: 'integer', minimum: min, default: def, description });
+  Object.assign(schemas, errorSchemas());
+  const integer = (min: number, def: number, max?: number) => ({ type: 'integer', minimum: min, ...(max ? { maximum: max } : {}), default: def });
   return {
     schemas,
-    responses,
+    responses: {},
     parameters: {
-      Page: { name: 'page', in: 'query', required: false, schema: integer(1, 1, 'Decimal integer from 1; a page past the last is empty') },
-      Limit: { name: 'limit', in: 'query', required: false, schema: integer(1, DEFAULT_LIMIT, `Decimal integer from 1; above ${MAX_LIMIT} it is clamped to ${MAX_LIMIT}`) },
-      Search: { name: 'search', in: 'query', required: false, schema: { type: 'string', maxLength: MAX_SEARCH_LENGTH }, description: 'Trimmed, case- and accent-insensitive substring' },
-      Slug: { name: 'slug', in: 'path', required: true, schema: { type: 'string', pattern: SLUG_PATTERN } },
+      Page: { name: 'page', in: 'query', required: false, description: 'Decimal integer from 1; a page past the last is empty, with the true total and pages', schema: integer(1, 1, Number.MAX_SAFE_INTEGER) },
+      Limit: { name: 'limit', in: 'query', required: false, description: `Decimal integer from 1; above ${MAX_LIMIT} it is served as ${MAX_LIMIT} (pagination.limit says so)`, schema: integer(1, DEFAULT_LIMIT) },
+      Search: { name: 'search', in: 'query', required: false, description: 'Trimmed, case- and accent-insensitive substring of the name or title (reviews: the movie title); empty means no filter', schema: { type: 'string', maxLength: MAX_SEARCH_LENGTH } },
+      Slug: { name: 'slug', in: 'path', required: true, description: 'The record slug; anything that is not a slug is a 404', schema: { type: 'string', pattern: SLUG_PATTERN } },
     },
     headers: {
       'X-Request-Id': { description: 'Names the request in the server log', schema: { type: 'string' } },
       RateLimit: { description: 'draft-ietf-httpapi-ratelimit-headers: `"monthly";r=<remaining>;t=<seconds to reset>` (absent on unlimited plans)', schema: { type: 'string' } },
       'RateLimit-Policy': { description: '`"monthly";q=<quota>;w=<seconds in the month>` (absent on unlimited plans)', schema: { type: 'string' } },
-      'Retry-After': { description: 'Seconds until the quota resets', schema: { type: 'integer', minimum: 0 } },
+      'Retry-After': { description: 'Seconds to wait before trying again: until the quota resets (429), or until the service is back (503)', schema: { type: 'integer', minimum: 0 } },
     },
-    securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'cel_ followed by at least 32 base62 characters' } },
+    securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'cel_ followed by at least 32 base62 characters; shown once when created' } },
   };
 }
 
-const PUBLIC = { security: [] as never[] };
-
 /** Builds the document (a fresh object each call; the server uses openapiBody()). */
 export function buildOpenApiDocument(): Record<string, unknown> {
+  const parts = components();
+  const responses = parts.responses as Record<string, unknown>;
   const paths: Record<string, unknown> = {};
-  for (const def of RESOURCE_LIST) Object.assign(paths, operations(def));
-  paths['/api/v1/openapi.json'] = {
-    get: {
-      ...PUBLIC, operationId: 'getOpenApiDocument', tags: ['meta'], summary: 'This document; needs no key and is never counted',
-      responses: { 200: { description: 'The OpenAPI document', content: json({ type: 'object' }) }, 403: $ref('responses', 'HttpsRequired'), 405: $ref('responses', 'MethodNotAllowed') },
+  for (const def of RESOURCE_LIST) Object.assign(paths, operations(def, responses));
+  paths['/api/v1/openapi.json'] = getAndHead(
+    {
+      id: 'getOpenApiDocument', tag: 'meta', public: true, parameters: [], scopes: SCOPES.document,
+      summary: 'This document', description: 'The OpenAPI document of this API. Needs no key and is never counted.',
+      ok: { 200: { description: 'The OpenAPI document', headers: { 'X-Request-Id': $ref('headers', 'X-Request-Id') }, content: json({ type: 'object' }) } },
     },
-  };
+    responses,
+  );
   const health = (status: string) => ({ type: 'object', properties: { status: { const: status } }, required: ['status'], additionalProperties: false });
-  paths['/healthz'] = {
-    get: {
-      ...PUBLIC, operationId: 'getHealth', tags: ['meta'], summary: 'Liveness and readiness; needs no key, any transport',
-      responses: { 200: { description: 'Serving', content: json(health('ok')) }, 503: { description: 'Shutting down', content: json(health('draining')) }, 405: $ref('responses', 'MethodNotAllowed') },
+  paths['/healthz'] = getAndHead(
+    {
+      id: 'getHealth', tag: 'meta', public: true, parameters: [], scopes: SCOPES.health,
+      summary: 'Liveness and readiness', description: 'For load balancers: needs no key, answers on any transport, never counted.',
+      ok: {
+        200: { description: 'Serving', content: json(health('ok'), { status: 'ok' }) },
+        503: { description: 'Shutting down: send traffic elsewhere', content: json(health('draining'), { status: 'draining' }) },
+      },
     },
-  };
+    responses,
+  );
   return {
     openapi: '3.1.0',
     info: {
       title: 'Celebrity media data API',
       version: API_VERSION,
       summary: 'Read-only celebrity profiles, outfits, news, movies and reviews',
-      description: 'Every /api/v1 resource needs the x-api-key header and HTTPS. Only 200 responses count against the monthly quota (free 100, starter 1000, pro 10000, enterprise unlimited), which resets at 00:00 UTC on the 1st.',
+      description:
+        'Every /api/v1 resource needs the x-api-key header and HTTPS. Only 200 responses count against the monthly quota ' +
+        '(free 100, starter 1000, pro 10000, enterprise unlimited), which resets at 00:00 UTC on the 1st. Every error is ' +
+        '`{success: false, error, message}` with a code that never changes.',
+      contact: { name: 'The operator of this instance' },
       license: { name: 'MIT', identifier: 'MIT' },
     },
+    servers: [
+      {
+        url: '{origin}',
+        description: 'The instance you run (`npm start` serves https://localhost:8443)',
+        variables: { origin: { default: 'https://localhost:8443', description: 'Scheme, host and port of your instance' } },
+      },
+    ],
     security: [{ apiKey: [] }],
-    tags: [...RESOURCE_LIST.map((d) => ({ name: d.name })), { name: 'meta' }],
+    tags: [
+      ...RESOURCE_LIST.map((d) => ({ name: d.name, description: TAGS[d.name] })),
+      { name: 'meta', description: 'The document itself and the health check' },
+    ],
     paths,
-    components: components(),
+    components: parts,
   };
 }
 

@@ -1,5 +1,6 @@
 // Query string of a list endpoint -> QueryPlan, or a ParameterError (400) naming the parameter (CONTRACT 3).
 import { fold } from '../data/fold.ts';
+import { SLUG } from '../data/validate.ts';
 import { ParameterError } from '../errors.ts';
 import type { FilterDef, ResourceDefinition } from '../resources/types.ts';
 import { DEFAULT_LIMIT, MAX_LIMIT, MAX_SEARCH_LENGTH, type QueryPlan } from './plan.ts';
@@ -11,7 +12,13 @@ type EqualityFilter = Exclude<FilterDef, RangeFilter>;
 type Slot =
   | { readonly type: 'page' | 'limit' | 'sort' | 'search'; readonly bit: number }
   | { readonly type: 'filter'; readonly bit: number; readonly filter: EqualityFilter; readonly index: number; readonly rule: string }
-  | { readonly type: 'min' | 'max'; readonly bit: number; readonly range: RangeFilter; readonly rule: string };
+  | { readonly type: 'min' | 'max'; readonly bit: number; readonly range: RangeFilter; readonly rule: string; readonly bounds: Bounds };
+
+/** A range's bounds as decimal text, for comparing a parameter as written (issue 15, item 8). */
+interface Bounds {
+  readonly lowest: string;
+  readonly highest: string;
+}
 
 /** Everything about a definition that does not depend on the request, built once per definition. */
 interface Compiled {
@@ -29,6 +36,7 @@ const SEARCH_RULE = `must be at most ${MAX_SEARCH_LENGTH} characters`;
 const REPEAT_RULE = 'must not be given more than once';
 const EMPTY_RULE = 'must not be empty';
 const BOOLEAN_RULE = 'must be true or false';
+const SLUG_RULE = 'must be a slug: lower-case letters and digits separated by single hyphens';
 const ENCODING_RULE = 'must be valid percent-encoded UTF-8';
 const NO_FILTERS: QueryPlan['filters'] = Object.freeze([]);
 
@@ -54,14 +62,18 @@ function compile(def: ResourceDefinition): Compiled {
     if (filter.kind === 'range') {
       // QueryPlan carries one range; a second would need a plan change, not a silent drop.
       if (++ranges > 1) throw new Error(`${def.name}: more than one range filter`);
-      const rule = `must be a number from ${filter.lowest} to ${filter.highest}`;
-      add(filter.minParam, { type: 'min', bit: next(), range: filter, rule });
-      add(filter.maxParam, { type: 'max', bit: next(), range: filter, rule });
+      const rule = `must be a number from ${filter.lowest} to ${filter.highest}, written as digits with an optional fraction`;
+      const bounds = { lowest: String(filter.lowest), highest: String(filter.highest) };
+      if (!isDecimal(bounds.lowest) || !isDecimal(bounds.highest)) throw new Error(`${def.name}: range bounds must be plain decimals`);
+      add(filter.minParam, { type: 'min', bit: next(), range: filter, rule, bounds });
+      add(filter.maxParam, { type: 'max', bit: next(), range: filter, rule, bounds });
       return;
     }
     filters[index] = filter;
     const rule =
-      filter.kind === 'enum' ? `must be one of: ${filter.values.join(', ')}` : filter.kind === 'boolean' ? BOOLEAN_RULE : EMPTY_RULE;
+      filter.kind === 'enum'
+        ? `must be one of: ${filter.values.join(', ')}`
+        : filter.kind === 'boolean' ? BOOLEAN_RULE : filter.kind === 'slug' ? SLUG_RULE : EMPTY_RULE;
     add(filter.param, { type: 'filter', bit: next(), filter, index, rule });
   });
   const names = def.sorts.map((s) => s.name);
@@ -101,6 +113,26 @@ function isDecimal(text: string): boolean {
   return dot === -1 ? isDigits(text, 0, text.length) : isDigits(text, 0, dot) && isDigits(text, dot + 1, text.length);
 }
 
+/**
+ * Compares two decimals as written (`isDecimal` texts): -1, 0 or 1. Exact at any length, where the
+ * floats would not be: `10.0000000000000001` parses to 10 but is greater than 10.
+ */
+export function compareDecimal(a: string, b: string): number {
+  const [ai, af] = splitDecimal(a);
+  const [bi, bf] = splitDecimal(b);
+  if (ai.length !== bi.length) return ai.length < bi.length ? -1 : 1;
+  if (ai !== bi) return ai < bi ? -1 : 1;
+  return af === bf ? 0 : af < bf ? -1 : 1; // fractions without trailing zeros compare as strings
+}
+
+/** Integer part without leading zeros, fraction without trailing zeros. */
+function splitDecimal(text: string): [string, string] {
+  const dot = text.indexOf('.');
+  const int = (dot === -1 ? text : text.slice(0, dot)).replace(/^0+/, '');
+  const frac = dot === -1 ? '' : text.slice(dot + 1).replace(/0+$/, '');
+  return [int, frac];
+}
+
 /** Length in code points: an emoji counts as one character, as a user would count it. */
 function charCount(text: string, stopAbove: number): number {
   if (text.length <= stopAbove) return text.length; // code points never outnumber UTF-16 units
@@ -127,8 +159,8 @@ export function parseListQuery(def: ResourceDefinition, query: string): QueryPla
   let search: string | null = null;
   let keys: (string | undefined)[] | null = null;
   let range: RangeFilter | null = null;
-  let min = NaN; // NaN: not given
-  let max = NaN;
+  let min: string | null = null; // as written: compared as text, converted once at the end
+  let max: string | null = null;
 
   const n = query.length;
   for (let start = 0; start < n; ) {
@@ -183,12 +215,12 @@ export function parseListQuery(def: ResourceDefinition, query: string): QueryPla
           break;
         }
         default: {
-          if (!isDecimal(value)) throw new ParameterError(name, slot.rule);
-          const x = Number(value);
-          if (x < slot.range.lowest || x > slot.range.highest) throw new ParameterError(name, slot.rule);
+          if (!isDecimal(value) || compareDecimal(value, slot.bounds.lowest) < 0 || compareDecimal(value, slot.bounds.highest) > 0) {
+            throw new ParameterError(name, slot.rule);
+          }
           range = slot.range;
-          if (slot.type === 'min') min = x;
-          else max = x;
+          if (slot.type === 'min') min = value;
+          else max = value;
         }
       }
     }
@@ -197,10 +229,10 @@ export function parseListQuery(def: ResourceDefinition, query: string): QueryPla
 
   let rangePlan: QueryPlan['range'] = null;
   if (range !== null) {
-    const lo = Number.isNaN(min) ? range.lowest : min;
-    const hi = Number.isNaN(max) ? range.highest : max;
-    if (lo > hi) throw new ParameterError(range.minParam, `must not be greater than ${range.maxParam}`);
-    rangePlan = { param: range.minParam, min: lo, max: hi };
+    if (min !== null && max !== null && compareDecimal(min, max) > 0) {
+      throw new ParameterError(range.minParam, `must not be greater than ${range.maxParam}`);
+    }
+    rangePlan = { param: range.minParam, min: min === null ? range.lowest : Number(min), max: max === null ? range.highest : Number(max) };
   }
   return { page, limit, sort, search, filters: keys === null ? NO_FILTERS : orderedFilters(c, keys), range: rangePlan };
 }
@@ -213,7 +245,8 @@ function filterKey(filter: EqualityFilter, value: string): string | null {
       return key === '' ? null : key; // '' also when the value was only combining marks
     }
     case 'slug':
-      return value === '' ? null : value;
+      // The slug shape of CONTRACT 7, as the document states it: a name or a typo is a 400, not an empty page.
+      return SLUG.test(value) ? value : null;
     case 'enum':
       return filter.values.includes(value) ? value : null;
     case 'boolean':

@@ -3,7 +3,9 @@
 import assert from 'node:assert/strict';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { buildOpenApiDocument, ERROR_RESPONSES } from '../../src/http/openapi.ts';
+import { ERROR_CODES, ERRORS } from '../../src/errors.ts';
+import { buildOpenApiDocument } from '../../src/http/openapi.ts';
+import { errorSchemaName } from '../../src/http/openapi-errors.ts';
 
 // ajv-formats is CommonJS: under NodeNext its default import is the module object at type level.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
@@ -27,8 +29,14 @@ const templates = Object.keys(document.paths).map((template) => ({
   pattern: new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`),
 }));
 
-/** Error responses by status, for paths the document does not list (unknown /api/ routes still get them). */
-const byStatus = new Map<string, Json>(Object.entries(ERROR_RESPONSES).map(([status, [name]]) => [status, document.components.responses[name]]));
+/** Any registry code of a status, for paths the document does not list (unknown /api/ routes still get errors). */
+const byStatus = new Map<string, Json>();
+for (const code of ERROR_CODES) {
+  const status = String(ERRORS[code].status);
+  const ref = { $ref: `#/components/schemas/${errorSchemaName(code)}` };
+  const oneOf = [...(byStatus.get(status)?.content['application/json'].schema.oneOf ?? []), ref];
+  byStatus.set(status, { content: { 'application/json': { schema: { oneOf } } } });
+}
 
 const compiled = new Map<string, ValidateFunction>();
 

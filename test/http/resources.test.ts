@@ -157,7 +157,9 @@ for (const def of RESOURCE_LIST) {
         'page=0', 'page=-1', 'page=1.5', 'page=abc', 'page=', 'limit=0', 'limit=x', 'limit=2&limit=3', 'sort=nope', 'sort=popularity',
         `search=${'a'.repeat(201)}`, 'search=a&search=b',
         ...def.filters.flatMap((f) =>
-          f.kind === 'boolean' ? [`${f.param}=yes`, `${f.param}=TRUE`] : f.kind === 'enum' ? [`${f.param}=done`] : f.kind === 'range' ? [`${f.minParam}=11`, `${f.maxParam}=-1`, `${f.minParam}=8&${f.maxParam}=2`] : [`${f.param}=`],
+          f.kind === 'boolean' ? [`${f.param}=yes`, `${f.param}=TRUE`] : f.kind === 'enum' ? [`${f.param}=done`] : f.kind === 'range'
+            ? [`${f.minParam}=11`, `${f.maxParam}=-1`, `${f.minParam}=8&${f.maxParam}=2`, `${f.minParam}=.5`, `${f.minParam}=${f.highest}.0000000000000001`]
+            : f.kind === 'slug' ? [`${f.param}=`, `${f.param}=Zo%C3%AB%20Mart%C3%ADn`, `${f.param}=zoe_martin`] : [`${f.param}=`],
         ),
       ];
       for (const query of bad) {

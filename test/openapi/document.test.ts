@@ -5,6 +5,8 @@ import { test } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { ERRORS, type ErrorCode } from '../../src/errors.ts';
 import { buildOpenApiDocument, openapiBody, SINGULAR } from '../../src/http/openapi.ts';
+import { errorSchemaName } from '../../src/http/openapi-errors.ts';
+import { SLUG_PATTERN } from '../../src/http/openapi-schema.ts';
 import { MOVIE_STATUSES } from '../../src/resources/movies.ts';
 import { COLLECTIONS, RESOURCE_LIST } from '../../src/resources/index.ts';
 
@@ -28,7 +30,26 @@ test('the validator does reject a broken document (the check above can fail)', a
 test('paths: the ten resource endpoints of SPEC 4, the document itself and /healthz', () => {
   const expected = COLLECTIONS.flatMap((c) => [`/api/v1/${c}`, `/api/v1/${c}/{slug}`]).concat('/api/v1/openapi.json', '/healthz');
   assert.deepEqual(Object.keys(doc.paths).sort(), expected.sort());
-  for (const path of Object.keys(doc.paths)) assert.deepEqual(Object.keys(doc.paths[path]), ['get'], path);
+  for (const path of Object.keys(doc.paths)) assert.deepEqual(Object.keys(doc.paths[path]), ['get', 'head'], path);
+});
+
+test('HEAD: every GET has a HEAD twin with the same parameters, statuses and headers, and no body', () => {
+  const resolve = (r: Json): Json => (r.$ref ? doc.components.responses[r.$ref.split('/').pop()] : r);
+  const ids = new Set<string>();
+  for (const [path, item] of Object.entries<Json>(doc.paths)) {
+    const { get, head } = item;
+    assert.deepEqual(head.parameters, get.parameters, path);
+    assert.deepEqual(Object.keys(head.responses), Object.keys(get.responses), path);
+    for (const [status, response] of Object.entries<Json>(head.responses)) {
+      assert.equal(response.content, undefined, `${path} HEAD ${status}`);
+      assert.deepEqual(response.headers, resolve(get.responses[status]).headers, `${path} HEAD ${status}`);
+    }
+    for (const op of [get, head]) {
+      assert.ok(!ids.has(op.operationId), op.operationId);
+      ids.add(op.operationId);
+      assert.ok(op.description.length > 20 && op.tags.length === 1, op.operationId);
+    }
+  }
 });
 
 test('security: x-api-key header everywhere but the document and /healthz', () => {
@@ -66,8 +87,17 @@ test('movies: status is an enum of the three values; limits and search carry the
   assert.deepEqual(doc.components.parameters.Limit.schema, { ...doc.components.parameters.Limit.schema, type: 'integer', minimum: 1, default: 20 });
   assert.equal(doc.components.parameters.Search.schema.maxLength, 200);
   assert.equal(doc.components.schemas.Pagination.properties.limit.maximum, 50);
-  const review = doc.paths['/api/v1/reviews'].get.parameters.find((p: Json) => p.name === 'minRating');
-  assert.deepEqual([review.schema.minimum, review.schema.maximum, review.schema.default], [0, 10, 0]);
+  assert.equal(doc.components.parameters.Page.schema.maximum, Number.MAX_SAFE_INTEGER);
+  const params: Json[] = doc.paths['/api/v1/reviews'].get.parameters;
+  for (const [name, bound] of [['minRating', '0'], ['maxRating', '10']]) {
+    const schema = params.find((p) => p.name === name)!.schema;
+    // Digits only, as the server reads them: a number schema would let `.5` and `1e1` through.
+    assert.deepEqual([schema.type, schema.pattern, schema.default], ['string', '^[0-9]+(\\.[0-9]+)?$', bound]);
+    const pattern = new RegExp(schema.pattern, 'u');
+    assert.deepEqual(['7', '7.5', '10', '.5', '5.', '1e1', '-1'].map((v) => pattern.test(v)), [true, true, true, false, false, false, false]);
+  }
+  const celebrity = doc.paths['/api/v1/outfits'].get.parameters.find((p: Json) => p.name === 'celebrity');
+  assert.equal(celebrity.schema.pattern, SLUG_PATTERN);
 });
 
 test('nullability: optional fields and objects may be null; required ones, derived from required references, and arrays never', () => {
@@ -91,19 +121,45 @@ test('nullability: optional fields and objects may be null; required ones, deriv
   assert.equal(JSON.stringify(doc).includes('maxProperties'), false); // no `{}` alternative left anywhere
 });
 
-test('errors: each status documented with the registry codes; 429 carries quota, Retry-After and RateLimit', () => {
-  const list = doc.paths['/api/v1/celebrities'].get.responses;
-  const detail = doc.paths['/api/v1/celebrities/{slug}'].get.responses;
-  assert.deepEqual(Object.keys(list), ['200', '400', '401', '403', '405', '429', '500']);
-  assert.deepEqual(Object.keys(detail), ['200', '401', '403', '404', '405', '429', '500']);
-  for (const status of [400, 401, 403, 404, 405, 429, 500]) {
-    const schema = doc.components.schemas[`Error${status}`];
-    const codes = (Object.keys(ERRORS) as ErrorCode[]).filter((c) => ERRORS[c].status === status);
-    assert.deepEqual(schema.properties.error.const !== undefined ? [schema.properties.error.const] : schema.properties.error.enum, codes);
-    assert.deepEqual(schema.required, status === 429 ? ['success', 'error', 'message', 'quota'] : ['success', 'error', 'message']);
+/** The codes an operation documents: each error response's schema is one code's schema or a oneOf of them. */
+function documentedCodes(operation: Json): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const [status, ref] of Object.entries<Json>(operation.responses)) {
+    if (!ref.$ref) continue;
+    const schema = doc.components.responses[ref.$ref.split('/').pop()].content['application/json'].schema;
+    const refs: Json[] = schema.oneOf ?? [schema];
+    out.set(status, refs.map((r) => doc.components.schemas[r.$ref.split('/').pop()].properties.error.const));
+  }
+  return out;
+}
+
+// [path, codes that operation can send]: the scope column of the registry, spelled out once here.
+const SENT: [string, ErrorCode[]][] = [
+  ['/api/v1/celebrities', ['BAD_REQUEST', 'INVALID_PARAMETER', 'INVALID_API_KEY', 'HTTPS_REQUIRED', 'METHOD_NOT_ALLOWED', 'REQUEST_TIMEOUT', 'URI_TOO_LONG', 'EXPECTATION_FAILED', 'QUOTA_EXCEEDED', 'HEADERS_TOO_LARGE', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE']],
+  ['/api/v1/reviews/{slug}', ['BAD_REQUEST', 'INVALID_API_KEY', 'HTTPS_REQUIRED', 'NOT_FOUND', 'METHOD_NOT_ALLOWED', 'REQUEST_TIMEOUT', 'URI_TOO_LONG', 'EXPECTATION_FAILED', 'QUOTA_EXCEEDED', 'HEADERS_TOO_LARGE', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE']],
+  ['/api/v1/openapi.json', ['BAD_REQUEST', 'HTTPS_REQUIRED', 'METHOD_NOT_ALLOWED', 'REQUEST_TIMEOUT', 'URI_TOO_LONG', 'EXPECTATION_FAILED', 'HEADERS_TOO_LARGE', 'INTERNAL_ERROR']],
+  ['/healthz', ['BAD_REQUEST', 'METHOD_NOT_ALLOWED', 'REQUEST_TIMEOUT', 'URI_TOO_LONG', 'EXPECTATION_FAILED', 'HEADERS_TOO_LARGE', 'INTERNAL_ERROR']],
+];
+for (const [path, expected] of SENT) {
+  test(`errors: ${path} documents exactly the codes it can send, each under its status`, () => {
+    const codes = documentedCodes(doc.paths[path].get);
+    assert.deepEqual([...codes.values()].flat().sort(), [...expected].sort());
+    for (const [status, list] of codes) for (const code of list) assert.equal(ERRORS[code as ErrorCode].status, Number(status), code);
+  });
+}
+
+test('errors: every code of the registry has its schema, is sent by some operation, with quota on 429 only', () => {
+  const everywhere = new Set(Object.values<Json>(doc.paths).flatMap((item) => [...documentedCodes(item.get).values()].flat()));
+  for (const code of Object.keys(ERRORS) as ErrorCode[]) {
+    const schema = doc.components.schemas[errorSchemaName(code)];
+    assert.equal(schema.properties.error.const, code);
+    assert.deepEqual(schema.required, ERRORS[code].status === 429 ? ['success', 'error', 'message', 'quota'] : ['success', 'error', 'message']);
+    assert.ok(everywhere.has(code), `${code} is on no operation`);
   }
   assert.deepEqual(doc.components.schemas.Quota.required, ['used', 'total', 'resetsOn']);
   assert.deepEqual(Object.keys(doc.components.responses.QuotaExceeded.headers).sort(), ['RateLimit', 'RateLimit-Policy', 'Retry-After', 'X-Request-Id']);
+  assert.ok(doc.components.responses.ServiceUnavailable.headers['Retry-After']);
+  const list = doc.paths['/api/v1/celebrities'].get.responses;
   assert.deepEqual(Object.keys(list['200'].headers).sort(), ['RateLimit', 'RateLimit-Policy', 'X-Request-Id']);
 });
 

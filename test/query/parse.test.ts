@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ParameterError } from '../../src/errors.ts';
-import { parseListQuery } from '../../src/query/parse.ts';
+import { compareDecimal, parseListQuery } from '../../src/query/parse.ts';
 import type { QueryPlan } from '../../src/query/plan.ts';
 import { RESOURCE_LIST, RESOURCES, type CollectionName } from '../../src/resources/index.ts';
 
@@ -53,7 +53,7 @@ describe('parseListQuery: valid queries', () => {
       { filters: [{ param: 'occupation', key: 'actor' }, { param: 'nationality', key: 'american' }] },
     ],
     ['outfits', 'category=Caf%C3%A9', { filters: [{ param: 'category', key: 'cafe' }] }],
-    ['outfits', 'celebrity=Zendaya', { filters: [{ param: 'celebrity', key: 'Zendaya' }] }],
+    ['outfits', 'celebrity=zoe-martin-2', { filters: [{ param: 'celebrity', key: 'zoe-martin-2' }] }],
     [
       'outfits',
       'brand=GUCCI&category=Dress&celebrity=zendaya',
@@ -81,6 +81,9 @@ describe('parseListQuery: valid queries', () => {
     ['reviews', 'minRating=5&maxRating=5', { range: { param: 'minRating', min: 5, max: 5 } }],
     ['reviews', 'minRating=007.50', { range: { param: 'minRating', min: 7.5, max: 10 } }],
     ['reviews', 'minRating=10.000', { range: { param: 'minRating', min: 10, max: 10 } }],
+    ['reviews', 'maxRating=0000', { range: { param: 'minRating', min: 0, max: 0 } }],
+    // The text is within the bounds; its float rounds to 10, which the engine then uses.
+    ['reviews', 'minRating=9.99999999999999999', { range: { param: 'minRating', min: 10, max: 10 } }],
   ];
   for (const [name, query, over] of cases) {
     test(`${name}: ${query} -> ${JSON.stringify(over)}`, () => assert.deepEqual(parse(name, query), plan(name, over)));
@@ -98,6 +101,15 @@ describe('parseListQuery: valid queries', () => {
     const b = parse('movies', 'search=x&limit=5&status=released&sort=title_asc&genre=Drama&page=2&featured=true');
     assert.deepEqual(a, b);
   });
+});
+
+describe('compareDecimal: exact order of decimal texts', () => {
+  const cases: [string, string, number][] = [
+    ['0', '0', 0], ['000', '0', 0], ['0.000', '0', 0], ['10', '10.0', 0], ['007.50', '7.5', 0],
+    ['9.99999999999999999', '10', -1], ['10.0000000000000001', '10', 1], ['2', '10', -1], ['10', '9', 1],
+    ['1.25', '1.3', -1], ['1.3', '1.25', 1], ['0.1', '0.10000000000000000001', -1],
+  ];
+  for (const [a, b, expected] of cases) test(`${a} vs ${b} -> ${expected}`, () => assert.equal(compareDecimal(a, b), expected));
 });
 
 describe('parseListQuery: rejected queries', () => {
@@ -149,7 +161,10 @@ describe('parseListQuery: rejected queries', () => {
     ['celebrities', 'nationality=%20+', 'nationality', 'must not be empty'],
     ['celebrities', 'occupation', 'occupation', 'must not be empty'],
     ['celebrities', 'occupation=%CC%81', 'occupation', 'must not be empty'],
-    ['outfits', 'celebrity=', 'celebrity', 'must not be empty'],
+    ...['', 'Zendaya', 'zoe martin', 'zoe--martin', '-zoe', 'zoe-', 'zo%C3%AB', 'zoe_martin'].map(
+      (v): [CollectionName, string, string, string] => ['outfits', `celebrity=${v}`, 'celebrity', 'must be a slug'],
+    ),
+    ['news', 'celebrity=Zoe', 'celebrity', 'must be a slug'],
     ['news', 'category=', 'category', 'must not be empty'],
     ['movies', 'genre=', 'genre', 'must not be empty'],
     ...['Released', 'unknown', '', 'upcoming%20'].map((v): [CollectionName, string, string, string] => [
@@ -169,10 +184,15 @@ describe('parseListQuery: rejected queries', () => {
     ...['10.5', '-1', 'x', '5.', '.5', '', '1e1', '+5', '5..0', '1.2.3', '99999999999999999999'].map(
       (v): [CollectionName, string, string, string] => ['reviews', `minRating=${v}`, 'minRating', RATING],
     ),
+    // Compared as written, not as floats: each of these parses to a number within [0, 10].
+    ...['10.0000000000000001', '10.000000000000000000000000001', '010.1', `10.${'0'.repeat(400)}1`].map(
+      (v): [CollectionName, string, string, string] => ['reviews', `minRating=${v}`, 'minRating', RATING],
+    ),
     ['reviews', 'maxRating=11', 'maxRating', RATING],
     ['reviews', 'maxRating=-0', 'maxRating', RATING],
     ['reviews', 'minRating=8&maxRating=2', 'minRating', 'must not be greater than maxRating'],
     ['reviews', 'maxRating=2&minRating=2.5', 'minRating', 'must not be greater than maxRating'],
+    ['reviews', 'minRating=5.00000000000000001&maxRating=5', 'minRating', 'must not be greater than maxRating'],
     // Several bad parameters: the first one in query order is reported.
     ['celebrities', 'page=0&limit=0', 'page', INT],
     ['celebrities', 'limit=0&page=0', 'limit', INT],
