@@ -23,7 +23,7 @@ export function errorSchemas(): Record<string, JsonSchema> {
     const properties: Record<string, JsonSchema> = {
       success: { const: false, description: 'Always false on an error' },
       error: { const: code, description: 'The machine-readable code; codes never change' },
-      message: { type: 'string', description: 'Human-readable; may change between releases' },
+      message: { type: 'string', minLength: 1, description: 'Human-readable; may change between releases' },
     };
     const example: Record<string, unknown> = { success: false, error: code, message };
     if (status === 429) {

@@ -13,7 +13,7 @@ const STRING_FORMATS: Readonly<Record<string, JsonSchema>> = {
   url: { format: 'uri' },
   date: { format: 'date' },
   timestamp: { format: 'date-time' },
-  slug: { pattern: SLUG_PATTERN },
+  slug: { pattern: SLUG_PATTERN, minLength: 1 },
   html: { contentMediaType: 'text/html' },
 };
 
