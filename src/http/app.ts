@@ -6,6 +6,7 @@ import { utcYmd } from '../data/fragments.ts';
 import type { Snapshot } from '../data/snapshot.ts';
 import { errorBody, ERRORS } from '../errors.ts';
 import type { Logger } from '../log.ts';
+import { entityTag, fixedTag, isAnyTag, noneMatch, revalidating, sendNotModified } from './conditional.ts';
 import { detail, listPage, NOT_FOUND, type Outcome } from './handlers.ts';
 import { sendMetrics } from './metrics.ts';
 import { ALLOW, listenerHeaders, pushHeaders, send, sendError, sendHealth, type Health } from './respond.ts';
@@ -50,11 +51,15 @@ export interface AppOptions {
 const NOT_ALLOWED: Outcome = { ok: false, code: 'METHOD_NOT_ALLOWED' };
 /** A 503 from the quota store clears within seconds (RFC 9110 10.2.3). */
 const RETRY_SOON: readonly string[] = ['Retry-After', '1'];
+/** The outcome of a matching If-None-Match: a 304, known by identity. */
+const NOT_MODIFIED: Outcome = { ok: true, body: Buffer.alloc(0) };
 const DAY_MS = 86_400_000;
 const REDIRECT_HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
 
 export class App {
   private readonly headers: Record<'secure' | 'plain', readonly string[]>;
+  /** The same prefixes for a tagged 200 or a 304: Cache-Control lets the client keep and revalidate it. */
+  private readonly tagged: Record<'secure' | 'plain', readonly string[]>;
   private readonly idPrefix = randomBytes(4).toString('hex');
   private seq = 0;
 
@@ -63,6 +68,7 @@ export class App {
       secure: listenerHeaders({ https: true, corsOrigin: o.corsOrigin }),
       plain: listenerHeaders({ https: false, corsOrigin: o.corsOrigin }),
     };
+    this.tagged = { secure: revalidating(this.headers.secure), plain: revalidating(this.headers.plain) };
   }
 
   handle(req: IncomingMessage, res: ServerResponse, transport: Transport): void {
@@ -132,18 +138,26 @@ export class App {
     }
     if (r.kind === 'openapi') {
       if (!readOnly) return this.notAllowed(res, base, extra);
-      send(res, 200, this.o.openapi(), base, extra);
+      const body = this.o.openapi();
+      if (this.documentTag === null || this.documentTag[0] !== body) this.documentTag = [body, fixedTag('openapi', body)];
+      extra.push('ETag', this.documentTag[1]);
+      const condition = req.headers['if-none-match'];
+      if (condition !== undefined && (isAnyTag(condition) || noneMatch(condition, this.documentTag[1]))) {
+        sendNotModified(res, this.taggedBase(base), extra);
+        return 304;
+      }
+      send(res, 200, body, this.taggedBase(base), extra);
       return 200;
     }
     const key = req.headers['x-api-key'];
     const admission = this.o.gate.admit(typeof key === 'string' ? key : undefined);
-    if (admission instanceof Promise) return admission.then((a) => this.admitted(a, res, r, query, readOnly, base, extra));
-    return this.admitted(admission, res, r, query, readOnly, base, extra);
+    if (admission instanceof Promise) return admission.then((a) => this.admitted(a, req, res, r, query, readOnly, base, extra));
+    return this.admitted(admission, req, res, r, query, readOnly, base, extra);
   }
 
   /** After the key and quota checks: the route's answer, settled before it is written. */
   private admitted(
-    admission: Admission, res: ServerResponse, r: Route, query: string, readOnly: boolean, base: readonly string[], extra: string[],
+    admission: Admission, req: IncomingMessage, res: ServerResponse, r: Route, query: string, readOnly: boolean, base: readonly string[], extra: string[],
   ): number | Promise<number> {
     if (!admission.ok) {
       pushHeaders(extra, admission.headers);
@@ -152,19 +166,22 @@ export class App {
     }
     let outcome: Outcome;
     try {
-      outcome = readOnly ? this.resource(r, query) : NOT_ALLOWED;
+      outcome = readOnly ? this.resource(r, req.url!, query, req.headers['if-none-match'], extra) : NOT_ALLOWED;
     } catch (err) {
       this.o.gate.settle(admission.ticket, 500);
       throw err;
     }
-    const status = outcome.ok ? 200 : ERRORS[outcome.code].status;
-    // Settle before the headers are written, so a request that did not count leaves RateLimit `r` as it was.
+    const status = outcome === NOT_MODIFIED ? 304 : outcome.ok ? 200 : ERRORS[outcome.code].status;
+    // Settle before the headers are written, so a request that did not count (a 304 neither:
+    // CONTRACT 11) leaves RateLimit `r` as it was.
     const durable = this.o.gate.settle(admission.ticket, status);
     if (durable === null) return this.answer(res, outcome, status, admission, base, extra);
     // Strict durability: the 200 leaves only once its usage record is on disk (CONTRACT 4).
     return durable.then(
       () => this.answer(res, outcome, status, admission, base, extra),
       () => {
+        const tag = extra.indexOf('ETag'); // a tag names a 200, not the 503 that replaces it
+        if (tag !== -1) extra.splice(tag, 2);
         pushHeaders(extra, this.o.gate.quotaHeaders(admission.ticket, 503));
         extra.push(...RETRY_SOON);
         sendError(res, 'SERVICE_UNAVAILABLE', base, extra);
@@ -174,19 +191,36 @@ export class App {
   }
 
   private answer(res: ServerResponse, outcome: Outcome, status: number, admission: Admission & { ok: true }, base: readonly string[], extra: string[]): number {
-    pushHeaders(extra, outcome.ok ? admission.headers : this.o.gate.quotaHeaders(admission.ticket, status));
-    if (outcome.ok) send(res, 200, outcome.body, base, extra);
+    pushHeaders(extra, status === 200 ? admission.headers : this.o.gate.quotaHeaders(admission.ticket, status));
+    if (outcome === NOT_MODIFIED) sendNotModified(res, this.taggedBase(base), extra);
+    else if (outcome.ok) send(res, 200, outcome.body, this.taggedBase(base), extra);
     else if (outcome.code === 'METHOD_NOT_ALLOWED') this.notAllowed(res, base, extra);
     else sendError(res, outcome.code, base, extra, outcome.message);
     return status;
   }
 
-  private resource(r: Route, query: string): Outcome {
+  /**
+   * A resource's outcome. Its tag comes from the snapshot, the target and the day alone, so a matching
+   * If-None-Match is a 304 before any page is built; the tag goes into `extra` with a 200 or a 304.
+   */
+  private resource(r: Route, target: string, query: string, condition: string | undefined, extra: string[]): Outcome {
     if (r.kind !== 'list' && r.kind !== 'detail') return NOT_FOUND;
-    const index = this.o.snapshot().collections[r.collection];
+    const snapshot = this.o.snapshot();
+    const index = snapshot.collections[r.collection];
     const today = this.today();
-    return r.kind === 'list' ? listPage(index, query, today) : detail(index, r.slug, today);
+    const tag = entityTag(snapshot, target, index.def.late ? today : null);
+    let outcome: Outcome = condition !== undefined && noneMatch(condition, tag) ? NOT_MODIFIED : r.kind === 'list' ? listPage(index, query, today) : detail(index, r.slug, today);
+    if (outcome.ok && condition !== undefined && isAnyTag(condition)) outcome = NOT_MODIFIED;
+    if (outcome.ok) extra.push('ETag', tag);
+    return outcome;
   }
+
+  private taggedBase(base: readonly string[]): readonly string[] {
+    return base === this.headers.secure ? this.tagged.secure : this.tagged.plain;
+  }
+
+  /** The OpenAPI body the tag was made for, and its tag: built again only if the body changes. */
+  private documentTag: [Buffer, string] | null = null;
 
   /** The serving day as yyyymmdd, recomputed only when the clock leaves the cached day. */
   private today(): number {

@@ -35,6 +35,15 @@ const capital = (s: string) => s[0]!.toUpperCase() + s.slice(1);
 const json = (schema: JsonSchema, example?: unknown) => ({ 'application/json': example === undefined ? { schema } : { schema, example } });
 const rateLimitHeaders = () => ({ RateLimit: $ref('headers', 'RateLimit'), 'RateLimit-Policy': $ref('headers', 'RateLimit-Policy') });
 
+/** A tagged 200 and the 304 that answers a matching If-None-Match with the same headers (CONTRACT 11). */
+function tagged(description: string, headers: Record<string, unknown>, schema: JsonSchema, example?: unknown): Record<string, JsonSchema> {
+  const all = { ...headers, ETag: $ref('headers', 'ETag'), 'Cache-Control': $ref('headers', 'Cache-Control') };
+  return {
+    200: { description, headers: all, content: json(schema, example) },
+    304: { description: 'Not modified: If-None-Match named the current ETag. No body; the headers a 200 would carry. Never counted.', headers: all },
+  };
+}
+
 function filterParameters(f: FilterDef): JsonSchema[] {
   const q = (name: string, schema: JsonSchema, description: string) => ({ name, in: 'query', required: false, schema, description });
   switch (f.kind) {
@@ -94,9 +103,8 @@ function getAndHead(spec: OperationSpec, responses: Record<string, unknown>): Re
 
 function operations(def: ResourceDefinition, responses: Record<string, unknown>): Record<string, unknown> {
   const name = SINGULAR[def.name];
-  const ok = (schema: string, description: string, example: unknown) => ({
-    200: { description, headers: { 'X-Request-Id': $ref('headers', 'X-Request-Id'), ...rateLimitHeaders() }, content: json($ref('schemas', schema), example) },
-  });
+  const ok = (schema: string, description: string, example: unknown) =>
+    tagged(description, { 'X-Request-Id': $ref('headers', 'X-Request-Id'), ...rateLimitHeaders() }, $ref('schemas', schema), example);
   const sort = {
     name: 'sort', in: 'query', required: false,
     schema: { type: 'string', enum: def.sorts.map((s) => s.name), default: def.sorts[0]!.name },
@@ -112,7 +120,10 @@ function operations(def: ResourceDefinition, responses: Record<string, unknown>)
         description:
           `A page of ${def.name} in the list shape. Filters: ${filters.join(', ')}; \`search\` is a substring match. ` +
           'A recognised parameter given twice is a 400; unknown parameters are ignored. A 200 counts against the monthly quota.',
-        parameters: [$ref('parameters', 'Page'), $ref('parameters', 'Limit'), sort, $ref('parameters', 'Search'), ...def.filters.flatMap(filterParameters)],
+        parameters: [
+          $ref('parameters', 'Page'), $ref('parameters', 'Limit'), sort, $ref('parameters', 'Search'), ...def.filters.flatMap(filterParameters),
+          $ref('parameters', 'IfNoneMatch'),
+        ],
         scopes: SCOPES.list,
         ok: ok(`${name}List`, `A page of ${def.name} (list shape)`, examples[def.name].list),
       },
@@ -124,7 +135,7 @@ function operations(def: ResourceDefinition, responses: Record<string, unknown>)
         tag: def.name,
         summary: `One ${name} by slug`,
         description: `One ${name} in the detail shape, found by its slug. A 200 counts against the monthly quota.`,
-        parameters: [$ref('parameters', 'Slug')],
+        parameters: [$ref('parameters', 'Slug'), $ref('parameters', 'IfNoneMatch')],
         scopes: SCOPES.detail,
         ok: ok(`${name}Response`, `One ${name} (detail shape)`, examples[def.name].detail),
       },
@@ -187,10 +198,20 @@ function components(): Record<string, unknown> {
       Page: { name: 'page', in: 'query', required: false, description: 'Decimal integer from 1; a page past the last is empty, with the true total and pages', schema: integer(1, 1, Number.MAX_SAFE_INTEGER) },
       Limit: { name: 'limit', in: 'query', required: false, description: `Decimal integer from 1; above ${MAX_LIMIT} it is served as ${MAX_LIMIT} (pagination.limit says so)`, schema: integer(1, DEFAULT_LIMIT) },
       Search: { name: 'search', in: 'query', required: false, description: 'Trimmed, case- and accent-insensitive substring of the name or title (reviews: the movie title); empty means no filter', schema: { type: 'string', maxLength: MAX_SEARCH_LENGTH } },
+      IfNoneMatch: {
+        name: 'If-None-Match', in: 'header', required: false,
+        description: 'ETags of representations you hold (or *): when one is current the answer is a 304 without a body, which does not count against the quota',
+        schema: { type: 'string' },
+      },
       Slug: { name: 'slug', in: 'path', required: true, description: 'The record slug; anything that is not a slug is a 404', schema: { type: 'string', pattern: SLUG_PATTERN } },
     },
     headers: {
       'X-Request-Id': { description: 'Names the request in the server log', schema: { type: 'string' } },
+      ETag: {
+        description: 'Strong entity tag of this answer: it changes when the data, the request or (celebrities, for `age`) the UTC day does. Send it back in If-None-Match',
+        schema: { type: 'string', pattern: '^"[^"]+"$' },
+      },
+      'Cache-Control': { description: '`private, no-cache` on a tagged answer: keep it, and revalidate it with If-None-Match before use', schema: { const: 'private, no-cache' } },
       RateLimit: { description: 'draft-ietf-httpapi-ratelimit-headers: `"monthly";r=<remaining>;t=<seconds to reset>` (absent on unlimited plans)', schema: { type: 'string' } },
       'RateLimit-Policy': { description: '`"monthly";q=<quota>;w=<seconds in the month>` (absent on unlimited plans)', schema: { type: 'string' } },
       'Retry-After': { description: 'Seconds to wait before trying again: until the quota resets (429), or until the service is back (503)', schema: { type: 'integer', minimum: 0 } },
@@ -207,9 +228,9 @@ export function buildOpenApiDocument(): Record<string, unknown> {
   for (const def of RESOURCE_LIST) Object.assign(paths, operations(def, responses));
   paths['/api/v1/openapi.json'] = getAndHead(
     {
-      id: 'getOpenApiDocument', tag: 'meta', public: true, parameters: [], scopes: SCOPES.document,
+      id: 'getOpenApiDocument', tag: 'meta', public: true, parameters: [$ref('parameters', 'IfNoneMatch')], scopes: SCOPES.document,
       summary: 'This document', description: 'The OpenAPI document of this API. Needs no key and is never counted.',
-      ok: { 200: { description: 'The OpenAPI document', headers: { 'X-Request-Id': $ref('headers', 'X-Request-Id') }, content: json({ type: 'object' }) } },
+      ok: tagged('The OpenAPI document', { 'X-Request-Id': $ref('headers', 'X-Request-Id') }, { type: 'object' }),
     },
     responses,
   );

@@ -17,7 +17,7 @@ export function listenerHeaders(options: { https: boolean; corsOrigin: string | 
   const headers = [...BASE_HEADERS];
   if (options.https) headers.push(...HSTS);
   if (options.corsOrigin !== null) {
-    headers.push('Access-Control-Allow-Origin', options.corsOrigin, 'Access-Control-Expose-Headers', 'RateLimit, RateLimit-Policy, Retry-After, X-Request-Id');
+    headers.push('Access-Control-Allow-Origin', options.corsOrigin, 'Access-Control-Expose-Headers', 'RateLimit, RateLimit-Policy, Retry-After, X-Request-Id, ETag');
     if (options.corsOrigin !== '*') headers.push('Vary', 'Origin');
   }
   return headers;

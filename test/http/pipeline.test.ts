@@ -110,12 +110,13 @@ test('404 for unknown routes: under /api/ after the key, elsewhere at once', asy
   assert.equal(res.body.error, 'NOT_FOUND');
 });
 
-test('every response is JSON with no-store, nosniff and a request id; no HSTS over plain HTTP', async () => {
+test('every response is JSON with nosniff and a request id, no-store unless it is a tagged 200; no HSTS over plain HTTP', async () => {
   const key = await server.account();
   for (const [path, k] of [['/api/v1/news', key], ['/api/v1/news', undefined], ['/nowhere', undefined]] as const) {
     const res = await server.request(path, k === undefined ? {} : { key: k });
     assert.equal(res.headers.get('content-type'), 'application/json; charset=utf-8');
-    assert.equal(res.headers.get('cache-control'), 'no-store');
+    // A tagged 200 may be kept and revalidated with If-None-Match (CONTRACT 11); errors are never stored.
+    assert.equal(res.headers.get('cache-control'), res.status === 200 ? 'private, no-cache' : 'no-store');
     assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
     assert.match(res.headers.get('x-request-id') ?? '', /^[0-9a-f]{8}-[0-9a-z]+$/);
     assert.equal(res.headers.get('strict-transport-security'), null);

@@ -51,12 +51,12 @@ describe('HTTPS with the self-signed certificate and a plain --http-port listene
     assert.match(plainUrl, /^http:\/\/127\.0\.0\.1:\d+$/);
   });
 
-  it('a client pinned to the certificate gets 200 with HSTS, nosniff, no-store and a request id, and no CORS', async () => {
+  it('a client pinned to the certificate gets 200 with HSTS, nosniff, private no-cache and a request id, and no CORS', async () => {
     const r = await request(httpsUrl, '/api/v1/celebrities', { ca, headers: { 'x-api-key': key } });
     assert.equal(r.status, 200);
     assert.equal(r.headers['strict-transport-security'], 'max-age=31536000; includeSubDomains');
     assert.equal(r.headers['x-content-type-options'], 'nosniff');
-    assert.equal(r.headers['cache-control'], 'no-store');
+    assert.equal(r.headers['cache-control'], 'private, no-cache'); // tagged: kept and revalidated (CONTRACT 11)
     assert.match(String(r.headers['x-request-id']), /^[0-9a-f]{8}-[0-9a-z]+$/);
     assert.equal(r.headers['access-control-allow-origin'], undefined);
   });

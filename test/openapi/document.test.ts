@@ -64,11 +64,11 @@ for (const def of RESOURCE_LIST) {
     const params: Json[] = doc.paths[`/api/v1/${def.name}`].get.parameters;
     const resolved = params.map((p) => (p.$ref ? doc.components.parameters[p.$ref.split('/').pop()] : p));
     const filterParams = def.filters.flatMap((f) => (f.kind === 'range' ? [f.minParam, f.maxParam] : [f.param]));
-    assert.deepEqual(resolved.map((p) => p.name), ['page', 'limit', 'sort', 'search', ...filterParams]);
+    assert.deepEqual(resolved.map((p) => p.name), ['page', 'limit', 'sort', 'search', ...filterParams, 'If-None-Match']);
     const sort = resolved.find((p) => p.name === 'sort')!;
     assert.deepEqual(sort.schema.enum, def.sorts.map((s) => s.name));
     assert.equal(sort.schema.default, 'latest');
-    for (const p of resolved) assert.equal(p.in, 'query');
+    for (const p of resolved) assert.equal(p.in, p.name === 'If-None-Match' ? 'header' : 'query');
   });
 
   test(`${def.name}: record schemas list exactly the L and D fields, all required, nothing else`, () => {
@@ -160,7 +160,18 @@ test('errors: every code of the registry has its schema, is sent by some operati
   assert.deepEqual(Object.keys(doc.components.responses.QuotaExceeded.headers).sort(), ['RateLimit', 'RateLimit-Policy', 'Retry-After', 'X-Request-Id']);
   assert.ok(doc.components.responses.ServiceUnavailable.headers['Retry-After']);
   const list = doc.paths['/api/v1/celebrities'].get.responses;
-  assert.deepEqual(Object.keys(list['200'].headers).sort(), ['RateLimit', 'RateLimit-Policy', 'X-Request-Id']);
+  assert.deepEqual(Object.keys(list['200'].headers).sort(), ['Cache-Control', 'ETag', 'RateLimit', 'RateLimit-Policy', 'X-Request-Id']);
+});
+
+test('conditional requests: every 200 of /api/v1 has an ETag and a 304 twin with the same headers and no body', () => {
+  for (const [path, item] of Object.entries<Json>(doc.paths)) {
+    if (!path.startsWith('/api/v1/')) continue;
+    const { 200: ok, 304: notModified } = item.get.responses;
+    assert.ok(ok.headers.ETag, path);
+    assert.deepEqual(notModified.headers, ok.headers, path);
+    assert.equal(notModified.content, undefined, path);
+    assert.ok(item.get.parameters.some((p: Json) => p.$ref === '#/components/parameters/IfNoneMatch'), path);
+  }
 });
 
 test('the served body is built once: the same Buffer every time, equal to the document', () => {

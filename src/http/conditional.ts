@@ -1,0 +1,75 @@
+// Conditional requests (CONTRACT 11, RFC 9110 8.8.3 and 13.1.2): a strong ETag on every API 200, and
+// If-None-Match answered with 304 before any page is built. A tag names the data, the request and,
+// where a field depends on it, the serving day: it is made from those, never from the body.
+import { randomBytes } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
+import type { Snapshot } from '../data/snapshot.ts';
+
+/**
+ * A token per loaded snapshot: `version` names a load for people, but two processes can stamp the
+ * same one for different data, so the tag carries random bits drawn once per snapshot instead.
+ */
+const tokens = new WeakMap<Snapshot, string>();
+
+function dataToken(snapshot: Snapshot): string {
+  let token = tokens.get(snapshot);
+  if (token === undefined) tokens.set(snapshot, (token = randomBytes(6).toString('base64url')));
+  return token;
+}
+
+/** FNV-1a over the request target: a cheap name for the query (the tag is compared per URL anyway). */
+function targetHash(target: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < target.length; i++) h = Math.imul(h ^ target.charCodeAt(i), 0x01000193);
+  return (h >>> 0).toString(36);
+}
+
+/**
+ * The strong entity tag of a resource 200: which data, which request target (path and query), and
+ * the serving day (yyyymmdd) when the collection has a day-dependent field, else null. The one place
+ * tags are made: a per-encoding variant (compression) extends this function.
+ */
+export function entityTag(snapshot: Snapshot, target: string, day: number | null): string {
+  return `"${dataToken(snapshot)}-${targetHash(target)}${day === null ? '' : `-${day}`}"`;
+}
+
+/** The tag of a body that is fixed for the life of the process (the OpenAPI document): built once. */
+export function fixedTag(name: string, body: Buffer): string {
+  return `"${name}-${targetHash(body.toString('latin1'))}-${body.length.toString(36)}"`;
+}
+
+/**
+ * True when If-None-Match names `tag` (weak comparison, RFC 9110 13.1.2: a W/ prefix is ignored).
+ * `*` is left to the caller: it matches only when the request would be a 200.
+ */
+export function noneMatch(header: string, tag: string): boolean {
+  let at = header.indexOf(tag);
+  while (at !== -1) {
+    const before = header.slice(0, at).trimEnd();
+    const after = header.slice(at + tag.length).trimStart();
+    const opens = before === '' || before.endsWith(',') || before.endsWith('W/');
+    if (opens && (after === '' || after.startsWith(','))) return true;
+    at = header.indexOf(tag, at + 1);
+  }
+  return false;
+}
+
+/** True for `If-None-Match: *` (any current representation). */
+export const isAnyTag = (header: string): boolean => header.trim() === '*';
+
+/**
+ * 200s that carry a tag may be stored and must be revalidated (RFC 9111 5.2.2.4), privately: they
+ * answer a key. Every other response keeps `no-store`.
+ */
+export function revalidating(base: readonly string[]): readonly string[] {
+  const out = [...base];
+  const at = out.indexOf('Cache-Control');
+  if (at !== -1) out[at + 1] = 'private, no-cache';
+  return out;
+}
+
+/** 304: the headers a 200 would carry (ETag and Cache-Control included), no body, no Content-Length (RFC 9110 15.4.5). */
+export function sendNotModified(res: ServerResponse, base: readonly string[], extra: string[]): void {
+  res.writeHead(304, base.concat(extra));
+  res.end();
+}
