@@ -8,6 +8,7 @@ import { buildOpenApiDocument } from './http/openapi.ts';
 import type { Logger } from './log.ts';
 import type { Plan } from './quota/plans.ts';
 import type { UsageService } from './quota/usage-service.ts';
+import type { FaultRule } from './http/faults.ts';
 import { startService } from './service.ts';
 import type { Durability } from './store/file/quota.ts';
 
@@ -18,6 +19,7 @@ export type { DailyUsage, UsageReport, UsageService } from './quota/usage-servic
 export type { Logger } from './log.ts';
 export type { Durability } from './store/file/quota.ts';
 export { COLLECTIONS, type CollectionName } from './resources/types.ts';
+export { FaultRuleError, type FaultRule } from './http/faults.ts';
 
 export interface StartServerOptions {
   /** A data directory, or arrays per collection validated exactly like the files. Default: the bundled sample data. */
@@ -41,6 +43,18 @@ export interface StartServerOptions {
    * plans with a finite quota; 'strict': all; 'interval': none (written once a second).
    */
   readonly usageDurability?: Durability;
+  /** Faults on purpose, from the first request: latency, a 500 or 503, a dropped connection (see FaultRule). */
+  readonly faults?: readonly FaultRule[];
+}
+
+/** The faults in force, changed during a test. */
+export interface FaultControl {
+  /** Replaces the rules: seeded rates and `times` start over; [] turns faults off. Throws FaultRuleError on a bad rule and keeps the old ones. */
+  set(rules: readonly FaultRule[]): void;
+  /** No faults from the next request on. */
+  clear(): void;
+  /** Requests that got a fault since the rules were last set. */
+  readonly injected: number;
 }
 
 /** The time the server sees: the given clock, unless pinned with set() or shifted with advance(). */
@@ -78,6 +92,7 @@ export interface RunningServer {
   /** get(email): used, total, remaining, resetsOn, daily; set(email, n) puts the month's count at n. */
   readonly usage: UsageService;
   readonly clock: ServerClock;
+  readonly faults: FaultControl;
   /** Validates and swaps in new data (or re-reads the same source); rejects with DataError and keeps the old. */
   reload(data?: DataInput): Promise<void>;
   /** Finishes in-flight requests, flushes the usage log and frees the port. */
@@ -148,6 +163,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     ...(options.plans ? { plans: options.plans } : {}),
     ...(options.log ? { log: options.log } : {}),
     ...(options.usageDurability ? { durability: options.usageDurability } : {}),
+    ...(options.faults ? { faults: options.faults } : {}),
   });
   return {
     url: service.listeners[0]!.url,
@@ -155,6 +171,13 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     accounts: embeddedAccounts(service.gate.accounts),
     usage: service.gate.usage,
     clock,
+    faults: {
+      set: (rules) => service.setFaults(rules),
+      clear: () => service.setFaults([]),
+      get injected() {
+        return service.faults?.injected ?? 0;
+      },
+    },
     async reload(data) {
       await service.reload(data);
     },

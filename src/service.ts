@@ -5,6 +5,7 @@ import { DEFAULTS } from './config.ts';
 import type { DataInput } from './data/load.ts';
 import { loadSnapshot, type Snapshot } from './data/snapshot.ts';
 import { App, type Observer } from './http/app.ts';
+import { Faults, type FaultRule } from './http/faults.ts';
 import { openapiBody } from './http/openapi.ts';
 import { ensureCertificate } from './http/self-signed.ts';
 import type { Health } from './http/respond.ts';
@@ -39,6 +40,8 @@ export interface ServiceOptions {
   readonly observe?: Observer | null;
   /** Overrides of the hardening limits in DEFAULTS (tests shorten the timeouts). */
   readonly limits?: Partial<Limits>;
+  /** Faults on purpose (CONTRACT 11); none by default. */
+  readonly faults?: readonly FaultRule[];
 }
 
 export interface Service {
@@ -55,11 +58,17 @@ export interface Service {
   readonly draining: boolean;
   /** What /healthz answers now. */
   health(): Health;
+  /** Replaces the fault rules ([] turns faults off); throws FaultRuleError on a bad rule and keeps the old ones. */
+  setFaults(rules: readonly FaultRule[]): void;
+  /** The faults in force, or null. */
+  readonly faults: Faults | null;
 }
 
 export async function startService(options: ServiceOptions): Promise<Service> {
   const clock = options.clock ?? Date.now;
   const log = options.log ?? silentLogger;
+  const faults = (rules: readonly FaultRule[]) => (rules.length > 0 ? new Faults(rules) : null);
+  const initialFaults = faults(options.faults ?? []); // a bad rule fails here, before anything starts
   // First of all, so whatever comes next (the boot cache, the certificate) finds it owner-only (issue 15).
   if (options.state !== 'memory') await ensureStateDir(options.state, log);
   let dataInput = options.data;
@@ -94,6 +103,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     health: () => health(),
     observe: options.observe ?? null,
   });
+  app.faults = initialFaults;
   let listeners: Listener[];
   try {
     listeners = await listen(app, { host: options.host ?? DEFAULTS.host, port: options.port ?? 0, tls, httpPort: options.httpPort ?? null, ...(options.limits ? { limits: options.limits } : {}) });
@@ -127,6 +137,12 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     },
     get draining() {
       return draining;
+    },
+    setFaults(rules) {
+      app.faults = faults(rules);
+    },
+    get faults() {
+      return app.faults;
     },
   };
 }

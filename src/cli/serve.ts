@@ -5,6 +5,7 @@ import { DataError } from '../data/load.ts';
 import { createReloader, watchData } from '../data/watch.ts';
 import { createAccessLog } from '../http/access-log.ts';
 import { listenAdmin } from '../http/admin.ts';
+import { FaultRuleError, parseFaultSpec, type FaultRule } from '../http/faults.ts';
 import { closeListeners } from '../http/server.ts';
 import type { Observer } from '../http/app.ts';
 import { fromLoopback, Metrics } from '../http/metrics.ts';
@@ -36,6 +37,14 @@ Options:
                       interval: usage is written once a second, faster, and a crash loses at most
                       that second. Default: strict for plans with a finite quota, interval for
                       unlimited ones (env CELEBRITY_API_USAGE_DURABILITY)
+  --fault SPEC        misbehave on purpose, for testing clients (repeatable; never on otherwise).
+                      SPEC is comma-separated: one or more of status=500|503 (instead of the
+                      answer; 503 carries Retry-After), latency=MS (before the answer), drop (close
+                      the connection, no answer); then optionally path=/p (that path and below),
+                      rate=R (0 to 1, drawn from seed=S: the same requests each run), times=N (the
+                      next N matching requests only). The first rule that fires applies. Examples:
+                        --fault status=503,rate=0.2,seed=7    --fault latency=300,path=/api/v1/movies
+                        --fault drop,times=3
 
 Once ready it prints one line per listener, HTTPS first: listening on <url>
 Signals: SIGTERM/SIGINT drain and exit 0 (a second one exits at once); SIGHUP reloads the data.
@@ -46,7 +55,8 @@ const OPTIONS = {
   'tls-cert': { type: 'string' }, 'tls-key': { type: 'string' }, 'http-port': { type: 'string' },
   'insecure-http': { type: 'boolean' }, 'trust-proxy': { type: 'boolean' }, watch: { type: 'boolean' },
   'cors-origin': { type: 'string' }, 'admin-port': { type: 'string' }, 'log-format': { type: 'string' },
-  'log-level': { type: 'string' }, 'usage-durability': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+  'log-level': { type: 'string' }, 'usage-durability': { type: 'string' }, fault: { type: 'string', multiple: true },
+  help: { type: 'boolean', short: 'h' },
 } as const;
 
 export const serve: CommandGroup = async (args, io) => {
@@ -58,15 +68,24 @@ export const serve: CommandGroup = async (args, io) => {
   noPositionals(positionals, 0);
   let config;
   try {
-    config = resolveServeConfig(values, io.env, io.cwd);
+    const { fault: _repeatable, ...flags } = values; // --fault is parsed below, rule by rule
+    config = resolveServeConfig(flags, io.env, io.cwd);
   } catch (err) {
     if (err instanceof ConfigError) throw new UsageError(err.message);
+    throw err;
+  }
+  let faults: FaultRule[];
+  try {
+    faults = (values.fault ?? []).map(parseFaultSpec);
+  } catch (err) {
+    if (err instanceof FaultRuleError) throw new UsageError(err.message);
     throw err;
   }
   const logOut = batchedWriter((chunk) => io.stderr.write(chunk));
   process.once('exit', logOut.flush);
   const log = createLogger({ level: config.logLevel, format: config.logFormat, write: logOut.write });
   if (config.insecureHttp) log.warn('--insecure-http: serving plain HTTP, API keys travel in clear; use it only on a trusted machine');
+  if (faults.length > 0) log.warn('--fault: misbehaving on purpose; never use this in production', { faults: values.fault });
   let service: Service | null = null;
   const metrics = new Metrics({
     clock: Date.now,
@@ -94,6 +113,7 @@ export const serve: CommandGroup = async (args, io) => {
       durability: config.usageDurability,
       metrics: mainMetrics,
       observe,
+      faults,
     });
   } catch (err) {
     if (err instanceof DataError) throw new CommandError(err.message);

@@ -7,6 +7,7 @@ import type { Snapshot } from '../data/snapshot.ts';
 import { errorBody, ERRORS } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { entityTag, fixedTag, isAnyTag, noneMatch, revalidating, sendNotModified } from './conditional.ts';
+import { FAULT_RETRY_AFTER, type Fault, type Faults } from './faults.ts';
 import { detail, listPage, NOT_FOUND, type Outcome } from './handlers.ts';
 import { sendMetrics } from './metrics.ts';
 import { ALLOW, listenerHeaders, pushHeaders, send, sendError, sendHealth, type Health } from './respond.ts';
@@ -85,7 +86,11 @@ export class App {
     const r: Route = q === -2 ? route('') : route(q === -1 ? url : url.slice(0, q));
     let status: number | Promise<number>;
     try {
-      status = this.dispatch(req, res, r, q === -2 || q === -1 ? '' : url.slice(q + 1), secure, transport, base, extra);
+      const query = q === -2 || q === -1 ? '' : url.slice(q + 1);
+      const fault = this.faults === null ? null : this.faults.match(url);
+      status = fault === null
+        ? this.dispatch(req, res, r, query, secure, transport, base, extra)
+        : this.faulted(fault, res, base, extra, () => this.dispatch(req, res, r, query, secure, transport, base, extra));
     } catch (err) {
       status = this.failed(err, res, requestId, base, extra);
     }
@@ -217,6 +222,34 @@ export class App {
 
   private taggedBase(base: readonly string[]): readonly string[] {
     return base === this.headers.secure ? this.tagged.secure : this.tagged.plain;
+  }
+
+  /** Faults on purpose (src/http/faults.ts); null, and skipped, unless a test or `serve --fault` asks. */
+  faults: Faults | null = null;
+
+  /**
+   * A request picked by a fault rule: after its latency, answered 500 or 503 before any check (never
+   * counted), dropped without an answer (status 0 for the log and metrics), or served as usual.
+   */
+  private faulted(fault: Fault, res: ServerResponse, base: readonly string[], extra: string[], serve: () => number | Promise<number>): number | Promise<number> {
+    const act = (): number | Promise<number> => {
+      if (fault.drop) {
+        res.socket?.destroy();
+        return 0;
+      }
+      if (fault.status === 503) {
+        extra.push('Retry-After', String(FAULT_RETRY_AFTER));
+        sendError(res, 'SERVICE_UNAVAILABLE', base, extra);
+        return 503;
+      }
+      if (fault.status === 500) {
+        sendError(res, 'INTERNAL_ERROR', base, extra);
+        return 500;
+      }
+      return serve();
+    };
+    if (fault.latencyMs === 0) return act();
+    return new Promise<void>((resolve) => setTimeout(resolve, fault.latencyMs)).then(act);
   }
 
   /** The OpenAPI body the tag was made for, and its tag: built again only if the body changes. */

@@ -234,14 +234,17 @@ export function buildOpenApiDocument(): Record<string, unknown> {
     },
     responses,
   );
-  const health = (status: string) => ({ type: 'object', properties: { status: { const: status } }, required: ['status'], additionalProperties: false });
+  const health = (...status: string[]) => ({ type: 'object', properties: { status: { enum: status } }, required: ['status'], additionalProperties: false });
   paths['/healthz'] = getAndHead(
     {
       id: 'getHealth', tag: 'meta', public: true, parameters: [], scopes: SCOPES.health,
       summary: 'Liveness and readiness', description: 'For load balancers: needs no key, answers on any transport, never counted.',
       ok: {
         200: { description: 'Serving', content: json(health('ok'), { status: 'ok' }) },
-        503: { description: 'Shutting down: send traffic elsewhere', content: json(health('draining'), { status: 'draining' }) },
+        503: {
+          description: 'Not serving: shutting down (`draining`), or the quota store is unreachable (`unavailable`); send traffic elsewhere',
+          content: json(health('draining', 'unavailable'), { status: 'draining' }),
+        },
       },
     },
     responses,
