@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const SECTIONS = ['### Make it fail on purpose'];
+const SECTIONS = ['### Make it fail on purpose', '### Call it from TypeScript'];
 
 /** The first ```ts block after `heading`. */
 function example(readme: string, heading: string): string {

@@ -21,7 +21,7 @@ function link(c: SourceRecord, ctx: LinkContext): LinkedRecord {
   return { ...c, filmography };
 }
 
-export const celebrities: ResourceDefinition = {
+export const celebrities = {
   name: 'celebrities',
   file: 'celebrities.json',
   source: obj(
@@ -72,4 +72,4 @@ export const celebrities: ResourceDefinition = {
     { name: 'name_desc', type: 'text', dir: 'desc', key: (r) => r.name as string },
   ],
   searchText: (r) => r.name as string,
-};
+} as const satisfies ResourceDefinition;

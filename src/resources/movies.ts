@@ -13,7 +13,7 @@ function link(m: SourceRecord, ctx: LinkContext): LinkedRecord {
   return { ...m, cast };
 }
 
-export const movies: ResourceDefinition = {
+export const movies = {
   name: 'movies',
   file: 'movies.json',
   source: obj(
@@ -65,4 +65,4 @@ export const movies: ResourceDefinition = {
     { name: 'title_asc', type: 'text', dir: 'asc', key: (r) => r.title as string },
   ],
   searchText: (r) => r.title as string,
-};
+} as const satisfies ResourceDefinition;

@@ -2,7 +2,7 @@
 import { bool, int, obj, ref, str, strings } from './schema.ts';
 import { byTime, type ResourceDefinition } from './types.ts';
 
-export const news: ResourceDefinition = {
+export const news = {
   name: 'news',
   file: 'news.json',
   source: obj(
@@ -44,4 +44,4 @@ export const news: ResourceDefinition = {
     { name: 'popular', type: 'number', dir: 'desc', key: (r) => r.views as number | null },
   ],
   searchText: (r) => r.title as string,
-};
+} as const satisfies ResourceDefinition;

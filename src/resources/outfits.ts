@@ -2,7 +2,7 @@
 import { bool, int, obj, ref, str, strings, urls } from './schema.ts';
 import { byTime, type ResourceDefinition } from './types.ts';
 
-export const outfits: ResourceDefinition = {
+export const outfits = {
   name: 'outfits',
   file: 'outfits.json',
   source: obj(
@@ -50,4 +50,4 @@ export const outfits: ResourceDefinition = {
     { name: 'title_asc', type: 'text', dir: 'asc', key: (r) => r.title as string },
   ],
   searchText: (r) => r.title as string,
-};
+} as const satisfies ResourceDefinition;

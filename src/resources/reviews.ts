@@ -17,7 +17,7 @@ function link(r: SourceRecord, ctx: LinkContext): LinkedRecord {
   };
 }
 
-export const reviews: ResourceDefinition = {
+export const reviews = {
   name: 'reviews',
   file: 'reviews.json',
   source: obj(
@@ -69,4 +69,4 @@ export const reviews: ResourceDefinition = {
     { name: 'rating_low', type: 'number', dir: 'asc', key: (r) => r.rating as number },
   ],
   searchText: (r) => r.movieTitle as string,
-};
+} as const satisfies ResourceDefinition;

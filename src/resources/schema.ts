@@ -1,5 +1,6 @@
 // The small schema language that resource definitions use to describe their data files.
-// One description drives validation (src/data/validate.ts) and the OpenAPI document.
+// One description drives validation (src/data/validate.ts), the OpenAPI document and, through the
+// exact types these helpers keep, the typed client (src/client/types.ts).
 
 export type Schema =
   | StringSchema
@@ -34,14 +35,28 @@ export interface ObjectSchema {
   readonly oneOf?: readonly string[];
 }
 
+// Each helper returns the exact type of what it builds (not just Schema), so property names, required
+// lists and enums survive into the types of responses and parameters.
+type Bounds = { readonly min?: number; readonly max?: number };
+const bounds = (min?: number, max?: number): Bounds => ({ ...(min === undefined ? {} : { min }), ...(max === undefined ? {} : { max }) });
+
 export const str = (format?: StringSchema['format']): StringSchema => (format ? { type: 'string', format } : { type: 'string' });
 export const ref = (collection: string): StringSchema => ({ type: 'string', format: 'slug', ref: collection });
-export const int = (min?: number, max?: number): Schema => ({ type: 'integer', ...(min === undefined ? {} : { min }), ...(max === undefined ? {} : { max }) });
-export const num = (min?: number, max?: number): Schema => ({ type: 'number', ...(min === undefined ? {} : { min }), ...(max === undefined ? {} : { max }) });
-export const bool: Schema = { type: 'boolean' };
-export const arrayOf = (items: Schema): Schema => ({ type: 'array', items });
-export const strings: Schema = arrayOf(str());
-export const urls: Schema = arrayOf(str('url'));
-export const obj = (properties: Record<string, Schema>, required: readonly string[] = [], oneOf?: readonly string[]): ObjectSchema =>
-  oneOf ? { type: 'object', properties, required, oneOf } : { type: 'object', properties, required };
-export const map = (values: Schema): Schema => ({ type: 'map', values });
+export const int = (min?: number, max?: number): { readonly type: 'integer' } & Bounds => ({ type: 'integer', ...bounds(min, max) });
+export const num = (min?: number, max?: number): { readonly type: 'number' } & Bounds => ({ type: 'number', ...bounds(min, max) });
+export const bool: { readonly type: 'boolean' } = { type: 'boolean' };
+export const arrayOf = <const I extends Schema>(items: I): { readonly type: 'array'; readonly items: I } => ({ type: 'array', items });
+export const strings = arrayOf(str());
+export const urls = arrayOf(str('url'));
+type Obj<P, R> = { readonly type: 'object'; readonly properties: P; readonly required: R; readonly oneOf?: readonly string[] };
+// Two signatures: without `required`, the type says none is (an omitted argument would infer the constraint).
+export function obj<const P extends Readonly<Record<string, Schema>>>(properties: P): Obj<P, readonly []>;
+export function obj<const P extends Readonly<Record<string, Schema>>, const R extends readonly (keyof P & string)[]>(
+  properties: P,
+  required: R,
+  oneOf?: readonly (keyof P & string)[],
+): Obj<P, R>;
+export function obj(properties: Readonly<Record<string, Schema>>, required: readonly string[] = [], oneOf?: readonly string[]): ObjectSchema {
+  return oneOf ? { type: 'object', properties, required, oneOf } : { type: 'object', properties, required };
+}
+export const map = <const V extends Schema>(values: V): { readonly type: 'map'; readonly values: V } => ({ type: 'map', values });

@@ -32,7 +32,7 @@ after(() => rm(tmp, { recursive: true, force: true }));
 
 test('the tarball holds the bundles, declarations, bin and data, and no sources', () => {
   const paths = packed.files.map((f) => f.path);
-  for (const p of ['package.json', 'bin/celebrity-api', 'dist/cli.js', 'dist/index.js', 'dist/types/index.d.ts', 'data/celebrities.json', 'data/reviews.json']) {
+  for (const p of ['package.json', 'bin/celebrity-api', 'dist/cli.js', 'dist/index.js', 'dist/client.js', 'dist/types/index.d.ts', 'dist/types/client/index.d.ts', 'data/celebrities.json', 'data/reviews.json']) {
     assert.ok(paths.includes(p), `missing ${p}`);
   }
   assert.deepEqual(paths.filter((p) => /^(src|test|\.ci|state)\/|^dist\/sea\//.test(p)), []);
@@ -77,6 +77,26 @@ console.log(JSON.stringify({ results, openapi: openapiDocument().openapi }));
   assertMatchesDocument('/api/v1/movies', quota.status, quota.body);
 });
 
+test("installed: `import { createClient } from 'celebrity-api/client'` talks to the server; the client bundle holds no server code", async () => {
+  const bundle = await readFile(join(project, 'node_modules/celebrity-api/dist/client.js'), 'utf8');
+  assert.doesNotMatch(bundle, /node:|createServer/);
+  await writeFile(
+    join(project, 'client.mjs'),
+    `import { startServer } from 'celebrity-api';
+import { createClient, NotFoundError } from 'celebrity-api/client';
+const server = await startServer();
+const { key } = await server.accounts.create({ email: 'me@example.com' });
+const api = createClient({ baseUrl: server.url, apiKey: key, cache: true });
+const page = await api.reviews.list({ limit: 2, sort: 'rating_high' });
+const missing = await api.movies.get('no-such-movie').catch((err) => err instanceof NotFoundError && err.code);
+await server.close();
+console.log(JSON.stringify({ count: page.data.length, total: page.pagination.total, missing }));
+`,
+  );
+  const out = JSON.parse(execFileSync(process.execPath, ['client.mjs'], { cwd: project, encoding: 'utf8' }));
+  assert.deepEqual(out, { count: 2, total: JSON.parse(await readFile(join(ROOT, 'data/reviews.json'), 'utf8')).length, missing: 'NOT_FOUND' });
+});
+
 test('installed: the declarations type-check a TypeScript consumer (and reject misuse)', async () => {
   await writeFile(
     join(project, 'consumer.ts'),
@@ -89,7 +109,23 @@ await server.accounts.setPlan('a@example.com', 'gold');
 await server.close();
 `,
   );
+  await writeFile(
+    join(project, 'client-consumer.ts'),
+    `import { createClient, QuotaExceededError, type Detail } from 'celebrity-api/client';
+const api = createClient({ baseUrl: 'http://127.0.0.1:1', apiKey: 'cel_x', retry: { retries: 2 } });
+const review: Detail<'reviews'> = (await api.reviews.get('x')).data;
+const critics: number | null = review.scores === null ? null : review.scores.criticsScore;
+const year: number = review.movieDetails.releaseYear;
+// @ts-expect-error scores may be null
+review.scores.criticsScore;
+// @ts-expect-error not a sort of movies
+await api.movies.list({ sort: 'rating_high' });
+for await (const page of api.movies.pages({ status: 'upcoming' })) page.data.map((m) => m.title.length);
+const quota = (err: unknown) => (err instanceof QuotaExceededError ? err.quota.resetsOn : null);
+export { critics, year, quota };
+`,
+  );
   const flags = ['--ignoreConfig', '--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022'];
   const types = ['--types', 'node', '--typeRoots', join(ROOT, 'node_modules/@types')];
-  execFileSync(process.execPath, [TSC, ...flags, ...types, 'consumer.ts'], { cwd: project, encoding: 'utf8' });
+  execFileSync(process.execPath, [TSC, ...flags, ...types, 'consumer.ts', 'client-consumer.ts'], { cwd: project, encoding: 'utf8' });
 });
