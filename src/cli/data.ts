@@ -1,13 +1,17 @@
-// `celebrity-api data check|generate`: validate a data directory, or write a synthetic one (CONTRACT 6, 7).
-import { resolve } from 'node:path';
+// `celebrity-api data check|generate|schema`: validate a data directory, write a synthetic one, or
+// write the JSON Schema of each data file for editors (CONTRACT 6, 7).
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { BUNDLED_DATA } from '../config.ts';
 import { DEFAULT_SEED } from '../data/generate.ts';
 import { writeDataset } from '../data/write-dataset.ts';
 import { DataError } from '../data/load.ts';
 import { loadSnapshot } from '../data/snapshot.ts';
 import { formatProblem } from '../data/validate.ts';
+import { RESOURCE_LIST } from '../resources/index.ts';
+import { dataFileSchema } from '../resources/json-schema.ts';
 import { COLLECTIONS } from '../resources/types.ts';
-import { EXIT, noPositionals, parseFlags, UsageError, type CommandGroup } from './io.ts';
+import { CommandError, EXIT, noPositionals, parseFlags, UsageError, type CommandGroup } from './io.ts';
 
 const HELP = `Usage:
   celebrity-api data check [--data DIR]
@@ -17,6 +21,10 @@ const HELP = `Usage:
   celebrity-api data generate --out DIR --scale N [--seed S]
       Writes a consistent synthetic data set: N celebrities and the other collections in proportion.
       The same seed gives the same files (default seed: ${DEFAULT_SEED}).
+  celebrity-api data schema --out DIR
+      Writes the JSON Schema (2020-12) of each data file, <collection>.schema.json, for editors and
+      other validators. They check what one file can show; data check also checks unique _id and
+      slug and that references resolve.
 `;
 
 const OPTIONS = {
@@ -56,5 +64,21 @@ export const data: CommandGroup = async (args, io) => {
     io.stdout.write(`wrote ${summary} to ${values.out} in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
     return EXIT.OK;
   }
-  throw new UsageError(action === undefined ? 'missing action: check or generate' : `unknown action '${action}': check or generate`);
+  if (action === 'schema') {
+    if (values.out === undefined || values.out === '') throw new UsageError('schema needs --out DIR');
+    if (values.data || values.scale || values.seed) throw new UsageError('schema takes only --out');
+    const dir = resolve(io.cwd, values.out);
+    try {
+      await mkdir(dir, { recursive: true });
+      for (const def of RESOURCE_LIST) await writeFile(join(dir, schemaFile(def.name)), JSON.stringify(dataFileSchema(def), null, 2) + '\n');
+    } catch (err) {
+      throw new CommandError(`cannot write to ${dir}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+    io.stdout.write(`wrote ${RESOURCE_LIST.map((d) => schemaFile(d.name)).join(', ')} to ${dir}\n`);
+    return EXIT.OK;
+  }
+  throw new UsageError(action === undefined ? 'missing action: check, generate or schema' : `unknown action '${action}': check, generate or schema`);
 };
+
+/** The file `data schema` writes for a collection. */
+export const schemaFile = (name: string): string => `${name}.schema.json`;

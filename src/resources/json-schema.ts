@@ -1,0 +1,64 @@
+// JSON Schema (2020-12) of each data file, from the same source schema the loader validates with
+// (src/data/validate.ts), so an editor flags what `data check` would. What a schema of one file
+// cannot say, `data check` still does: unique _id and slug, and references that resolve.
+import type { Schema } from './schema.ts';
+import type { ResourceDefinition } from './types.ts';
+
+export type JsonSchema = Record<string, unknown>;
+
+/** The same patterns as the loader's (src/data/validate.ts). */
+const SLUG = '^[a-z0-9]+(-[a-z0-9]+)*$';
+const URL_START = '^https?://[^\\s/]';
+const TIMESTAMP = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,3})?Z$';
+
+const nullable = (schema: JsonSchema): JsonSchema => ({ anyOf: [schema, { type: 'null' }] });
+
+function value(schema: Schema): JsonSchema {
+  switch (schema.type) {
+    case 'string': {
+      const out: JsonSchema = { type: 'string' };
+      if (schema.enum) out.enum = [...schema.enum];
+      if (schema.format === 'slug') out.pattern = SLUG;
+      if (schema.format === 'url') Object.assign(out, { pattern: URL_START, description: 'An absolute http or https URL' });
+      if (schema.format === 'date') Object.assign(out, { pattern: '^\\d{4}-\\d{2}-\\d{2}$', format: 'date' });
+      if (schema.format === 'timestamp') Object.assign(out, { pattern: TIMESTAMP, description: 'ISO 8601 UTC, e.g. 2026-11-22T10:54:22.000Z' });
+      if (schema.format === 'html') out.contentMediaType = 'text/html';
+      if (schema.ref) out.description = `The slug of a record in ${schema.ref}.json`;
+      return out;
+    }
+    case 'integer':
+    case 'number': {
+      const out: JsonSchema = { type: schema.type };
+      if (schema.min !== undefined) out.minimum = schema.min;
+      if (schema.max !== undefined) out.maximum = schema.max;
+      return out;
+    }
+    case 'boolean':
+      return { type: 'boolean' };
+    case 'array':
+      return { type: 'array', items: value(schema.items) }; // the loader refuses a null element
+    case 'map':
+      return { type: 'object', additionalProperties: nullable(value(schema.values)) };
+    case 'object': {
+      const required = schema.required ?? [];
+      const properties: Record<string, JsonSchema> = {};
+      // Optional fields may be absent or null; required ones must be there and not null.
+      for (const [name, prop] of Object.entries(schema.properties)) properties[name] = required.includes(name) ? value(prop) : nullable(value(prop));
+      const out: JsonSchema = { type: 'object', properties, required: [...required], additionalProperties: false };
+      if (schema.oneOf) out.anyOf = schema.oneOf.map((name) => ({ required: [name], properties: { [name]: { not: { type: 'null' } } } }));
+      return out;
+    }
+  }
+}
+
+/** The schema of `def.file`: a JSON array of records in the source shape. */
+export function dataFileSchema(def: ResourceDefinition): JsonSchema {
+  return {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    $id: `${def.name}.schema.json`,
+    title: def.file,
+    description: `The ${def.name} of a celebrity-api data directory. \`celebrity-api data check\` also checks unique _id and slug, and that references resolve.`,
+    type: 'array',
+    items: value(def.source),
+  };
+}
