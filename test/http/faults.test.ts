@@ -10,7 +10,9 @@ import { parseFaultSpec } from '../../src/http/faults.ts';
 import { FaultRuleError, startServer, type FaultRule, type RunningServer } from '../../src/index.ts';
 import { fixture } from '../helpers/fixture.ts';
 import { assertMatchesDocument } from '../helpers/openapi-validator.ts';
-import { runCli, spawnServe } from '../helpers/serve-process.ts';
+import { spawnServe } from '../helpers/serve-process.ts';
+import { fakeIo } from '../helpers/state.ts';
+import { main } from '../../src/cli/main.ts';
 
 let server: RunningServer;
 let key: string;
@@ -124,11 +126,12 @@ test('--fault SPEC parses to a rule, and says what is wrong', () => {
 test('serve: --fault usage errors exit 2; with --fault the process misbehaves as told, and warns', async (t) => {
   const state = await mkdtemp(join(tmpdir(), 'celebrity-faults-'));
   t.after(() => rm(state, { recursive: true, force: true }));
-  const refused = await runCli(['serve', '--insecure-http', '--port', '0', '--state', state, '--fault', 'status=418']);
-  assert.equal(refused.code, 2);
-  assert.match(refused.stderr, /--fault status=418: status must be 500 or 503\nRun 'celebrity-api serve --help' for usage/);
-  const help = await runCli(['serve', '--help']);
-  assert.match(help.stdout, /--fault SPEC .*never on otherwise/);
+  const refused = fakeIo();
+  assert.equal(await main(['serve', '--insecure-http', '--port', '0', '--state', state, '--fault', 'status=418'], refused), 2);
+  assert.match(refused.err(), /--fault status=418: status must be 500 or 503\nRun 'celebrity-api serve --help' for usage/);
+  const help = fakeIo();
+  assert.equal(await main(['serve', '--help'], help), 0);
+  assert.match(help.out(), /--fault SPEC .*never on otherwise/);
   const serve = await spawnServe(['--insecure-http', '--port', '0', '--state', state, '--fault', 'status=503,path=/healthz,times=1']);
   try {
     assert.deepEqual([(await fetch(`${serve.url}/healthz`)).status, (await fetch(`${serve.url}/healthz`)).status], [503, 200]);
