@@ -2,10 +2,11 @@
 // definitions and the same src/data/shape.ts lookups, so the document cannot drift from the responses.
 import { embeddedSchema } from '../data/shape.ts';
 import { RESOURCES } from '../resources/index.ts';
+import { render, type JsonSchema, type Rendering } from '../resources/json-schema.ts';
 import type { Schema } from '../resources/schema.ts';
 import { isRequiredOutput, outputSchema, type OutputField, type ResourceDefinition } from '../resources/types.ts';
 
-export type JsonSchema = Record<string, unknown>;
+export type { JsonSchema };
 
 export const SLUG_PATTERN = '^[a-z0-9]+(-[a-z0-9]+)*$';
 
@@ -17,32 +18,15 @@ const STRING_FORMATS: Readonly<Record<string, JsonSchema>> = {
   html: { contentMediaType: 'text/html' },
 };
 
+/** A response value as the serializer writes it (src/data/shape.ts). */
+const RESPONSE: Rendering = {
+  string: (schema) => ({ type: 'string', ...(schema.format ? STRING_FORMATS[schema.format] : {}), ...(schema.enum ? { enum: [...schema.enum] } : {}) }),
+  object: (schema) => objectSchema(schema.properties, schema.required ?? []),
+  mapValue: (value) => value,
+};
+
 /** The JSON Schema of a value that is present (not null). */
-function valueSchema(schema: Schema): JsonSchema {
-  switch (schema.type) {
-    case 'string': {
-      const out: JsonSchema = { type: 'string', ...(schema.format ? STRING_FORMATS[schema.format] : {}) };
-      if (schema.enum) out.enum = [...schema.enum];
-      return out;
-    }
-    case 'integer':
-    case 'number': {
-      const out: JsonSchema = { type: schema.type };
-      if (schema.min !== undefined) out.minimum = schema.min;
-      if (schema.max !== undefined) out.maximum = schema.max;
-      return out;
-    }
-    case 'boolean':
-      return { type: 'boolean' };
-    case 'array':
-      // Array elements are whole values: the serializer maps each through the item shape, never to null.
-      return { type: 'array', items: valueSchema(schema.items) };
-    case 'map':
-      return { type: 'object', additionalProperties: valueSchema(schema.values) };
-    case 'object':
-      return objectSchema(schema.properties, schema.required ?? []);
-  }
-}
+const valueSchema = (schema: Schema): JsonSchema => render(schema, RESPONSE);
 
 /** Every property present (CONTRACT 1); the ones the data may lack are nullable. */
 function objectSchema(properties: Readonly<Record<string, Schema | undefined>>, required: readonly string[]): JsonSchema {
