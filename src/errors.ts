@@ -12,6 +12,8 @@ export const ERRORS = {
   REQUEST_TIMEOUT: { status: 408, message: 'The request took too long to arrive' },
   HEADERS_TOO_LARGE: { status: 431, message: 'The request headers are too large' },
   BAD_REQUEST: { status: 400, message: 'The request could not be parsed' },
+  URI_TOO_LONG: { status: 414, message: 'The request target is too long' },
+  EXPECTATION_FAILED: { status: 417, message: 'The only expectation this server meets is Expect: 100-continue' },
   QUOTA_EXCEEDED: { status: 429, message: 'Monthly quota exceeded' },
   INTERNAL_ERROR: { status: 500, message: 'An unexpected error occurred' },
   SERVICE_UNAVAILABLE: { status: 503, message: 'Requests cannot be counted right now, and nothing is served uncounted. Retry shortly' },

@@ -1,15 +1,16 @@
 // The request pipeline of CONTRACT 2: transport (403) -> key (401) -> quota (429) -> route, method
 // and parameters (404/405/400) -> 200. One instance per server; no closures per request.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { randomBytes } from 'node:crypto';
 import { utcYmd } from '../data/fragments.ts';
 import type { Snapshot } from '../data/snapshot.ts';
-import { errorBody, ERRORS } from '../errors.ts';
+import { errorBody, ERRORS, type ErrorCode } from '../errors.ts';
 import type { Logger } from '../log.ts';
+import { MAX_TARGET_LENGTH, rawResponse, type RawAnswer } from './client-error.ts';
 import { detail, listPage, NOT_FOUND, type Outcome } from './handlers.ts';
 import { sendMetrics } from './metrics.ts';
-import { ALLOW, listenerHeaders, pushHeaders, send, sendError, sendHealth, type Health } from './respond.ts';
+import { ALLOW, listenerHeaders, pushHeaders, RequestIds, send, sendError, sendHealth, type Health } from './respond.ts';
 import { route, type Route } from './router.ts';
+import { authorityOf, splitTarget, type Target } from './target.ts';
 
 type Headers = Readonly<Record<string, string>>;
 type Admission = { readonly ok: true; readonly ticket: unknown; readonly headers: Headers } | { readonly ok: false; readonly status: number; readonly body: string; readonly headers: Headers };
@@ -50,13 +51,24 @@ export interface AppOptions {
 const NOT_ALLOWED: Outcome = { ok: false, code: 'METHOD_NOT_ALLOWED' };
 /** A 503 from the quota store clears within seconds (RFC 9110 10.2.3). */
 const RETRY_SOON: readonly string[] = ['Retry-After', '1'];
+const HOST_RULE = 'A request needs exactly one Host header, and an HTTP/1.1 request needs one (RFC 9112 3.2)';
+
+/**
+ * What makes a request unanswerable before any route: no Host on HTTP/1.1, or more than one (Node joins
+ * repeated headers with ", ", and a host name has no comma), or a target longer than we serve (414).
+ */
+function framingError(req: IncomingMessage): ErrorCode | null {
+  const host = req.headers.host;
+  if (host === undefined ? req.httpVersionMajor === 1 && req.httpVersionMinor >= 1 : host.indexOf(',') !== -1) return 'BAD_REQUEST';
+  if ((req.url?.length ?? 0) > MAX_TARGET_LENGTH) return 'URI_TOO_LONG';
+  return null;
+}
 const DAY_MS = 86_400_000;
 const REDIRECT_HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
 
 export class App {
   private readonly headers: Record<'secure' | 'plain', readonly string[]>;
-  private readonly idPrefix = randomBytes(4).toString('hex');
-  private seq = 0;
+  private readonly ids = new RequestIds();
 
   constructor(private readonly o: AppOptions) {
     this.headers = {
@@ -65,21 +77,37 @@ export class App {
     };
   }
 
-  handle(req: IncomingMessage, res: ServerResponse, transport: Transport): void {
+  /** The bytes of a refusal outside a request (parser errors, CONNECT) on a listener, with a request id. */
+  rawAnswer(transport: Transport): RawAnswer {
+    const base = transport === 'https' ? this.headers.secure : this.headers.plain;
+    return (code, extra = []) => rawResponse(code, [...base, 'X-Request-Id', this.ids.next(), ...extra]);
+  }
+
+  /**
+   * Answers one request. `refusal` is set when Node already knows the answer is an error (an Expect
+   * other than 100-continue: 417); it still gets the request id, the headers and the access log.
+   */
+  handle(req: IncomingMessage, res: ServerResponse, transport: Transport, refusal: ErrorCode | null = null): void {
     const start = this.o.observe === null ? 0n : process.hrtime.bigint();
-    const requestId = `${this.idPrefix}-${(++this.seq).toString(36)}`;
+    const requestId = this.ids.next();
     const extra = ['X-Request-Id', requestId];
     // While draining, every response ends its connection, so keep-alive clients move elsewhere.
     if (this.o.draining()) extra.push('Connection', 'close');
     const secure = transport === 'https' || (this.o.trustProxy && req.headers['x-forwarded-proto'] === 'https');
     const base = secure ? this.headers.secure : this.headers.plain;
-    const url = req.url ?? '';
-    // Absolute-form and asterisk-form targets (RFC 9112 3.2) are not paths of ours.
-    const q = url.charCodeAt(0) === 47 /* / */ ? url.indexOf('?') : -2;
-    const r: Route = q === -2 ? route('') : route(q === -1 ? url : url.slice(0, q));
+    const target = this.target;
+    splitTarget(req.url ?? '', target);
+    const r: Route = route(target.path);
     let status: number | Promise<number>;
     try {
-      status = this.dispatch(req, res, r, q === -2 || q === -1 ? '' : url.slice(q + 1), secure, transport, base, extra);
+      const refused = refusal ?? framingError(req);
+      if (refused !== null) {
+        if (refused === 'BAD_REQUEST') extra.push('Connection', 'close'); // a Host that is not one: trust nothing more on this connection
+        sendError(res, refused, base, extra, refused === 'BAD_REQUEST' ? HOST_RULE : undefined);
+        status = ERRORS[refused].status;
+      } else {
+        status = this.dispatch(req, res, r, target, secure, transport, base, extra);
+      }
     } catch (err) {
       status = this.failed(err, res, requestId, base, extra);
     }
@@ -102,14 +130,18 @@ export class App {
     return 500;
   }
 
+  /** Reused for every request: read only synchronously in handle() and dispatch(), before anything can interleave. */
+  private readonly target: Target = { path: '', query: '', absolute: false };
+
   private dispatch(
-    req: IncomingMessage, res: ServerResponse, r: Route, query: string, secure: boolean, transport: Transport,
+    req: IncomingMessage, res: ServerResponse, r: Route, target: Target, secure: boolean, transport: Transport,
     base: readonly string[], extra: string[],
   ): number | Promise<number> {
     const readOnly = req.method === 'GET' || req.method === 'HEAD';
+    const query = target.query; // the admission may answer later, when `target` holds another request
     switch (r.kind) {
       case 'unknown':
-        if (transport === 'redirect' && !secure) return this.redirect(req, res, base, extra);
+        if (transport === 'redirect' && !secure) return this.redirect(req, res, target, base, extra);
         sendError(res, 'NOT_FOUND', base, extra);
         return 404;
       case 'healthz':
@@ -207,12 +239,12 @@ export class App {
   }
 
   /** Plain HTTP beside HTTPS: everything but /api/ moves to the HTTPS origin (CONTRACT 5). */
-  private redirect(req: IncomingMessage, res: ServerResponse, base: readonly string[], extra: string[]): number {
+  private redirect(req: IncomingMessage, res: ServerResponse, target: Target, base: readonly string[], extra: string[]): number {
     // Only a plain host name or IP literal goes into Location; anything else could steer the redirect.
-    const given = req.headers.host ?? '';
+    // An absolute-form target names the host itself, and then Host is ignored (RFC 9112 3.2.2).
+    const given = target.absolute ? authorityOf(req.url ?? '') : (req.headers.host ?? '');
     const host = REDIRECT_HOST.test(given) ? given.replace(/:\d+$/, '') : 'localhost';
-    const target = req.url ?? '/';
-    const location = `https://${host}${this.httpsPortSuffix}${target.charCodeAt(0) === 47 ? target : '/'}`;
+    const location = `https://${host}${this.httpsPortSuffix}${target.path}${target.query === '' ? '' : '?' + target.query}`;
     extra.push('Location', location);
     send(res, 308, errorBody('HTTPS_REQUIRED', `This server answers over HTTPS: ${location}`), base, extra);
     return 308;

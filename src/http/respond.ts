@@ -1,5 +1,6 @@
 // Writing responses: JSON bodies with headers built once (STYLE habit 3), and the error shape of SPEC 7.
 import type { ServerResponse } from 'node:http';
+import { randomBytes } from 'node:crypto';
 import { errorBody, ERRORS, type ErrorCode } from '../errors.ts';
 
 /** Headers every response carries (issue 4): JSON, never cached, never sniffed. */
@@ -62,6 +63,16 @@ export function sendHealth(res: ServerResponse, health: Health, base: readonly s
   const status = health === 'ok' ? 200 : 503;
   send(res, status, HEALTH_BODIES[health], base, extra);
   return status;
+}
+
+/** Request ids: a random prefix per server and a counter, so a log search finds exactly one request. */
+export class RequestIds {
+  private readonly prefix = randomBytes(4).toString('hex');
+  private seq = 0;
+
+  next(): string {
+    return `${this.prefix}-${(++this.seq).toString(36)}`;
+  }
 }
 
 /** Flattens a header object (from the quota gate) onto a flat header list. */

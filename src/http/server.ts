@@ -4,8 +4,10 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { DEFAULTS } from '../config.ts';
-import { errorBody, type ErrorCode } from '../errors.ts';
+import type { ErrorCode } from '../errors.ts';
 import type { App, Transport } from './app.ts';
+import { onClientError, onConnect, type RawAnswer } from './client-error.ts';
+import { ALLOW } from './respond.ts';
 
 /** The hardening limits; every one has its reason beside its default in config.ts DEFAULTS. */
 export interface Limits {
@@ -47,40 +49,32 @@ function serverOptions(limits: Limits): http.ServerOptions {
     keepAliveTimeout: limits.keepAliveTimeoutMs,
     connectionsCheckingInterval: limits.connectionsCheckingIntervalMs,
     maxHeaderSize: limits.maxHeaderSize,
+    // Node's own answer to a missing Host is an empty 400; the app sends it in JSON (RFC 9112 3.2).
+    requireHostHeader: false,
+    // Repeated Host lines arrive joined ("a, b") instead of the first silently winning, so the app can refuse them.
+    joinDuplicateHeaders: true,
   };
 }
 
-/** Errors the HTTP parser raises before a request exists get a JSON body too (issue 4). */
-const CLIENT_ERRORS: Readonly<Record<string, ErrorCode>> = {
-  HPE_HEADER_OVERFLOW: 'HEADERS_TOO_LARGE',
-  ERR_HTTP_REQUEST_TIMEOUT: 'REQUEST_TIMEOUT',
-};
-
-function onClientError(err: NodeJS.ErrnoException, socket: Socket): void {
-  if (!socket.writable || (socket as Socket & { _httpMessage?: { headersSent: boolean } })._httpMessage?.headersSent) {
-    socket.destroy();
-    return;
-  }
-  const code = CLIENT_ERRORS[err.code ?? ''] ?? 'BAD_REQUEST';
-  const status = code === 'HEADERS_TOO_LARGE' ? '431 Request Header Fields Too Large' : code === 'REQUEST_TIMEOUT' ? '408 Request Timeout' : '400 Bad Request';
-  const body = errorBody(code);
-  socket.end(
-    `HTTP/1.1 ${status}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-      `Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
-  );
-}
+/** What answers requests: `refusal` is set when Node already decided (an unknown Expect: 417). */
+export type Handler = (req: http.IncomingMessage, res: http.ServerResponse, refusal?: ErrorCode) => void;
 
 const SOCKETS = new WeakMap<http.Server, Set<Socket>>();
 
-/** An HTTP or HTTPS server with every limit applied and JSON parser errors; `handler` answers requests. */
-export function hardenedServer(limits: Limits, handler: http.RequestListener, tls?: ListenOptions['tls']): http.Server {
+/**
+ * An HTTP or HTTPS server with every limit applied; `handler` answers requests, `answer` builds the
+ * JSON refusals of what never becomes a request (parser errors, CONNECT).
+ */
+export function hardenedServer(limits: Limits, handler: Handler, tls: ListenOptions['tls'], answer: RawAnswer): http.Server {
   const server = tls
     ? https.createServer({ ...serverOptions(limits), cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2', handshakeTimeout: limits.tlsHandshakeTimeoutMs })
     : http.createServer(serverOptions(limits));
   server.maxRequestsPerSocket = limits.maxRequestsPerSocket;
   server.maxConnections = limits.maxConnections;
-  server.on('clientError', onClientError);
+  server.on('clientError', onClientError(answer));
+  server.on('connect', onConnect(answer, ALLOW));
   server.on('request', handler);
+  server.on('checkExpectation', (req: http.IncomingMessage, res: http.ServerResponse) => handler(req, res, 'EXPECTATION_FAILED'));
   // Every raw socket, so the shutdown deadline also reaches those still in a TLS handshake, which
   // closeAllConnections (HTTP parsers only) does not see.
   const sockets = new Set<Socket>();
@@ -112,11 +106,11 @@ export async function start(server: http.Server, host: string, port: number): Pr
 export async function listen(app: App, options: ListenOptions): Promise<Listener[]> {
   const limits = resolveLimits(options.limits);
   const mainTransport: Transport = options.tls ? 'https' : 'insecure';
-  const main = hardenedServer(limits, (req, res) => app.handle(req, res, mainTransport), options.tls);
+  const main = hardenedServer(limits, (req, res, refusal) => app.handle(req, res, mainTransport, refusal), options.tls, app.rawAnswer(mainTransport));
   await start(main, options.host, options.port);
   const listeners: Listener[] = [{ server: main, transport: mainTransport, url: urlOf(main, options.tls ? 'https' : 'http', options.host) }];
   if (options.tls && options.httpPort !== null) {
-    const plain = hardenedServer(limits, (req, res) => app.handle(req, res, 'redirect'));
+    const plain = hardenedServer(limits, (req, res, refusal) => app.handle(req, res, 'redirect', refusal), null, app.rawAnswer('redirect'));
     try {
       await start(plain, options.host, options.httpPort);
     } catch (err) {
