@@ -7,6 +7,7 @@ import { DEFAULTS } from '../config.ts';
 import type { ErrorCode } from '../errors.ts';
 import type { App, Transport } from './app.ts';
 import { onClientError, onConnect, type RawAnswer } from './client-error.ts';
+import { closeQuietConnections, DRAIN_SWEEP_MS, stopAccepting } from './drain.ts';
 import { ALLOW } from './respond.ts';
 
 /** The hardening limits; every one has its reason beside its default in config.ts DEFAULTS. */
@@ -123,13 +124,12 @@ export async function listen(app: App, options: ListenOptions): Promise<Listener
   return listeners;
 }
 
-/** How often a draining server looks for sockets that went idle after their last response. */
-const IDLE_SWEEP_MS = 50;
-
 /**
- * Stops accepting, lets in-flight requests finish (the app adds `Connection: close` to their
- * responses while draining), closes keep-alive sockets as soon as they are idle, and after
- * `deadlineMs` closes whatever is left. Resolves with the number of connections cut at the deadline.
+ * Stops accepting, lets in-flight requests finish and answers those that arrive on open connections
+ * (the app adds `Connection: close` while draining, so each socket ends after one more answer), closes
+ * keep-alive sockets once they have been quiet for DRAIN_QUIET_MS (drain.ts: closing an idle socket at
+ * once resets the request its client is sending), and after `deadlineMs` closes whatever is left.
+ * Resolves with the number of connections cut at the deadline.
  */
 export async function closeListeners(listeners: readonly { readonly server: http.Server }[], deadlineMs: number): Promise<number> {
   const cut = await Promise.all(
@@ -137,9 +137,7 @@ export async function closeListeners(listeners: readonly { readonly server: http
       ({ server }) =>
         new Promise<number>((resolve) => {
           let forced = 0;
-          // A response sent just before draining began carried keep-alive: its socket goes idle
-          // later, and only a sweep notices (server.close() closes the idle ones of this instant only).
-          const sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
+          const sweep = setInterval(() => setImmediate(closeQuietConnections, server, Date.now()), DRAIN_SWEEP_MS);
           const deadline = setTimeout(() => {
             const open = SOCKETS.get(server);
             forced = open?.size ?? 0;
@@ -148,12 +146,12 @@ export async function closeListeners(listeners: readonly { readonly server: http
           }, deadlineMs);
           sweep.unref();
           deadline.unref();
-          server.close(() => {
+          stopAccepting(server, () => {
             clearInterval(sweep);
             clearTimeout(deadline);
             resolve(forced);
           });
-          server.closeIdleConnections();
+          closeQuietConnections(server, Date.now());
         }),
     ),
   );
