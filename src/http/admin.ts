@@ -45,7 +45,7 @@ export async function listenAdmin(o: AdminOptions): Promise<Listener> {
       else res.destroy();
     }
   };
-  const server = hardenedServer(resolveLimits(o.limits), handler, null, (code, extra = []) => rawResponse(code, [...HEADERS, 'X-Request-Id', ids.next(), ...extra]));
+  const server = hardenedServer(resolveLimits(o.limits), handler, null, (code, extra = [], message) => rawResponse(code, [...HEADERS, 'X-Request-Id', ids.next(), ...extra], message));
   await start(server, o.host, o.port);
   return { server, transport: 'insecure', url: urlOf(server, 'http', o.host) };
 }

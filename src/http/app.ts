@@ -80,7 +80,7 @@ export class App {
   /** The bytes of a refusal outside a request (parser errors, CONNECT) on a listener, with a request id. */
   rawAnswer(transport: Transport): RawAnswer {
     const base = transport === 'https' ? this.headers.secure : this.headers.plain;
-    return (code, extra = []) => rawResponse(code, [...base, 'X-Request-Id', this.ids.next(), ...extra]);
+    return (code, extra = [], message) => rawResponse(code, [...base, 'X-Request-Id', this.ids.next(), ...extra], message);
   }
 
   /**

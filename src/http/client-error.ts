@@ -5,12 +5,12 @@ import type { Socket } from 'node:net';
 import { errorBody, ERRORS, type ErrorCode } from '../errors.ts';
 
 /** Builds the bytes of a JSON error that ends its connection; the listener adds its headers and a request id. */
-export type RawAnswer = (code: ErrorCode, extra?: readonly string[]) => string;
+export type RawAnswer = (code: ErrorCode, extra?: readonly string[], message?: string) => string;
 
 /** A whole HTTP/1.1 response as text: status line, the flat [name, value, ...] headers, the JSON body. */
-export function rawResponse(code: ErrorCode, headers: readonly string[]): string {
+export function rawResponse(code: ErrorCode, headers: readonly string[], message?: string): string {
   const { status } = ERRORS[code];
-  const body = errorBody(code);
+  const body = errorBody(code, message);
   let head = `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n`;
   for (let i = 0; i < headers.length; i += 2) head += `${headers[i]}: ${headers[i + 1]}\r\n`;
   return `${head}Connection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
@@ -90,5 +90,23 @@ export function onConnect(answer: RawAnswer, allow: readonly string[]): (req: un
   return (_req, socket) => {
     (socket as Socket & { [REFUSED]?: true })[REFUSED] = true;
     afterOwedResponses(socket, (ready) => refuse(ready, answer('METHOD_NOT_ALLOWED', allow)));
+  };
+}
+
+/** What OpenSSL reports when the first bytes on the TLS port are an HTTP request line (GET, HEAD, POST, PUT; CONNECT). */
+const PLAIN_HTTP = new Set(['ERR_SSL_HTTP_REQUEST', 'ERR_SSL_HTTPS_PROXY_REQUEST']);
+
+export const PLAIN_HTTP_MESSAGE =
+  'This port speaks HTTPS: send the request to https:// instead of http://. An API key sent here went over the network in clear: revoke it and create a new one';
+
+/**
+ * Plain HTTP sent to the TLS port: rather than an empty reply, a plain-HTTP JSON 400 that says to use
+ * https://, written on the TCP socket under the failed TLS one. Node keeps that socket open until this
+ * listener returns (`_closeAfterHandlingError`), then closes it.
+ */
+export function onTlsClientError(answer: RawAnswer): (err: NodeJS.ErrnoException, tlsSocket: Socket) => void {
+  return (err, tlsSocket) => {
+    const raw = (tlsSocket as Socket & { _parent?: Socket | null })._parent;
+    if (PLAIN_HTTP.has(err.code ?? '') && raw?.writable) raw.end(answer('BAD_REQUEST', [], PLAIN_HTTP_MESSAGE));
   };
 }

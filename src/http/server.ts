@@ -6,7 +6,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { DEFAULTS } from '../config.ts';
 import type { ErrorCode } from '../errors.ts';
 import type { App, Transport } from './app.ts';
-import { onClientError, onConnect, type RawAnswer } from './client-error.ts';
+import { onClientError, onConnect, onTlsClientError, type RawAnswer } from './client-error.ts';
 import { closeQuietConnections, DRAIN_SWEEP_MS, stopAccepting } from './drain.ts';
 import { ALLOW } from './respond.ts';
 
@@ -64,15 +64,17 @@ const SOCKETS = new WeakMap<http.Server, Set<Socket>>();
 
 /**
  * An HTTP or HTTPS server with every limit applied; `handler` answers requests, `answer` builds the
- * JSON refusals of what never becomes a request (parser errors, CONNECT).
+ * JSON refusals of what never becomes a request (parser errors, CONNECT), and `plainAnswer` the one
+ * for plain HTTP that reached a TLS port (without HSTS, which a browser ignores over plain HTTP).
  */
-export function hardenedServer(limits: Limits, handler: Handler, tls: ListenOptions['tls'], answer: RawAnswer): http.Server {
+export function hardenedServer(limits: Limits, handler: Handler, tls: ListenOptions['tls'], answer: RawAnswer, plainAnswer = answer): http.Server {
   const server = tls
     ? https.createServer({ ...serverOptions(limits), cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2', handshakeTimeout: limits.tlsHandshakeTimeoutMs })
     : http.createServer(serverOptions(limits));
   server.maxRequestsPerSocket = limits.maxRequestsPerSocket;
   server.maxConnections = limits.maxConnections;
   server.on('clientError', onClientError(answer));
+  if (tls) server.on('tlsClientError', onTlsClientError(plainAnswer));
   server.on('connect', onConnect(answer, ALLOW));
   server.on('request', handler);
   server.on('checkExpectation', (req: http.IncomingMessage, res: http.ServerResponse) => handler(req, res, 'EXPECTATION_FAILED'));
@@ -107,7 +109,7 @@ export async function start(server: http.Server, host: string, port: number): Pr
 export async function listen(app: App, options: ListenOptions): Promise<Listener[]> {
   const limits = resolveLimits(options.limits);
   const mainTransport: Transport = options.tls ? 'https' : 'insecure';
-  const main = hardenedServer(limits, (req, res, refusal) => app.handle(req, res, mainTransport, refusal), options.tls, app.rawAnswer(mainTransport));
+  const main = hardenedServer(limits, (req, res, refusal) => app.handle(req, res, mainTransport, refusal), options.tls, app.rawAnswer(mainTransport), app.rawAnswer('insecure'));
   await start(main, options.host, options.port);
   const listeners: Listener[] = [{ server: main, transport: mainTransport, url: urlOf(main, options.tls ? 'https' : 'http', options.host) }];
   if (options.tls && options.httpPort !== null) {
