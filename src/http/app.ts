@@ -6,6 +6,8 @@ import type { Snapshot } from '../data/snapshot.ts';
 import { errorBody, ERRORS, type ErrorCode } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { MAX_TARGET_LENGTH, rawResponse, type RawAnswer } from './client-error.ts';
+import { accepts, compressBest, compressNow, MIN_COMPRESS_BYTES, type Encoding } from './compress.ts';
+import { CompressedBodies, packedOrNow, type Packed } from './compressed-bodies.ts';
 import { detail, listPage, NOT_FOUND, type Outcome } from './handlers.ts';
 import { sendMetrics } from './metrics.ts';
 import { ALLOW, listenerHeaders, pushHeaders, RequestIds, send, sendError, sendHealth, type Health } from './respond.ts';
@@ -75,6 +77,56 @@ export class App {
       secure: listenerHeaders({ https: true, corsOrigin: o.corsOrigin }),
       plain: listenerHeaders({ https: false, corsOrigin: o.corsOrigin }),
     };
+    // Load time: the fixed bodies are compressed now, off this thread, before they are asked for.
+    this.compressed(o.snapshot());
+    const document = o.openapi();
+    void Promise.all([compressBest(document, 'br'), compressBest(document, 'gzip')]).then(
+      ([br, gzip]) => Object.assign(this.openapiPacked, { br, gzip }),
+      (err: unknown) => o.log.warn('could not compress the OpenAPI document ahead', { error: String(err) }),
+    );
+  }
+
+  /** The OpenAPI document compressed (it never changes: day 0). */
+  private readonly openapiPacked: Packed = { today: 0, br: null, gzip: null };
+  private bodies: CompressedBodies | null = null;
+
+  /** The compressed bodies of `snapshot`; a new snapshot (a reload) gets a new set, warmed at once. */
+  private compressed(snapshot: Snapshot): CompressedBodies {
+    if (this.bodies?.snapshot === snapshot) return this.bodies;
+    const bodies = (this.bodies = new CompressedBodies(snapshot));
+    bodies.warm(this.today()).catch((err: unknown) => this.o.log.warn('could not compress the first pages ahead', { error: String(err) }));
+    return bodies;
+  }
+
+  /**
+   * A 200 body, compressed when the client accepts br or gzip and it is worth it (CONTRACT 5). Bodies
+   * made ahead prefer br (its best setting costs nothing per request); per request gzip is cheaper
+   * for about the same size, so it wins a tie.
+   */
+  private sendOk(
+    req: IncomingMessage, res: ServerResponse, r: Route, query: string, body: Buffer, snapshot: Snapshot | null, today: number,
+    base: readonly string[], extra: string[],
+  ): void {
+    const accepted = body.length < MIN_COMPRESS_BYTES ? 'identity' : accepts(req.headers['accept-encoding']);
+    if (accepted === 'identity') return send(res, 200, body, base, extra);
+    let out: Buffer;
+    let encoding: Encoding;
+    if (r.kind === 'openapi') {
+      encoding = accepted === 'gzip' ? 'gzip' : 'br';
+      out = packedOrNow(this.openapiPacked, 0, encoding, body);
+    } else if ((r.kind === 'list' || r.kind === 'detail') && snapshot !== null) {
+      // An answer made from the data before a reload is compressed, not kept.
+      const bodies = snapshot === this.o.snapshot() ? this.compressed(snapshot) : null;
+      const page = bodies !== null && r.kind === 'list' ? bodies.page(r.collection, query) : null;
+      encoding = accepted === 'either' ? (page === null ? 'gzip' : 'br') : accepted;
+      if (page !== null) out = packedOrNow(page, today, encoding, body);
+      else if (bodies !== null && r.kind === 'detail') out = bodies.detail(r.collection, snapshot.collections[r.collection].slugs.get(r.slug)!, today, encoding, body);
+      else out = compressNow(body, encoding);
+    } else {
+      return send(res, 200, body, base, extra);
+    }
+    extra.push('Content-Encoding', encoding);
+    send(res, 200, out, base, extra);
   }
 
   /** The bytes of a refusal outside a request (parser errors, CONNECT) on a listener, with a request id. */
@@ -164,27 +216,31 @@ export class App {
     }
     if (r.kind === 'openapi') {
       if (!readOnly) return this.notAllowed(res, base, extra);
-      send(res, 200, this.o.openapi(), base, extra);
+      this.sendOk(req, res, r, '', this.o.openapi(), null, 0, base, extra);
       return 200;
     }
     const key = req.headers['x-api-key'];
     const admission = this.o.gate.admit(typeof key === 'string' ? key : undefined);
-    if (admission instanceof Promise) return admission.then((a) => this.admitted(a, res, r, query, readOnly, base, extra));
-    return this.admitted(admission, res, r, query, readOnly, base, extra);
+    if (admission instanceof Promise) return admission.then((a) => this.admitted(a, req, res, r, query, readOnly, base, extra));
+    return this.admitted(admission, req, res, r, query, readOnly, base, extra);
   }
 
   /** After the key and quota checks: the route's answer, settled before it is written. */
   private admitted(
-    admission: Admission, res: ServerResponse, r: Route, query: string, readOnly: boolean, base: readonly string[], extra: string[],
+    admission: Admission, req: IncomingMessage, res: ServerResponse, r: Route, query: string, readOnly: boolean, base: readonly string[], extra: string[],
   ): number | Promise<number> {
     if (!admission.ok) {
       pushHeaders(extra, admission.headers);
       send(res, admission.status, admission.body, base, extra);
       return admission.status;
     }
+    // The data and the day the body is made of, for its compressed forms too, even if a reload or
+    // midnight comes before it leaves.
+    const snapshot = this.o.snapshot();
+    const today = this.today();
     let outcome: Outcome;
     try {
-      outcome = readOnly ? this.resource(r, query) : NOT_ALLOWED;
+      outcome = readOnly ? this.resource(r, query, snapshot, today) : NOT_ALLOWED;
     } catch (err) {
       this.o.gate.settle(admission.ticket, 500);
       throw err;
@@ -192,10 +248,10 @@ export class App {
     const status = outcome.ok ? 200 : ERRORS[outcome.code].status;
     // Settle before the headers are written, so a request that did not count leaves RateLimit `r` as it was.
     const durable = this.o.gate.settle(admission.ticket, status);
-    if (durable === null) return this.answer(res, outcome, status, admission, base, extra);
+    if (durable === null) return this.answer(req, res, r, query, snapshot, today, outcome, status, admission, base, extra);
     // Strict durability: the 200 leaves only once its usage record is on disk (CONTRACT 4).
     return durable.then(
-      () => this.answer(res, outcome, status, admission, base, extra),
+      () => this.answer(req, res, r, query, snapshot, today, outcome, status, admission, base, extra),
       () => {
         pushHeaders(extra, this.o.gate.quotaHeaders(admission.ticket, 503));
         extra.push(...RETRY_SOON);
@@ -205,18 +261,20 @@ export class App {
     );
   }
 
-  private answer(res: ServerResponse, outcome: Outcome, status: number, admission: Admission & { ok: true }, base: readonly string[], extra: string[]): number {
+  private answer(
+    req: IncomingMessage, res: ServerResponse, r: Route, query: string, snapshot: Snapshot, today: number, outcome: Outcome, status: number,
+    admission: Admission & { ok: true }, base: readonly string[], extra: string[],
+  ): number {
     pushHeaders(extra, outcome.ok ? admission.headers : this.o.gate.quotaHeaders(admission.ticket, status));
-    if (outcome.ok) send(res, 200, outcome.body, base, extra);
+    if (outcome.ok) this.sendOk(req, res, r, query, outcome.body, snapshot, today, base, extra);
     else if (outcome.code === 'METHOD_NOT_ALLOWED') this.notAllowed(res, base, extra);
     else sendError(res, outcome.code, base, extra, outcome.message);
     return status;
   }
 
-  private resource(r: Route, query: string): Outcome {
+  private resource(r: Route, query: string, snapshot: Snapshot, today: number): Outcome {
     if (r.kind !== 'list' && r.kind !== 'detail') return NOT_FOUND;
-    const index = this.o.snapshot().collections[r.collection];
-    const today = this.today();
+    const index = snapshot.collections[r.collection];
     return r.kind === 'list' ? listPage(index, query, today) : detail(index, r.slug, today);
   }
 

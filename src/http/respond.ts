@@ -17,10 +17,13 @@ export const HSTS: readonly string[] = ['Strict-Transport-Security', 'max-age=31
 export function listenerHeaders(options: { https: boolean; corsOrigin: string | null }): readonly string[] {
   const headers = [...BASE_HEADERS];
   if (options.https) headers.push(...HSTS);
+  // Any answer may be compressed or not depending on Accept-Encoding (RFC 9110 12.5.5).
+  let vary = 'Accept-Encoding';
   if (options.corsOrigin !== null) {
     headers.push('Access-Control-Allow-Origin', options.corsOrigin, 'Access-Control-Expose-Headers', 'RateLimit, RateLimit-Policy, Retry-After, X-Request-Id');
-    if (options.corsOrigin !== '*') headers.push('Vary', 'Origin');
+    if (options.corsOrigin !== '*') vary += ', Origin';
   }
+  headers.push('Vary', vary);
   return headers;
 }
 

@@ -5,6 +5,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { loadSnapshot } from '../../src/data/snapshot.ts';
 import { App } from '../../src/http/app.ts';
 import { hardenedServer, resolveLimits, start } from '../../src/http/server.ts';
 import { silentLogger } from '../../src/log.ts';
@@ -87,8 +88,9 @@ describe('the refusal waits for responses the app writes late', () => {
   let url: string;
   let server: ReturnType<typeof hardenedServer>;
   before(async () => {
+    const snapshot = await loadSnapshot(fixture());
     const app = new App({
-      snapshot: () => { throw new Error('unused'); }, gate: { admit: () => { throw new Error('unused'); }, settle: () => null, quotaHeaders: () => ({}) },
+      snapshot: () => snapshot, gate: { admit: () => { throw new Error('unused'); }, settle: () => null, quotaHeaders: () => ({}) },
       clock: Date.now, log: silentLogger, trustProxy: false, corsOrigin: null, openapi: () => Buffer.alloc(0), metrics: () => null,
       draining: () => false, health: () => 'ok', observe: null,
     });
