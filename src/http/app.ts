@@ -137,14 +137,17 @@ export class App {
 
   /**
    * Answers one request. `refusal` is set when Node already knows the answer is an error (an Expect
-   * other than 100-continue: 417); it still gets the request id, the headers and the access log.
+   * other than 100-continue: 417; CONNECT over HTTP/2: 405); it still gets the request id, the
+   * headers and the access log.
    */
   handle(req: IncomingMessage, res: ServerResponse, transport: Transport, refusal: ErrorCode | null = null): void {
     const start = this.o.observe === null ? 0n : process.hrtime.bigint();
     const requestId = this.ids.next();
     const extra = ['X-Request-Id', requestId];
-    // While draining, every response ends its connection, so keep-alive clients move elsewhere.
-    if (this.o.draining()) extra.push('Connection', 'close');
+    // While draining, every response ends its connection, so keep-alive clients move elsewhere. HTTP/2
+    // has no connection headers (RFC 9113 8.2.2): its sessions get a GOAWAY instead (tls-server.ts).
+    const http1 = req.httpVersionMajor === 1;
+    if (http1 && this.o.draining()) extra.push('Connection', 'close');
     const secure = transport === 'https' || (this.o.trustProxy && req.headers['x-forwarded-proto'] === 'https');
     const base = secure ? this.headers.secure : this.headers.plain;
     const target = this.target;
@@ -154,7 +157,8 @@ export class App {
     try {
       const refused = refusal ?? framingError(req);
       if (refused !== null) {
-        if (refused === 'BAD_REQUEST') extra.push('Connection', 'close'); // a Host that is not one: trust nothing more on this connection
+        if (refused === 'BAD_REQUEST' && http1) extra.push('Connection', 'close'); // a Host that is not one: trust nothing more on this connection
+        if (refused === 'METHOD_NOT_ALLOWED') extra.push(...ALLOW);
         sendError(res, refused, base, extra, refused === 'BAD_REQUEST' ? HOST_RULE : undefined);
         status = ERRORS[refused].status;
       } else {

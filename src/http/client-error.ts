@@ -1,6 +1,6 @@
 // What the HTTP/1.1 parser refuses (400, 408, 414, 431) and CONNECT, answered in JSON with a request id
 // only after every response already owed on the connection is written, then the close (issue 15 item 2).
-import { STATUS_CODES, type ServerResponse } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { errorBody, ERRORS, type ErrorCode } from '../errors.ts';
 
@@ -64,18 +64,30 @@ export function afterOwedResponses(socket: Socket, then: (socket: Socket) => voi
 /** After the refusal the client may still be sending; read and drop that for this long, so it never meets a reset. */
 const LINGER_MS = 2000;
 
-/** Writes `answer`, half-closes, and lets the socket's timeout end what the client leaves open. */
+/** Writes `answer`, half-closes, and destroys the socket once the client has been quiet for LINGER_MS. */
 function refuse(socket: Socket, answer: string): void {
   if (!socket.writable) return void socket.destroy();
   // Closing with unread input would send a TCP reset that can overtake the answer (RFC 9112 9.6):
-  // end our side, keep reading (the parser drops it), and let Node's socket timeout destroy it.
+  // end our side, keep reading (the parser drops it), and destroy the socket once the client is quiet.
   socket.end(answer);
   socket.setTimeout(LINGER_MS);
+  socket.once('timeout', destroySocket);
+}
+
+function destroySocket(this: Socket): void {
+  this.destroy();
 }
 
 /** The 'clientError' listener of one listener: JSON 400/408/414/431 after the owed responses. */
 export function onClientError(answer: RawAnswer): (err: NodeJS.ErrnoException, socket: Socket) => void {
   return (err, socket) => {
+    const parser = err.code?.startsWith('HPE_') || err.code === 'ERR_HTTP_REQUEST_TIMEOUT';
+    if (!parser) {
+      // node:http2 passes on TLS failures too; tls.Server closes those sockets itself, after
+      // onTlsClientError had its say. Anything else (a reset mid-request) ends the socket, as Node would.
+      if (!err.code?.startsWith('ERR_SSL_') && !err.code?.startsWith('ERR_TLS_')) socket.destroy();
+      return;
+    }
     const s = socket as Socket & { [REFUSED]?: true };
     if (s[REFUSED]) return; // the parser repeats its error for every later chunk; the answer is on its way
     s[REFUSED] = true;
@@ -85,10 +97,21 @@ export function onClientError(answer: RawAnswer): (err: NodeJS.ErrnoException, s
   };
 }
 
-/** CONNECT (RFC 9110 9.3.6) asks for a tunnel; this server is no proxy: a 405 after the owed responses. */
-export function onConnect(answer: RawAnswer, allow: readonly string[]): (req: unknown, socket: Socket) => void {
-  return (_req, socket) => {
-    (socket as Socket & { [REFUSED]?: true })[REFUSED] = true;
+/**
+ * CONNECT (RFC 9110 9.3.6) asks for a tunnel; this server is no proxy: a 405. Over HTTP/1.1 Node hands
+ * over the bare socket: the answer goes out after the owed responses, then the close. Over HTTP/2 it
+ * is a stream like any other, answered by the app.
+ */
+export function onConnect(
+  answer: RawAnswer,
+  allow: readonly string[],
+  handler: (req: IncomingMessage, res: ServerResponse, refusal: 'METHOD_NOT_ALLOWED') => void,
+): (req: IncomingMessage, socketOrResponse: Socket | ServerResponse) => void {
+  return (req, second) => {
+    if (req.httpVersionMajor === 2) return handler(req, second as ServerResponse, 'METHOD_NOT_ALLOWED');
+    const socket = second as Socket & { [REFUSED]?: true };
+    socket[REFUSED] = true;
+    socket.resume(); // Node paused it for a tunnel: read on, so closing never resets
     afterOwedResponses(socket, (ready) => refuse(ready, answer('METHOD_NOT_ALLOWED', allow)));
   };
 }

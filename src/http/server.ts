@@ -1,7 +1,8 @@
-// Listeners: HTTPS (or plain with --insecure-http) and the optional refusing/redirecting plain one,
-// each hardened with explicit limits, and a close that lets in-flight requests finish.
+// Listeners: HTTPS (HTTP/2 and HTTP/1.1, or plain HTTP/1.1 with --insecure-http) and the optional
+// refusing/redirecting plain one, each hardened with explicit limits, and a close that lets in-flight
+// requests finish.
 import http from 'node:http';
-import https from 'node:https';
+import type { Http2SecureServer } from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
 import { DEFAULTS } from '../config.ts';
 import type { ErrorCode } from '../errors.ts';
@@ -9,6 +10,10 @@ import type { App, Transport } from './app.ts';
 import { onClientError, onConnect, onTlsClientError, type RawAnswer } from './client-error.ts';
 import { closeQuietConnections, DRAIN_SWEEP_MS, stopAccepting } from './drain.ts';
 import { ALLOW } from './respond.ts';
+import { goAway, secureServer } from './tls-server.ts';
+
+/** A listener's server: node:http for plain HTTP, node:http2 with HTTP/1.1 allowed for TLS. */
+export type HttpServer = http.Server | Http2SecureServer;
 
 /** The hardening limits; every one has its reason beside its default in config.ts DEFAULTS. */
 export interface Limits {
@@ -33,7 +38,7 @@ export interface ListenOptions {
 }
 
 export interface Listener {
-  readonly server: http.Server;
+  readonly server: HttpServer;
   readonly transport: Transport;
   readonly url: string;
 }
@@ -57,29 +62,33 @@ function serverOptions(limits: Limits): http.ServerOptions {
   };
 }
 
-/** What answers requests: `refusal` is set when Node already decided (an unknown Expect: 417). */
+/**
+ * What answers requests: `refusal` is set when Node already decided (an unknown Expect: 417, CONNECT
+ * over HTTP/2: 405). HTTP/2 requests arrive as node:http2's compatibility objects, typed here as
+ * their node:http counterparts: the app uses only what both have (headers, url, method, httpVersion,
+ * socket.remoteAddress; writeHead with a flat header list, end, headersSent, destroy).
+ */
 export type Handler = (req: http.IncomingMessage, res: http.ServerResponse, refusal?: ErrorCode) => void;
 
-const SOCKETS = new WeakMap<http.Server, Set<Socket>>();
+const SOCKETS = new WeakMap<HttpServer, Set<Socket>>();
 
 /**
- * An HTTP or HTTPS server with every limit applied; `handler` answers requests, `answer` builds the
- * JSON refusals of what never becomes a request (parser errors, CONNECT), and `plainAnswer` the one
- * for plain HTTP that reached a TLS port (without HSTS, which a browser ignores over plain HTTP).
+ * A plain HTTP/1.1 server, or with `tls` an HTTP/2 one that also speaks HTTP/1.1, with every limit
+ * applied (tls-server.ts says where Node applies which on the TLS port); `handler` answers requests,
+ * `answer` builds the JSON refusals of what never becomes a request (parser errors, CONNECT), and
+ * `plainAnswer` the one for plain HTTP that reached a TLS port (without HSTS, which a browser ignores
+ * over plain HTTP).
  */
-export function hardenedServer(limits: Limits, handler: Handler, tls: ListenOptions['tls'], answer: RawAnswer, plainAnswer = answer): http.Server {
-  const server = tls
-    ? https.createServer({ ...serverOptions(limits), cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2', handshakeTimeout: limits.tlsHandshakeTimeoutMs })
-    : http.createServer(serverOptions(limits));
-  server.maxRequestsPerSocket = limits.maxRequestsPerSocket;
+export function hardenedServer(limits: Limits, handler: Handler, tls: ListenOptions['tls'], answer: RawAnswer, plainAnswer = answer): HttpServer {
+  const server: HttpServer = tls ? secureServer(limits, tls) : http.createServer(serverOptions(limits));
+  if (!tls) (server as http.Server).maxRequestsPerSocket = limits.maxRequestsPerSocket;
   server.maxConnections = limits.maxConnections;
   server.on('clientError', onClientError(answer));
   if (tls) server.on('tlsClientError', onTlsClientError(plainAnswer));
-  server.on('connect', onConnect(answer, ALLOW));
-  server.on('request', handler);
+  server.on('connect', onConnect(answer, ALLOW, handler));
+  server.on('request', handler as never);
   server.on('checkExpectation', (req: http.IncomingMessage, res: http.ServerResponse) => handler(req, res, 'EXPECTATION_FAILED'));
-  // Every raw socket, so the shutdown deadline also reaches those still in a TLS handshake, which
-  // closeAllConnections (HTTP parsers only) does not see.
+  // Every raw socket, so the shutdown deadline also reaches those still in a TLS handshake.
   const sockets = new Set<Socket>();
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);
@@ -89,13 +98,13 @@ export function hardenedServer(limits: Limits, handler: Handler, tls: ListenOpti
   return server;
 }
 
-export function urlOf(server: http.Server, scheme: string, host: string): string {
+export function urlOf(server: HttpServer, scheme: string, host: string): string {
   const { port } = server.address() as AddressInfo;
   const shown = host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
   return `${scheme}://${shown}:${port}`;
 }
 
-export async function start(server: http.Server, host: string, port: number): Promise<void> {
+export async function start(server: HttpServer, host: string, port: number): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -128,12 +137,12 @@ export async function listen(app: App, options: ListenOptions): Promise<Listener
 
 /**
  * Stops accepting, lets in-flight requests finish and answers those that arrive on open connections
- * (the app adds `Connection: close` while draining, so each socket ends after one more answer), closes
- * keep-alive sockets once they have been quiet for DRAIN_QUIET_MS (drain.ts: closing an idle socket at
- * once resets the request its client is sending), and after `deadlineMs` closes whatever is left.
- * Resolves with the number of connections cut at the deadline.
+ * (HTTP/1.1: the app adds `Connection: close` while draining, so each socket ends after one more
+ * answer; HTTP/2: each session gets a GOAWAY), closes keep-alive sockets once they have been quiet for
+ * DRAIN_QUIET_MS (drain.ts: closing an idle socket at once resets the request its client is sending),
+ * and after `deadlineMs` closes whatever is left. Resolves with the number of connections cut then.
  */
-export async function closeListeners(listeners: readonly { readonly server: http.Server }[], deadlineMs: number): Promise<number> {
+export async function closeListeners(listeners: readonly { readonly server: HttpServer }[], deadlineMs: number): Promise<number> {
   const cut = await Promise.all(
     listeners.map(
       ({ server }) =>
@@ -141,10 +150,9 @@ export async function closeListeners(listeners: readonly { readonly server: http
           let forced = 0;
           const sweep = setInterval(() => setImmediate(closeQuietConnections, server, Date.now()), DRAIN_SWEEP_MS);
           const deadline = setTimeout(() => {
-            const open = SOCKETS.get(server);
-            forced = open?.size ?? 0;
-            server.closeAllConnections();
-            for (const socket of open ?? []) socket.destroy();
+            const open = SOCKETS.get(server) ?? new Set();
+            forced = open.size;
+            for (const socket of open) socket.destroy();
           }, deadlineMs);
           sweep.unref();
           deadline.unref();
@@ -153,6 +161,7 @@ export async function closeListeners(listeners: readonly { readonly server: http
             clearTimeout(deadline);
             resolve(forced);
           });
+          goAway(server);
           closeQuietConnections(server, Date.now());
         }),
     ),

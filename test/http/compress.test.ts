@@ -3,10 +3,9 @@
 // ahead with the best settings, details kept compressed but never past their day.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import zlib from 'node:zlib';
 import { parseAcceptEncoding } from '../../src/http/compress.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { startTestServer, type RawReply, type TestServer } from '../helpers/server.ts';
 import { eventually } from '../helpers/serve-harness.ts';
 import { fixture } from '../helpers/fixture.ts';
 
@@ -35,24 +34,7 @@ describe('parseAcceptEncoding', () => {
   for (const [header, expected] of cases) it(`${JSON.stringify(header)} -> ${expected}`, () => assert.equal(parseAcceptEncoding(header), expected));
 });
 
-interface Raw {
-  readonly status: number;
-  readonly headers: http.IncomingHttpHeaders;
-  readonly body: Buffer;
-}
-
-/** One GET with node:http, which leaves the body as it came (fetch would decompress it). */
-function getRaw(url: string, headers: Record<string, string>, method = 'GET'): Promise<Raw> {
-  return new Promise((resolve, reject) => {
-    http.get(url, { headers, method, agent: false }, (res) => {
-      const parts: Buffer[] = [];
-      res.on('data', (d: Buffer) => parts.push(d));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(parts) }));
-    }).on('error', reject);
-  });
-}
-
-const decode = (r: Raw): Buffer =>
+const decode = (r: RawReply): Buffer =>
   r.headers['content-encoding'] === 'br' ? zlib.brotliDecompressSync(r.body) : r.headers['content-encoding'] === 'gzip' ? zlib.gunzipSync(r.body) : r.body;
 
 describe('compressed responses', () => {
@@ -72,7 +54,7 @@ describe('compressed responses', () => {
   after(() => server.close());
 
   const get = (path: string, acceptEncoding?: string, method = 'GET') =>
-    getRaw(server.url + path, { 'x-api-key': key, ...(acceptEncoding === undefined ? {} : { 'accept-encoding': acceptEncoding }) }, method);
+    server.raw(path, { 'x-api-key': key, ...(acceptEncoding === undefined ? {} : { 'accept-encoding': acceptEncoding }) }, method);
 
   for (const path of ['/api/v1/celebrities', '/api/v1/celebrities?limit=30&sort=name_asc', '/api/v1/celebrities/birthday-person', '/api/v1/openapi.json']) {
     for (const encoding of ['gzip', 'br']) {
@@ -86,6 +68,7 @@ describe('compressed responses', () => {
         assert.ok(packed.body.length < plain.body.length, `${packed.body.length} < ${plain.body.length}`);
         assert.deepEqual(decode(packed), plain.body);
         for (const r of [plain, packed]) assert.match(String(r.headers.vary), /Accept-Encoding/);
+        if (server.protocol === 'h2') for (const r of [plain, packed]) assert.equal(r.headers.connection, undefined);
       });
     }
   }

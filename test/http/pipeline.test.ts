@@ -116,7 +116,7 @@ test('404 for unknown routes: under /api/ after the key, elsewhere at once', asy
   assert.equal(res.body.error, 'NOT_FOUND');
 });
 
-test('every response is JSON with no-store, nosniff and a request id; no HSTS over plain HTTP', async () => {
+test('every response is JSON with no-store, nosniff and a request id; HSTS over TLS only', async () => {
   const key = await server.account();
   for (const [path, k] of [['/api/v1/news', key], ['/api/v1/news', undefined], ['/nowhere', undefined]] as const) {
     const res = await server.request(path, k === undefined ? {} : { key: k });
@@ -124,7 +124,7 @@ test('every response is JSON with no-store, nosniff and a request id; no HSTS ov
     assert.equal(res.headers.get('cache-control'), 'no-store');
     assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
     assert.match(res.headers.get('x-request-id') ?? '', /^[0-9a-f]{8}-[0-9a-z]+$/);
-    assert.equal(res.headers.get('strict-transport-security'), null);
+    assert.equal(res.headers.get('strict-transport-security'), server.protocol === 'h2' ? 'max-age=31536000; includeSubDomains' : null);
     assert.equal(res.headers.get('access-control-allow-origin'), null, 'no CORS unless configured');
   }
 });
