@@ -59,12 +59,12 @@ export const ERRORS = {
   URI_TOO_LONG: {
     status: 414,
     message: 'The request target is too long',
-    when: 'The request target (path and query) is longer than the server accepts',
+    when: 'The request target (path and query) is longer than 8 KiB',
     scope: 'any',
   },
   EXPECTATION_FAILED: {
     status: 417,
-    message: 'The expectation cannot be met',
+    message: 'The only expectation this server meets is Expect: 100-continue',
     when: 'An Expect header other than 100-continue (RFC 9110 10.1.1)',
     scope: 'any',
   },

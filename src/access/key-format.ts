@@ -60,6 +60,14 @@ export function isWellFormedKey(key: string): boolean {
   return checksum(key.slice(0, split)) === key.slice(split);
 }
 
+/**
+ * True when `body` is what follows `cel_` in a key: base62 of the right length whose checksum holds.
+ * The logs use it to find a key pasted without its prefix (CONTRACT 4: no key in clear, anywhere).
+ */
+export function isKeyBody(body: string): boolean {
+  return body.length === KEY_LENGTH - KEY_PREFIX.length && isWellFormedKey(KEY_PREFIX + body);
+}
+
 // crypto.hash (node >= 20.12) is about 2.5x faster than createHash for a short input: it is on the hot path.
 const oneShot = (crypto as { hash?: (alg: string, data: string, enc: 'hex') => string }).hash;
 

@@ -1,8 +1,10 @@
 // The --admin-port listener: /healthz and /metrics only, for a monitoring network that the public
 // port does not reach. Plain HTTP: it carries no keys and no customer data.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ErrorCode } from '../errors.ts';
+import { rawResponse } from './client-error.ts';
 import { sendMetrics } from './metrics.ts';
-import { ALLOW, listenerHeaders, sendError, sendHealth, type Health } from './respond.ts';
+import { ALLOW, listenerHeaders, RequestIds, sendError, sendHealth, type Health } from './respond.ts';
 import { hardenedServer, resolveLimits, start, urlOf, type Limits, type Listener } from './server.ts';
 
 export interface AdminOptions {
@@ -16,11 +18,13 @@ export interface AdminOptions {
 
 const HEADERS = listenerHeaders({ https: false, corsOrigin: null });
 
-function answer(req: IncomingMessage, res: ServerResponse, o: AdminOptions): void {
+function answer(req: IncomingMessage, res: ServerResponse, o: AdminOptions, requestId: string, refusal: ErrorCode | undefined): void {
   const url = req.url ?? '';
   const q = url.indexOf('?');
   const path = q === -1 ? url : url.slice(0, q);
-  const extra: string[] = o.draining() ? ['Connection', 'close'] : [];
+  const extra: string[] = ['X-Request-Id', requestId];
+  if (o.draining()) extra.push('Connection', 'close');
+  if (refusal !== undefined) return sendError(res, refusal, HEADERS, extra);
   if (path !== '/healthz' && path !== '/metrics') return sendError(res, 'NOT_FOUND', HEADERS, extra);
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     extra.push(...ALLOW);
@@ -31,14 +35,17 @@ function answer(req: IncomingMessage, res: ServerResponse, o: AdminOptions): voi
 }
 
 export async function listenAdmin(o: AdminOptions): Promise<Listener> {
-  const server = hardenedServer(resolveLimits(o.limits), (req, res) => {
+  const ids = new RequestIds();
+  const handler = (req: IncomingMessage, res: ServerResponse, refusal?: ErrorCode) => {
+    const requestId = ids.next();
     try {
-      answer(req, res, o);
+      answer(req, res, o, requestId, refusal);
     } catch {
-      if (!res.headersSent) sendError(res, 'INTERNAL_ERROR', HEADERS, []);
+      if (!res.headersSent) sendError(res, 'INTERNAL_ERROR', HEADERS, ['X-Request-Id', requestId]);
       else res.destroy();
     }
-  });
+  };
+  const server = hardenedServer(resolveLimits(o.limits), handler, null, (code, extra = [], message) => rawResponse(code, [...HEADERS, 'X-Request-Id', ids.next(), ...extra], message));
   await start(server, o.host, o.port);
   return { server, transport: 'insecure', url: urlOf(server, 'http', o.host) };
 }

@@ -1,17 +1,20 @@
 // The request pipeline of CONTRACT 2: transport (403) -> key (401) -> quota (429) -> route, method
 // and parameters (404/405/400) -> 200. One instance per server; no closures per request.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { randomBytes } from 'node:crypto';
 import { utcYmd } from '../data/fragments.ts';
 import type { Snapshot } from '../data/snapshot.ts';
-import { errorBody, ERRORS } from '../errors.ts';
+import { errorBody, ERRORS, type ErrorCode } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { entityTag, fixedTag, isAnyTag, noneMatch, revalidating, sendNotModified } from './conditional.ts';
+import { MAX_TARGET_LENGTH, rawResponse, type RawAnswer } from './client-error.ts';
+import { accepts, compressBest, compressNow, MIN_COMPRESS_BYTES, type Encoding } from './compress.ts';
+import { CompressedBodies, packedOrNow, type Packed } from './compressed-bodies.ts';
+import { encodedTag, entityTag, fixedTag, isAnyTag, noneMatch, revalidating, sendNotModified } from './conditional.ts';
 import { FAULT_RETRY_AFTER, type Fault, type Faults } from './faults.ts';
 import { detail, listPage, NOT_FOUND, type Outcome } from './handlers.ts';
 import { sendMetrics } from './metrics.ts';
-import { ALLOW, listenerHeaders, pushHeaders, send, sendError, sendHealth, type Health } from './respond.ts';
+import { ALLOW, listenerHeaders, pushHeaders, RequestIds, send, sendError, sendHealth, type Health } from './respond.ts';
 import { route, type Route } from './router.ts';
+import { authorityOf, splitTarget, type Target } from './target.ts';
 
 type Headers = Readonly<Record<string, string>>;
 type Admission = { readonly ok: true; readonly ticket: unknown; readonly headers: Headers } | { readonly ok: false; readonly status: number; readonly body: string; readonly headers: Headers };
@@ -54,6 +57,18 @@ const NOT_ALLOWED: Outcome = { ok: false, code: 'METHOD_NOT_ALLOWED' };
 const RETRY_SOON: readonly string[] = ['Retry-After', '1'];
 /** The outcome of a matching If-None-Match: a 304, known by identity. */
 const NOT_MODIFIED: Outcome = { ok: true, body: Buffer.alloc(0) };
+const HOST_RULE = 'A request needs exactly one Host header, and an HTTP/1.1 request needs one (RFC 9112 3.2)';
+
+/**
+ * What makes a request unanswerable before any route: no Host on HTTP/1.1, or more than one (Node joins
+ * repeated headers with ", ", and a host name has no comma), or a target longer than we serve (414).
+ */
+function framingError(req: IncomingMessage): ErrorCode | null {
+  const host = req.headers.host;
+  if (host === undefined ? req.httpVersionMajor === 1 && req.httpVersionMinor >= 1 : host.indexOf(',') !== -1) return 'BAD_REQUEST';
+  if ((req.url?.length ?? 0) > MAX_TARGET_LENGTH) return 'URI_TOO_LONG';
+  return null;
+}
 const DAY_MS = 86_400_000;
 const REDIRECT_HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
 
@@ -61,8 +76,7 @@ export class App {
   private readonly headers: Record<'secure' | 'plain', readonly string[]>;
   /** The same prefixes for a tagged 200 or a 304: Cache-Control lets the client keep and revalidate it. */
   private readonly tagged: Record<'secure' | 'plain', readonly string[]>;
-  private readonly idPrefix = randomBytes(4).toString('hex');
-  private seq = 0;
+  private readonly ids = new RequestIds();
 
   constructor(private readonly o: AppOptions) {
     this.headers = {
@@ -70,27 +84,98 @@ export class App {
       plain: listenerHeaders({ https: false, corsOrigin: o.corsOrigin }),
     };
     this.tagged = { secure: revalidating(this.headers.secure), plain: revalidating(this.headers.plain) };
+    // Load time: the fixed bodies are compressed now, off this thread, before they are asked for.
+    this.compressed(o.snapshot());
+    const document = o.openapi();
+    void Promise.all([compressBest(document, 'br'), compressBest(document, 'gzip')]).then(
+      ([br, gzip]) => Object.assign(this.openapiPacked, { br, gzip }),
+      (err: unknown) => o.log.warn('could not compress the OpenAPI document ahead', { error: String(err) }),
+    );
   }
 
-  handle(req: IncomingMessage, res: ServerResponse, transport: Transport): void {
+  /** The OpenAPI document compressed (it never changes: day 0). */
+  private readonly openapiPacked: Packed = { today: 0, br: null, gzip: null };
+  private bodies: CompressedBodies | null = null;
+
+  /** The compressed bodies of `snapshot`; a new snapshot (a reload) gets a new set, warmed at once. */
+  private compressed(snapshot: Snapshot): CompressedBodies {
+    if (this.bodies?.snapshot === snapshot) return this.bodies;
+    const bodies = (this.bodies = new CompressedBodies(snapshot));
+    bodies.warm(this.today()).catch((err: unknown) => this.o.log.warn('could not compress the first pages ahead', { error: String(err) }));
+    return bodies;
+  }
+
+  /**
+   * A 200 body, compressed when the client accepts br or gzip and it is worth it (CONTRACT 5). Bodies
+   * made ahead prefer br (its best setting costs nothing per request); per request gzip is cheaper
+   * for about the same size, so it wins a tie.
+   */
+  private sendOk(
+    req: IncomingMessage, res: ServerResponse, r: Route, query: string, body: Buffer, snapshot: Snapshot | null, today: number,
+    base: readonly string[], extra: string[],
+  ): void {
+    const accepted = body.length < MIN_COMPRESS_BYTES ? 'identity' : accepts(req.headers['accept-encoding']);
+    if (accepted === 'identity') return send(res, 200, body, base, extra);
+    let out: Buffer;
+    let encoding: Encoding;
+    if (r.kind === 'openapi') {
+      encoding = accepted === 'gzip' ? 'gzip' : 'br';
+      out = packedOrNow(this.openapiPacked, 0, encoding, body);
+    } else if ((r.kind === 'list' || r.kind === 'detail') && snapshot !== null) {
+      // An answer made from the data before a reload is compressed, not kept.
+      const bodies = snapshot === this.o.snapshot() ? this.compressed(snapshot) : null;
+      const page = bodies !== null && r.kind === 'list' ? bodies.page(r.collection, query) : null;
+      encoding = accepted === 'either' ? (page === null ? 'gzip' : 'br') : accepted;
+      if (page !== null) out = packedOrNow(page, today, encoding, body);
+      else if (bodies !== null && r.kind === 'detail') out = bodies.detail(r.collection, snapshot.collections[r.collection].slugs.get(r.slug)!, today, encoding, body);
+      else out = compressNow(body, encoding);
+    } else {
+      return send(res, 200, body, base, extra);
+    }
+    extra.push('Content-Encoding', encoding);
+    const tag = extra.indexOf('ETag');
+    if (tag !== -1) extra[tag + 1] = encodedTag(extra[tag + 1]!, encoding);
+    send(res, 200, out, base, extra);
+  }
+
+  /** The bytes of a refusal outside a request (parser errors, CONNECT) on a listener, with a request id. */
+  rawAnswer(transport: Transport): RawAnswer {
+    const base = transport === 'https' ? this.headers.secure : this.headers.plain;
+    return (code, extra = [], message) => rawResponse(code, [...base, 'X-Request-Id', this.ids.next(), ...extra], message);
+  }
+
+  /**
+   * Answers one request. `refusal` is set when Node already knows the answer is an error (an Expect
+   * other than 100-continue: 417; CONNECT over HTTP/2: 405); it still gets the request id, the
+   * headers and the access log.
+   */
+  handle(req: IncomingMessage, res: ServerResponse, transport: Transport, refusal: ErrorCode | null = null): void {
     const start = this.o.observe === null ? 0n : process.hrtime.bigint();
-    const requestId = `${this.idPrefix}-${(++this.seq).toString(36)}`;
+    const requestId = this.ids.next();
     const extra = ['X-Request-Id', requestId];
-    // While draining, every response ends its connection, so keep-alive clients move elsewhere.
-    if (this.o.draining()) extra.push('Connection', 'close');
+    // While draining, every response ends its connection, so keep-alive clients move elsewhere. HTTP/2
+    // has no connection headers (RFC 9113 8.2.2): its sessions get a GOAWAY instead (tls-server.ts).
+    const http1 = req.httpVersionMajor === 1;
+    if (http1 && this.o.draining()) extra.push('Connection', 'close');
     const secure = transport === 'https' || (this.o.trustProxy && req.headers['x-forwarded-proto'] === 'https');
     const base = secure ? this.headers.secure : this.headers.plain;
-    const url = req.url ?? '';
-    // Absolute-form and asterisk-form targets (RFC 9112 3.2) are not paths of ours.
-    const q = url.charCodeAt(0) === 47 /* / */ ? url.indexOf('?') : -2;
-    const r: Route = q === -2 ? route('') : route(q === -1 ? url : url.slice(0, q));
+    const target = this.target;
+    splitTarget(req.url ?? '', target);
+    const r: Route = route(target.path);
     let status: number | Promise<number>;
     try {
-      const query = q === -2 || q === -1 ? '' : url.slice(q + 1);
-      const fault = this.faults === null ? null : this.faults.match(url);
-      status = fault === null
-        ? this.dispatch(req, res, r, query, secure, transport, base, extra)
-        : this.faulted(fault, res, base, extra, () => this.dispatch(req, res, r, query, secure, transport, base, extra));
+      const refused = refusal ?? framingError(req);
+      if (refused !== null) {
+        if (refused === 'BAD_REQUEST' && http1) extra.push('Connection', 'close'); // a Host that is not one: trust nothing more on this connection
+        if (refused === 'METHOD_NOT_ALLOWED') extra.push(...ALLOW);
+        sendError(res, refused, base, extra, refused === 'BAD_REQUEST' ? HOST_RULE : undefined);
+        status = ERRORS[refused].status;
+      } else {
+        const fault = this.faults === null ? null : this.faults.match(req.url ?? '');
+        status = fault === null
+          ? this.dispatch(req, res, r, target, secure, transport, base, extra)
+          : this.faulted(fault, res, base, extra, () => this.dispatch(req, res, r, target, secure, transport, base, extra));
+      }
     } catch (err) {
       status = this.failed(err, res, requestId, base, extra);
     }
@@ -113,14 +198,18 @@ export class App {
     return 500;
   }
 
+  /** Reused for every request: read only synchronously in handle() and dispatch(), before anything can interleave. */
+  private readonly target: Target = { path: '', query: '', absolute: false };
+
   private dispatch(
-    req: IncomingMessage, res: ServerResponse, r: Route, query: string, secure: boolean, transport: Transport,
+    req: IncomingMessage, res: ServerResponse, r: Route, target: Target, secure: boolean, transport: Transport,
     base: readonly string[], extra: string[],
   ): number | Promise<number> {
     const readOnly = req.method === 'GET' || req.method === 'HEAD';
+    const query = target.query; // the admission may answer later, when `target` holds another request
     switch (r.kind) {
       case 'unknown':
-        if (transport === 'redirect' && !secure) return this.redirect(req, res, base, extra);
+        if (transport === 'redirect' && !secure) return this.redirect(req, res, target, base, extra);
         sendError(res, 'NOT_FOUND', base, extra);
         return 404;
       case 'healthz':
@@ -145,13 +234,15 @@ export class App {
       if (!readOnly) return this.notAllowed(res, base, extra);
       const body = this.o.openapi();
       if (this.documentTag === null || this.documentTag[0] !== body) this.documentTag = [body, fixedTag('openapi', body)];
-      extra.push('ETag', this.documentTag[1]);
       const condition = req.headers['if-none-match'];
-      if (condition !== undefined && (isAnyTag(condition) || noneMatch(condition, this.documentTag[1]))) {
+      const held = condition === undefined ? null : isAnyTag(condition) ? this.documentTag[1] : this.matching(req, condition, this.documentTag[1]);
+      if (held !== null) {
+        extra.push('ETag', held);
         sendNotModified(res, this.taggedBase(base), extra);
         return 304;
       }
-      send(res, 200, body, this.taggedBase(base), extra);
+      extra.push('ETag', this.documentTag[1]);
+      this.sendOk(req, res, r, '', body, null, 0, this.taggedBase(base), extra);
       return 200;
     }
     const key = req.headers['x-api-key'];
@@ -169,9 +260,13 @@ export class App {
       send(res, admission.status, admission.body, base, extra);
       return admission.status;
     }
+    // The data and the day the body is made of, for its compressed forms too, even if a reload or
+    // midnight comes before it leaves.
+    const snapshot = this.o.snapshot();
+    const today = this.today();
     let outcome: Outcome;
     try {
-      outcome = readOnly ? this.resource(r, req.url!, query, req.headers['if-none-match'], extra) : NOT_ALLOWED;
+      outcome = readOnly ? this.resource(req, r, query, snapshot, today, extra) : NOT_ALLOWED;
     } catch (err) {
       this.o.gate.settle(admission.ticket, 500);
       throw err;
@@ -180,10 +275,10 @@ export class App {
     // Settle before the headers are written, so a request that did not count (a 304 neither:
     // CONTRACT 11) leaves RateLimit `r` as it was.
     const durable = this.o.gate.settle(admission.ticket, status);
-    if (durable === null) return this.answer(res, outcome, status, admission, base, extra);
+    if (durable === null) return this.answer(req, res, r, query, snapshot, today, outcome, status, admission, base, extra);
     // Strict durability: the 200 leaves only once its usage record is on disk (CONTRACT 4).
     return durable.then(
-      () => this.answer(res, outcome, status, admission, base, extra),
+      () => this.answer(req, res, r, query, snapshot, today, outcome, status, admission, base, extra),
       () => {
         const tag = extra.indexOf('ETag'); // a tag names a 200, not the 503 that replaces it
         if (tag !== -1) extra.splice(tag, 2);
@@ -195,10 +290,13 @@ export class App {
     );
   }
 
-  private answer(res: ServerResponse, outcome: Outcome, status: number, admission: Admission & { ok: true }, base: readonly string[], extra: string[]): number {
+  private answer(
+    req: IncomingMessage, res: ServerResponse, r: Route, query: string, snapshot: Snapshot, today: number, outcome: Outcome, status: number,
+    admission: Admission & { ok: true }, base: readonly string[], extra: string[],
+  ): number {
     pushHeaders(extra, status === 200 ? admission.headers : this.o.gate.quotaHeaders(admission.ticket, status));
     if (outcome === NOT_MODIFIED) sendNotModified(res, this.taggedBase(base), extra);
-    else if (outcome.ok) send(res, 200, outcome.body, this.taggedBase(base), extra);
+    else if (outcome.ok) this.sendOk(req, res, r, query, outcome.body, snapshot, today, this.taggedBase(base), extra);
     else if (outcome.code === 'METHOD_NOT_ALLOWED') this.notAllowed(res, base, extra);
     else sendError(res, outcome.code, base, extra, outcome.message);
     return status;
@@ -208,21 +306,45 @@ export class App {
    * A resource's outcome. Its tag comes from the snapshot, the target and the day alone, so a matching
    * If-None-Match is a 304 before any page is built; the tag goes into `extra` with a 200 or a 304.
    */
-  private resource(r: Route, target: string, query: string, condition: string | undefined, extra: string[]): Outcome {
+  private resource(req: IncomingMessage, r: Route, query: string, snapshot: Snapshot, today: number, extra: string[]): Outcome {
     if (r.kind !== 'list' && r.kind !== 'detail') return NOT_FOUND;
-    const snapshot = this.o.snapshot();
     const index = snapshot.collections[r.collection];
-    const today = this.today();
-    const tag = entityTag(snapshot, target, index.def.late ? today : null);
-    let outcome: Outcome = condition !== undefined && noneMatch(condition, tag) ? NOT_MODIFIED : r.kind === 'list' ? listPage(index, query, today) : detail(index, r.slug, today);
+    const tag = entityTag(snapshot, req.url!, index.def.late ? today : null);
+    const condition = req.headers['if-none-match'];
+    const held = condition === undefined ? null : this.matching(req, condition, tag);
+    if (held !== null) {
+      extra.push('ETag', held);
+      return NOT_MODIFIED;
+    }
+    let outcome = r.kind === 'list' ? listPage(index, query, today) : detail(index, r.slug, today);
     if (outcome.ok && condition !== undefined && isAnyTag(condition)) outcome = NOT_MODIFIED;
     if (outcome.ok) extra.push('ETag', tag);
     return outcome;
   }
 
-  private taggedBase(base: readonly string[]): readonly string[] {
-    return base === this.headers.secure ? this.tagged.secure : this.tagged.plain;
+  /**
+   * The tag If-None-Match names among the representations this request could get, or null: the
+   * identity tag, or that of a coding the request accepts (a compressed 200 carries `encodedTag`).
+   * A 304 carries the tag the client holds.
+   */
+  private matching(req: IncomingMessage, condition: string, tag: string): string | null {
+    if (noneMatch(condition, tag)) return tag;
+    const accepted = accepts(req.headers['accept-encoding']);
+    if (accepted === 'identity') return null;
+    for (const encoding of ['br', 'gzip'] as const) {
+      if (accepted !== 'either' && accepted !== encoding) continue;
+      const variant = encodedTag(tag, encoding);
+      if (noneMatch(condition, variant)) return variant;
+    }
+    return null;
   }
+
+  private taggedBase(base: readonly string[]): readonly string[] {
+    return base === this.headers.secure || base === this.tagged.secure ? this.tagged.secure : this.tagged.plain;
+  }
+
+  /** The OpenAPI body the tag was made for, and its tag: built again only if the body changes. */
+  private documentTag: [Buffer, string] | null = null;
 
   /** Faults on purpose (src/http/faults.ts); null, and skipped, unless a test or `serve --fault` asks. */
   faults: Faults | null = null;
@@ -252,9 +374,6 @@ export class App {
     return new Promise<void>((resolve) => setTimeout(resolve, fault.latencyMs)).then(act);
   }
 
-  /** The OpenAPI body the tag was made for, and its tag: built again only if the body changes. */
-  private documentTag: [Buffer, string] | null = null;
-
   /** The serving day as yyyymmdd, recomputed only when the clock leaves the cached day. */
   private today(): number {
     const now = this.o.clock();
@@ -274,12 +393,12 @@ export class App {
   }
 
   /** Plain HTTP beside HTTPS: everything but /api/ moves to the HTTPS origin (CONTRACT 5). */
-  private redirect(req: IncomingMessage, res: ServerResponse, base: readonly string[], extra: string[]): number {
+  private redirect(req: IncomingMessage, res: ServerResponse, target: Target, base: readonly string[], extra: string[]): number {
     // Only a plain host name or IP literal goes into Location; anything else could steer the redirect.
-    const given = req.headers.host ?? '';
+    // An absolute-form target names the host itself, and then Host is ignored (RFC 9112 3.2.2).
+    const given = target.absolute ? authorityOf(req.url ?? '') : (req.headers.host ?? '');
     const host = REDIRECT_HOST.test(given) ? given.replace(/:\d+$/, '') : 'localhost';
-    const target = req.url ?? '/';
-    const location = `https://${host}${this.httpsPortSuffix}${target.charCodeAt(0) === 47 ? target : '/'}`;
+    const location = `https://${host}${this.httpsPortSuffix}${target.path}${target.query === '' ? '' : '?' + target.query}`;
     extra.push('Location', location);
     send(res, 308, errorBody('HTTPS_REQUIRED', `This server answers over HTTPS: ${location}`), base, extra);
     return 308;

@@ -27,7 +27,7 @@ function targetHash(target: string): string {
 /**
  * The strong entity tag of a resource 200: which data, which request target (path and query), and
  * the serving day (yyyymmdd) when the collection has a day-dependent field, else null. The one place
- * tags are made: a per-encoding variant (compression) extends this function.
+ * tags are made; `encodedTag` names its compressed forms.
  */
 export function entityTag(snapshot: Snapshot, target: string, day: number | null): string {
   return `"${dataToken(snapshot)}-${targetHash(target)}${day === null ? '' : `-${day}`}"`;
@@ -73,3 +73,9 @@ export function sendNotModified(res: ServerResponse, base: readonly string[], ex
   res.writeHead(304, base.concat(extra));
   res.end();
 }
+
+/**
+ * The tag of `tag`'s representation compressed with `encoding`: a strong validator names the bytes
+ * sent, so a br or gzip body has a tag of its own (RFC 9110 8.8.3.3).
+ */
+export const encodedTag = (tag: string, encoding: 'br' | 'gzip'): string => `${tag.slice(0, -1)}-${encoding}"`;

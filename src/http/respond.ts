@@ -1,5 +1,6 @@
 // Writing responses: JSON bodies with headers built once (STYLE habit 3), and the error shape of SPEC 7.
 import type { ServerResponse } from 'node:http';
+import { randomBytes } from 'node:crypto';
 import { errorBody, ERRORS, type ErrorCode } from '../errors.ts';
 
 /** Headers every response carries (issue 4): JSON, never cached, never sniffed. */
@@ -16,10 +17,13 @@ export const HSTS: readonly string[] = ['Strict-Transport-Security', 'max-age=31
 export function listenerHeaders(options: { https: boolean; corsOrigin: string | null }): readonly string[] {
   const headers = [...BASE_HEADERS];
   if (options.https) headers.push(...HSTS);
+  // Any answer may be compressed or not depending on Accept-Encoding (RFC 9110 12.5.5).
+  let vary = 'Accept-Encoding';
   if (options.corsOrigin !== null) {
     headers.push('Access-Control-Allow-Origin', options.corsOrigin, 'Access-Control-Expose-Headers', 'RateLimit, RateLimit-Policy, Retry-After, X-Request-Id, ETag');
-    if (options.corsOrigin !== '*') headers.push('Vary', 'Origin');
+    if (options.corsOrigin !== '*') vary += ', Origin';
   }
+  headers.push('Vary', vary);
   return headers;
 }
 
@@ -62,6 +66,16 @@ export function sendHealth(res: ServerResponse, health: Health, base: readonly s
   const status = health === 'ok' ? 200 : 503;
   send(res, status, HEALTH_BODIES[health], base, extra);
   return status;
+}
+
+/** Request ids: a random prefix per server and a counter, so a log search finds exactly one request. */
+export class RequestIds {
+  private readonly prefix = randomBytes(4).toString('hex');
+  private seq = 0;
+
+  next(): string {
+    return `${this.prefix}-${(++this.seq).toString(36)}`;
+  }
 }
 
 /** Flattens a header object (from the quota gate) onto a flat header list. */

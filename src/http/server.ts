@@ -1,11 +1,19 @@
-// Listeners: HTTPS (or plain with --insecure-http) and the optional refusing/redirecting plain one,
-// each hardened with explicit limits, and a close that lets in-flight requests finish.
+// Listeners: HTTPS (HTTP/2 and HTTP/1.1, or plain HTTP/1.1 with --insecure-http) and the optional
+// refusing/redirecting plain one, each hardened with explicit limits, and a close that lets in-flight
+// requests finish.
 import http from 'node:http';
-import https from 'node:https';
+import type { Http2SecureServer } from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
 import { DEFAULTS } from '../config.ts';
-import { errorBody, type ErrorCode } from '../errors.ts';
+import type { ErrorCode } from '../errors.ts';
 import type { App, Transport } from './app.ts';
+import { onClientError, onConnect, onTlsClientError, type RawAnswer } from './client-error.ts';
+import { closeQuietConnections, DRAIN_SWEEP_MS, stopAccepting } from './drain.ts';
+import { ALLOW } from './respond.ts';
+import { goAway, secureServer } from './tls-server.ts';
+
+/** A listener's server: node:http for plain HTTP, node:http2 with HTTP/1.1 allowed for TLS. */
+export type HttpServer = http.Server | Http2SecureServer;
 
 /** The hardening limits; every one has its reason beside its default in config.ts DEFAULTS. */
 export interface Limits {
@@ -30,7 +38,7 @@ export interface ListenOptions {
 }
 
 export interface Listener {
-  readonly server: http.Server;
+  readonly server: HttpServer;
   readonly transport: Transport;
   readonly url: string;
 }
@@ -47,42 +55,40 @@ function serverOptions(limits: Limits): http.ServerOptions {
     keepAliveTimeout: limits.keepAliveTimeoutMs,
     connectionsCheckingInterval: limits.connectionsCheckingIntervalMs,
     maxHeaderSize: limits.maxHeaderSize,
+    // Node's own answer to a missing Host is an empty 400; the app sends it in JSON (RFC 9112 3.2).
+    requireHostHeader: false,
+    // Repeated Host lines arrive joined ("a, b") instead of the first silently winning, so the app can refuse them.
+    joinDuplicateHeaders: true,
   };
 }
 
-/** Errors the HTTP parser raises before a request exists get a JSON body too (issue 4). */
-const CLIENT_ERRORS: Readonly<Record<string, ErrorCode>> = {
-  HPE_HEADER_OVERFLOW: 'HEADERS_TOO_LARGE',
-  ERR_HTTP_REQUEST_TIMEOUT: 'REQUEST_TIMEOUT',
-};
+/**
+ * What answers requests: `refusal` is set when Node already decided (an unknown Expect: 417, CONNECT
+ * over HTTP/2: 405). HTTP/2 requests arrive as node:http2's compatibility objects, typed here as
+ * their node:http counterparts: the app uses only what both have (headers, url, method, httpVersion,
+ * socket.remoteAddress; writeHead with a flat header list, end, headersSent, destroy).
+ */
+export type Handler = (req: http.IncomingMessage, res: http.ServerResponse, refusal?: ErrorCode) => void;
 
-function onClientError(err: NodeJS.ErrnoException, socket: Socket): void {
-  if (!socket.writable || (socket as Socket & { _httpMessage?: { headersSent: boolean } })._httpMessage?.headersSent) {
-    socket.destroy();
-    return;
-  }
-  const code = CLIENT_ERRORS[err.code ?? ''] ?? 'BAD_REQUEST';
-  const status = code === 'HEADERS_TOO_LARGE' ? '431 Request Header Fields Too Large' : code === 'REQUEST_TIMEOUT' ? '408 Request Timeout' : '400 Bad Request';
-  const body = errorBody(code);
-  socket.end(
-    `HTTP/1.1 ${status}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-      `Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
-  );
-}
+const SOCKETS = new WeakMap<HttpServer, Set<Socket>>();
 
-const SOCKETS = new WeakMap<http.Server, Set<Socket>>();
-
-/** An HTTP or HTTPS server with every limit applied and JSON parser errors; `handler` answers requests. */
-export function hardenedServer(limits: Limits, handler: http.RequestListener, tls?: ListenOptions['tls']): http.Server {
-  const server = tls
-    ? https.createServer({ ...serverOptions(limits), cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2', handshakeTimeout: limits.tlsHandshakeTimeoutMs })
-    : http.createServer(serverOptions(limits));
-  server.maxRequestsPerSocket = limits.maxRequestsPerSocket;
+/**
+ * A plain HTTP/1.1 server, or with `tls` an HTTP/2 one that also speaks HTTP/1.1, with every limit
+ * applied (tls-server.ts says where Node applies which on the TLS port); `handler` answers requests,
+ * `answer` builds the JSON refusals of what never becomes a request (parser errors, CONNECT), and
+ * `plainAnswer` the one for plain HTTP that reached a TLS port (without HSTS, which a browser ignores
+ * over plain HTTP).
+ */
+export function hardenedServer(limits: Limits, handler: Handler, tls: ListenOptions['tls'], answer: RawAnswer, plainAnswer = answer): HttpServer {
+  const server: HttpServer = tls ? secureServer(limits, tls) : http.createServer(serverOptions(limits));
+  if (!tls) (server as http.Server).maxRequestsPerSocket = limits.maxRequestsPerSocket;
   server.maxConnections = limits.maxConnections;
-  server.on('clientError', onClientError);
-  server.on('request', handler);
-  // Every raw socket, so the shutdown deadline also reaches those still in a TLS handshake, which
-  // closeAllConnections (HTTP parsers only) does not see.
+  server.on('clientError', onClientError(answer));
+  if (tls) server.on('tlsClientError', onTlsClientError(plainAnswer));
+  server.on('connect', onConnect(answer, ALLOW, handler));
+  server.on('request', handler as never);
+  server.on('checkExpectation', (req: http.IncomingMessage, res: http.ServerResponse) => handler(req, res, 'EXPECTATION_FAILED'));
+  // Every raw socket, so the shutdown deadline also reaches those still in a TLS handshake.
   const sockets = new Set<Socket>();
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);
@@ -92,13 +98,13 @@ export function hardenedServer(limits: Limits, handler: http.RequestListener, tl
   return server;
 }
 
-export function urlOf(server: http.Server, scheme: string, host: string): string {
+export function urlOf(server: HttpServer, scheme: string, host: string): string {
   const { port } = server.address() as AddressInfo;
   const shown = host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
   return `${scheme}://${shown}:${port}`;
 }
 
-export async function start(server: http.Server, host: string, port: number): Promise<void> {
+export async function start(server: HttpServer, host: string, port: number): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -112,11 +118,11 @@ export async function start(server: http.Server, host: string, port: number): Pr
 export async function listen(app: App, options: ListenOptions): Promise<Listener[]> {
   const limits = resolveLimits(options.limits);
   const mainTransport: Transport = options.tls ? 'https' : 'insecure';
-  const main = hardenedServer(limits, (req, res) => app.handle(req, res, mainTransport), options.tls);
+  const main = hardenedServer(limits, (req, res, refusal) => app.handle(req, res, mainTransport, refusal), options.tls, app.rawAnswer(mainTransport), app.rawAnswer('insecure'));
   await start(main, options.host, options.port);
   const listeners: Listener[] = [{ server: main, transport: mainTransport, url: urlOf(main, options.tls ? 'https' : 'http', options.host) }];
   if (options.tls && options.httpPort !== null) {
-    const plain = hardenedServer(limits, (req, res) => app.handle(req, res, 'redirect'));
+    const plain = hardenedServer(limits, (req, res, refusal) => app.handle(req, res, 'redirect', refusal), null, app.rawAnswer('redirect'));
     try {
       await start(plain, options.host, options.httpPort);
     } catch (err) {
@@ -129,37 +135,34 @@ export async function listen(app: App, options: ListenOptions): Promise<Listener
   return listeners;
 }
 
-/** How often a draining server looks for sockets that went idle after their last response. */
-const IDLE_SWEEP_MS = 50;
-
 /**
- * Stops accepting, lets in-flight requests finish (the app adds `Connection: close` to their
- * responses while draining), closes keep-alive sockets as soon as they are idle, and after
- * `deadlineMs` closes whatever is left. Resolves with the number of connections cut at the deadline.
+ * Stops accepting, lets in-flight requests finish and answers those that arrive on open connections
+ * (HTTP/1.1: the app adds `Connection: close` while draining, so each socket ends after one more
+ * answer; HTTP/2: each session gets a GOAWAY), closes keep-alive sockets once they have been quiet for
+ * DRAIN_QUIET_MS (drain.ts: closing an idle socket at once resets the request its client is sending),
+ * and after `deadlineMs` closes whatever is left. Resolves with the number of connections cut then.
  */
-export async function closeListeners(listeners: readonly { readonly server: http.Server }[], deadlineMs: number): Promise<number> {
+export async function closeListeners(listeners: readonly { readonly server: HttpServer }[], deadlineMs: number): Promise<number> {
   const cut = await Promise.all(
     listeners.map(
       ({ server }) =>
         new Promise<number>((resolve) => {
           let forced = 0;
-          // A response sent just before draining began carried keep-alive: its socket goes idle
-          // later, and only a sweep notices (server.close() closes the idle ones of this instant only).
-          const sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
+          const sweep = setInterval(() => setImmediate(closeQuietConnections, server, Date.now()), DRAIN_SWEEP_MS);
           const deadline = setTimeout(() => {
-            const open = SOCKETS.get(server);
-            forced = open?.size ?? 0;
-            server.closeAllConnections();
-            for (const socket of open ?? []) socket.destroy();
+            const open = SOCKETS.get(server) ?? new Set();
+            forced = open.size;
+            for (const socket of open) socket.destroy();
           }, deadlineMs);
           sweep.unref();
           deadline.unref();
-          server.close(() => {
+          stopAccepting(server, () => {
             clearInterval(sweep);
             clearTimeout(deadline);
             resolve(forced);
           });
-          server.closeIdleConnections();
+          goAway(server);
+          closeQuietConnections(server, Date.now());
         }),
     ),
   );

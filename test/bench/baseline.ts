@@ -1,6 +1,7 @@
 // The physical limit to measure against (issue 5): a bare node:http / node:https server that answers
-// each scenario with a fixed, precomputed body of the same bytes as ours. Run as a child process by
-// run.ts; bodies arrive over IPC before any load starts, so a request does no work but the write.
+// each scenario with a fixed, precomputed body of the same bytes as ours (compressed ones with their
+// Content-Encoding). Run as a child process by run.ts; bodies arrive over IPC before any load starts,
+// so a request does no work but the write.
 import http from 'node:http';
 import https from 'node:https';
 import { readFileSync } from 'node:fs';
@@ -27,9 +28,9 @@ const tls = certFile && keyFile ? { cert: readFileSync(certFile), key: readFileS
 const server = tls ? https.createServer({ ...tls, minVersion: 'TLSv1.2', keepAliveTimeout: 5000 }, handler) : http.createServer({ keepAliveTimeout: 5000 }, handler);
 server.maxRequestsPerSocket = 0;
 
-process.on('message', (m: { path: string; status: number; body: string }) => {
+process.on('message', (m: { path: string; status: number; body: string; headers: string[] }) => {
   const body = Buffer.from(m.body, 'base64');
-  bodies.set(m.path, { status: m.status, body, headers: ['Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(body.length)] });
+  bodies.set(m.path, { status: m.status, body, headers: ['Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(body.length), ...m.headers] });
   process.send!({ ok: m.path });
 });
 process.on('disconnect', () => process.exit(0));

@@ -74,14 +74,23 @@ interface Scenario {
   readonly path: string;
   readonly key: 'good' | 'bad' | 'spent';
   readonly status: number;
-  /** Issue 5 target as a ratio to the baseline. */
-  readonly target: number;
+  /** Issue 5 target as a ratio to the baseline; null for the compressed rows, which measure the CPU cost. */
+  readonly target: number | null;
+  /** Sent as Accept-Encoding; the baseline then answers the same compressed bytes with the same Content-Encoding. */
+  readonly encoding?: 'br' | 'gzip';
 }
 
 /** Scenario paths from what the data holds: values taken from the first page served. */
 async function scenarios(url: string, key: string): Promise<Scenario[]> {
   const first = JSON.parse((await fetchOnce(`${url}/api/v1/celebrities?limit=50&sort=name_desc`, { 'x-api-key': key })).body.toString());
   const pick = first.data[7] as { nationality: string; occupation: string[]; slug: string; name: string };
+  // A detail well over the compression threshold for the compressed row (small data sets have short ones).
+  let long = pick.slug;
+  for (const r of first.data as { slug: string }[]) {
+    if ((await fetchOnce(`${url}/api/v1/celebrities/${r.slug}`, { 'x-api-key': key })).body.length < 2048) continue;
+    long = r.slug;
+    break;
+  }
   const q = encodeURIComponent;
   return [
     { name: 'list default page', path: '/api/v1/celebrities', key: 'good', status: 200, target: 0.85 },
@@ -93,6 +102,13 @@ async function scenarios(url: string, key: string): Promise<Scenario[]> {
     { name: 'detail', path: `/api/v1/celebrities/${pick.slug}`, key: 'good', status: 200, target: 0.85 },
     { name: '401 bad key', path: '/api/v1/celebrities', key: 'bad', status: 401, target: 0.9 },
     { name: '429 quota used up', path: '/api/v1/celebrities', key: 'spent', status: 429, target: 0.9 },
+    // Compression (issue 14): a first page is compressed at load time, other pages per request, a
+    // detail on its first request and then kept.
+    { name: 'list default page, br (made ahead)', path: '/api/v1/celebrities', key: 'good', status: 200, target: null, encoding: 'br' },
+    { name: 'list default page, gzip (made ahead)', path: '/api/v1/celebrities', key: 'good', status: 200, target: null, encoding: 'gzip' },
+    { name: 'filter + sort, br (per request)', path: `/api/v1/celebrities?nationality=${q(pick.nationality)}&sort=name_asc`, key: 'good', status: 200, target: null, encoding: 'br' },
+    { name: 'filter + sort, gzip (per request)', path: `/api/v1/celebrities?nationality=${q(pick.nationality)}&sort=name_asc`, key: 'good', status: 200, target: null, encoding: 'gzip' },
+    { name: 'detail, gzip (kept)', path: `/api/v1/celebrities/${long}`, key: 'good', status: 200, target: null, encoding: 'gzip' },
   ];
 }
 
@@ -123,23 +139,27 @@ async function measureTransport(wrk: string, transport: 'https' | 'http', data: 
     const list = await scenarios(ours.url, keys.good);
     const keyOf = { good: keys.good, bad: BAD_KEY, spent: keys.spent };
     for (const [i, s] of list.entries()) {
-      const headers = { 'x-api-key': keyOf[s.key] };
+      const headers: Record<string, string> = { 'x-api-key': keyOf[s.key], ...(s.encoding ? { 'accept-encoding': s.encoding } : {}) };
       const sample = await fetchOnce(ours.url + s.path, headers);
       if (sample.status !== s.status) throw new Error(`${s.name}: expected ${s.status}, got ${sample.status}: ${sample.body.toString().slice(0, 300)}`);
-      const total = s.status === 200 && sample.body.includes('"pagination"') ? (JSON.parse(sample.body.toString()).pagination.total as number) : null;
+      if (sample.encoding !== s.encoding) throw new Error(`${s.name}: expected Content-Encoding ${s.encoding ?? 'none'}, got ${sample.encoding ?? 'none'}`);
+      const plain = s.encoding ? (await fetchOnce(ours.url + s.path, { 'x-api-key': keyOf[s.key] })).body : sample.body;
+      const total = s.status === 200 && plain.includes('"pagination"') ? (JSON.parse(plain.toString()).pagination.total as number) : null;
       const basePath = `/s/${i}`;
-      await baseline.set(basePath, s.status, sample.body);
+      await baseline.set(basePath, s.status, sample.body, s.encoding ? ['Content-Encoding', s.encoding, 'Vary', 'Accept-Encoding'] : []);
       const load = (url: string, h: Record<string, string>) => runLoad(wrk, { url, seconds: SECONDS / ROUNDS, connections: CONNECTIONS, headers: h });
       const warm = (url: string, h: Record<string, string>) => runLoad(wrk, { url, seconds: WARMUP, connections: CONNECTIONS, headers: h });
       // Ours and the baseline alternate in ROUNDS short slices, so that drift on a shared machine
       // (other jobs, thermal) lands on both sides of the ratio rather than on one.
       await warm(ours.url + s.path, headers);
-      await warm(baseline.url + basePath, {});
+      // The baseline gets the same Accept-Encoding, so both sides read the same request bytes.
+      const baseHeaders: Record<string, string> = s.encoding ? { 'accept-encoding': s.encoding } : {};
+      await warm(baseline.url + basePath, baseHeaders);
       const os_: LoadResult[] = [];
       const bs: LoadResult[] = [];
       for (let round = 0; round < ROUNDS; round++) {
         os_.push(await load(ours.url + s.path, headers));
-        bs.push(await load(baseline.url + basePath, {}));
+        bs.push(await load(baseline.url + basePath, baseHeaders));
       }
       const o = combine(os_);
       const b = combine(bs);
@@ -217,11 +237,13 @@ function printTables(rows: Row[], boots: BootRow[], extra: string[]): void {
   out.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|');
   for (const r of rows) {
     const ratio = r.ours.rps / r.base.rps;
-    const holds = ratio >= r.scenario.target && r.ours.p99 < 10;
+    const target = r.scenario.target;
+    const holds = target === null ? '' : ratio >= target && r.ours.p99 < 10 ? 'yes' : 'no';
     out.push(
-      `| ${r.transport} | ${r.scenario.name} | ${r.bytes} | ${r.total ?? ''} | ${f0(r.ours.rps)} | ${f2(r.ours.p50)} | ${f2(r.ours.p99)} | ${f0(r.base.rps)} | ${f2(r.base.p99)} | ${f2(ratio)} | ${r.scenario.target} | ${holds ? 'yes' : 'no'} |`,
+      `| ${r.transport} | ${r.scenario.name} | ${r.bytes} | ${r.total ?? ''} | ${f0(r.ours.rps)} | ${f2(r.ours.p50)} | ${f2(r.ours.p99)} | ${f0(r.base.rps)} | ${f2(r.base.p99)} | ${f2(ratio)} | ${target ?? ''} | ${holds} |`,
     );
   }
+  out.push('\nbody B: bytes on the wire (compressed for the br and gzip rows; the baseline sends the same bytes and Content-Encoding).');
   out.push('\n## Boot (spawn to `listening on`) and resident memory\n');
   out.push('| scale | data MB | transport | boot s | RSS MB at ready | peak RSS MB | RSS MB after load | note |');
   out.push('|---:|---:|---|---:|---:|---:|---:|---|');

@@ -93,8 +93,8 @@ export function startOurs(data: string, state: string, plain: boolean, timeoutMs
 export interface Baseline {
   readonly child: ChildProcess;
   readonly url: string;
-  /** Registers the fixed answer for `path`. */
-  set(path: string, status: number, body: Buffer): Promise<void>;
+  /** Registers the fixed answer for `path`, with `headers` (flat [name, value, ...]) besides Content-Type and Content-Length. */
+  set(path: string, status: number, body: Buffer, headers?: readonly string[]): Promise<void>;
 }
 
 export function startBaseline(tls: { cert: string; key: string } | null): Promise<Baseline> {
@@ -112,10 +112,10 @@ export function startBaseline(tls: { cert: string; key: string } | null): Promis
         resolve({
           child,
           url: m.url,
-          set: (path, status, body) =>
+          set: (path, status, body, headers = []) =>
             new Promise<void>((done) => {
               pending.set(path, done);
-              child.send({ path, status, body: body.toString('base64') });
+              child.send({ path, status, body: body.toString('base64'), headers });
             }),
         });
       }
@@ -151,14 +151,14 @@ export async function startJsonServer(work: string, db: string, timeoutMs: numbe
   return null;
 }
 
-/** One request, keep-alive off; self-signed certificates accepted (127.0.0.1 only). */
-export function fetchOnce(url: string, headers: Record<string, string>, method = 'GET'): Promise<{ status: number; body: Buffer }> {
+/** One request, keep-alive off; self-signed certificates accepted (127.0.0.1 only); the body as sent (never decompressed). */
+export function fetchOnce(url: string, headers: Record<string, string>, method = 'GET'): Promise<{ status: number; body: Buffer; encoding: string | undefined }> {
   const mod = url.startsWith('https:') ? https : http;
   return new Promise((resolve, reject) => {
     const req = mod.request(url, { method, headers, rejectUnauthorized: false, agent: false, timeout: 30_000 }, (res) => {
       const parts: Buffer[] = [];
       res.on('data', (d: Buffer) => parts.push(d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(parts) }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(parts), encoding: res.headers['content-encoding'] }));
     });
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', reject);

@@ -1,14 +1,25 @@
-// Starts the service in-process on 127.0.0.1, port 0, with state in memory, for black-box HTTP tests.
+// Starts the service in-process on 127.0.0.1, port 0, with state in memory, for black-box HTTP tests:
+// over plain HTTP/1.1 with fetch, or over HTTP/2 on TLS (a self-signed certificate made in memory) with
+// node:http2, so the same suites run over both (test/http/over-h2.test.ts).
+import http from 'node:http';
+import http2 from 'node:http2';
+import zlib from 'node:zlib';
 import { BUNDLED_DATA } from '../../src/config.ts';
 import type { DataInput } from '../../src/data/load.ts';
+import { createSelfSignedCertificate } from '../../src/http/self-signed.ts';
 import { assertMatchesDocument } from './openapi-validator.ts';
 import { startService, type Service, type ServiceOptions } from '../../src/service.ts';
+
+export type Protocol = 'http1' | 'h2';
 
 export interface TestServer {
   readonly service: Service;
   readonly url: string;
-  /** GET (or another method) with an optional key; the body parsed as JSON when there is one. */
+  readonly protocol: Protocol;
+  /** GET (or another method) with an optional key; the body decoded and parsed as JSON when there is one. */
   request(path: string, options?: { key?: string; method?: string; headers?: Record<string, string> }): Promise<TestResponse>;
+  /** One request as the client received it: the body not decompressed, never checked against the document. */
+  raw(path: string, headers?: Record<string, string>, method?: string): Promise<RawReply>;
   /** Creates an account and returns its key. */
   account(plan?: string, email?: string): Promise<string>;
   close(): Promise<void>;
@@ -21,28 +32,100 @@ export interface TestResponse {
   readonly body: any;
 }
 
+export interface RawReply {
+  readonly status: number;
+  /** Lower-case names, as node:http gives them. */
+  readonly headers: Readonly<Record<string, string | undefined>>;
+  readonly body: Buffer;
+}
+
+let protocolForSuites: Protocol = 'http1';
+
+/** Makes every later startTestServer() speak `protocol`: over-h2.test.ts runs the suites again this way. */
+export function useProtocol(protocol: Protocol): void {
+  protocolForSuites = protocol;
+}
+
+let certificate: { cert: string; key: string } | null = null;
 let accounts = 0;
 
-export async function startTestServer(options: Partial<ServiceOptions> & { data?: DataInput } = {}): Promise<TestServer> {
-  const service = await startService({ data: BUNDLED_DATA, state: 'memory', tls: false, port: 0, ...options });
+const decode = (body: Buffer, encoding: string | undefined): Buffer =>
+  encoding === 'br' ? zlib.brotliDecompressSync(body) : encoding === 'gzip' ? zlib.gunzipSync(body) : body;
+
+/** One HTTP/2 stream on `session`; the body as it arrived. */
+function h2Request(session: http2.ClientHttp2Session, path: string, method: string, headers: Record<string, string>): Promise<RawReply> {
+  return new Promise((resolve, reject) => {
+    const stream = session.request({ ':path': path, ':method': method, ...headers }, { endStream: true });
+    const parts: Buffer[] = [];
+    let head: http2.IncomingHttpHeaders = {};
+    stream.on('response', (h) => (head = h));
+    stream.on('data', (d: Buffer) => parts.push(d));
+    stream.on('end', () => {
+      const out: Record<string, string> = {};
+      for (const [name, value] of Object.entries(head)) if (!name.startsWith(':') && value !== undefined) out[name] = String(value);
+      resolve({ status: Number(head[':status']), headers: out, body: Buffer.concat(parts) });
+    });
+    stream.on('error', reject);
+  });
+}
+
+/** One HTTP/1.1 request with node:http, which leaves the body as it came (fetch would decompress it). */
+function http1Request(url: string, method: string, headers: Record<string, string>): Promise<RawReply> {
+  return new Promise((resolve, reject) => {
+    http
+      .request(url, { method, headers, agent: false }, (res) => {
+        const parts: Buffer[] = [];
+        res.on('data', (d: Buffer) => parts.push(d));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers as Record<string, string>, body: Buffer.concat(parts) }));
+      })
+      .on('error', reject)
+      .end();
+  });
+}
+
+export async function startTestServer(options: Partial<ServiceOptions> & { data?: DataInput; protocol?: Protocol } = {}): Promise<TestServer> {
+  const { protocol = protocolForSuites, ...rest } = options;
+  if (protocol === 'h2') certificate ??= createSelfSignedCertificate();
+  const tls = protocol === 'h2' ? certificate! : false;
+  const service = await startService({ data: BUNDLED_DATA, state: 'memory', tls, port: 0, ...rest });
   const url = service.listeners[0]!.url;
+  const session = protocol === 'h2' ? http2.connect(url, { ca: certificate!.cert }) : null;
+  session?.on('error', () => {}); // a GOAWAY at close; requests report their own errors
+  const raw = (path: string, headers: Record<string, string> = {}, method = 'GET') =>
+    session === null ? http1Request(url + path, method, headers) : h2Request(session, path, method, headers);
   return {
     service,
     url,
+    protocol,
+    raw,
     async request(path, { key, method = 'GET', headers = {} } = {}) {
-      const res = await fetch(url + path, { method, headers: { ...(key === undefined ? {} : { 'x-api-key': key }), ...headers } });
-      const text = await res.text();
+      const sent = { ...(key === undefined ? {} : { 'x-api-key': key }), ...headers };
+      let status: number;
+      let responseHeaders: Headers;
+      let text: string;
+      if (session === null) {
+        const res = await fetch(url + path, { method, headers: sent });
+        [status, responseHeaders, text] = [res.status, res.headers, await res.text()];
+      } else {
+        // As fetch does: offer the codings it decodes, and decode.
+        const reply = await h2Request(session, path, method, { 'accept-encoding': 'gzip, deflate, br', ...sent });
+        [status, responseHeaders] = [reply.status, new Headers(reply.headers as Record<string, string>)];
+        text = reply.body.length === 0 ? '' : decode(reply.body, reply.headers['content-encoding']).toString('utf8');
+      }
       let body: unknown = undefined;
       if (text.length > 0) {
         body = JSON.parse(text);
         // Every response a black-box test sees must match the published OpenAPI document.
-        assertMatchesDocument(path, res.status, body, method);
+        assertMatchesDocument(path, status, body, method);
       }
-      return { status: res.status, headers: res.headers, text, body };
+      return { status, headers: responseHeaders, text, body };
     },
     async account(plan = 'enterprise', email = `user${++accounts}@example.com`) {
       return (await service.gate.accounts.create({ email, plan, password: 'correct horse battery' })).key;
     },
-    close: () => service.close(),
+    async close() {
+      session?.close();
+      await service.close();
+    },
   };
 }

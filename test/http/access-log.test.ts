@@ -3,10 +3,15 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
+import { isWellFormedKey } from '../../src/access/key-format.ts';
 import { clientAddress, createAccessLog, redactTarget } from '../../src/http/access-log.ts';
 import { createLogger } from '../../src/log.ts';
 
 const KEY = 'cel_4fQ9x2LmZp8RtY6wKd3NbV7sHc1JgE5u';
+/** A real key (made by generateKey): its body, after `cel_`, carries a valid checksum. */
+const REAL = 'cel_ItegzWnh5xv3scuA52bWyCC4QYVGSlsq1f1Vk4';
+const BODY = REAL.slice(4);
+const encodeAll = (s: string) => [...s].map((c) => '%' + c.charCodeAt(0).toString(16).padStart(2, '0')).join('');
 
 const fakeReq = (url: string, headers: Record<string, string> = {}, remoteAddress = '10.1.2.3', method = 'GET') =>
   ({ url, method, headers, socket: { remoteAddress } }) as unknown as IncomingMessage;
@@ -21,8 +26,24 @@ describe('redactTarget', () => {
     ['/x?page=1&X-API-KEY=abc', '/x?page=1&X-API-KEY=[redacted]'],
     ['/x?token=t&password=p&secret=s&auth=a', '/x?token=[redacted]&password=[redacted]&secret=[redacted]&auth=[redacted]'],
     ['/x?search=keyboard', '/x?search=keyboard'],
+    // Redacted after percent-decoding (issue 15 item 6).
+    [`/x?search=c%65l_${BODY}`, '/x?search=cel_[redacted]'],
+    [`/x?search=${encodeAll(REAL)}&page=2`, '/x?search=cel_[redacted]&page=2'],
+    [`/x?search=%2563el_${BODY}`, '/x?search=cel_[redacted]'],
+    ['/x?api%5Fkey=abc&page=1', '/x?api%5Fkey=[redacted]&page=1'],
+    // A key body without its prefix, found by its checksum, wherever it is.
+    [`/x?q=${BODY}`, '/x?q=cel_[redacted]'],
+    [`/api/v1/celebrities/${BODY}`, '/api/v1/celebrities/cel_[redacted]'],
+    [`/x?q=el_${BODY}`, '/x?q=cel_[redacted]'],
+    [`/x?q=abc${BODY}xyz`, '/x?q=cel_[redacted]'],
+    [`/x?q=${encodeURIComponent(' my key ' + BODY)}`, '/x?q=cel_[redacted]'],
+    [`/x?q=${BODY.slice(0, 20)}%${BODY.slice(20)}`, `/x?q=${BODY.slice(0, 20)}%${BODY.slice(20)}`],
+    // Base62 of the right length without a valid checksum is not a key.
+    [`/x?q=${'A'.repeat(38)}&r=${BODY.slice(0, -1)}${BODY.at(-1) === 'a' ? 'b' : 'a'}`, `/x?q=${'A'.repeat(38)}&r=${BODY.slice(0, -1)}${BODY.at(-1) === 'a' ? 'b' : 'a'}`],
   ];
   for (const [input, expected] of cases) it(`${input} -> ${expected}`, () => assert.equal(redactTarget(input), expected));
+
+  it('the key of these cases is a real one', () => assert.equal(isWellFormedKey(REAL), true));
 
   it('a very long target is cut to 1024 characters', () => {
     assert.equal(redactTarget('/' + 'a'.repeat(5000)).length, 1024 + 3);

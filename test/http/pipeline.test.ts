@@ -89,12 +89,18 @@ test('405: any method but GET and HEAD, with Allow', async () => {
 test('HEAD is answered like GET without a body', async () => {
   const key = await server.account();
   for (const path of ['/api/v1/outfits?limit=3', '/api/v1/outfits/no-such', '/api/v1/outfits?limit=0']) {
-    const get = await server.request(path, { key });
-    const head = await server.request(path, { key, method: 'HEAD' });
-    assert.equal(head.status, get.status, path);
-    assert.equal(head.text, '', path);
-    assert.equal(head.headers.get('content-length'), String(Buffer.byteLength(get.text)), path);
-    assert.equal(head.headers.get('content-type'), 'application/json; charset=utf-8');
+    for (const encoding of ['identity', 'gzip', 'br']) {
+      const headers = { 'accept-encoding': encoding };
+      const get = await server.request(path, { key, headers });
+      const head = await server.request(path, { key, method: 'HEAD', headers });
+      assert.equal(head.status, get.status, path);
+      assert.equal(head.text, '', path);
+      // The length GET sends on the wire for the same request, compressed or not (RFC 9110 9.3.2).
+      assert.equal(head.headers.get('content-length'), get.headers.get('content-length'), `${path} ${encoding}`);
+      assert.equal(head.headers.get('content-encoding'), get.headers.get('content-encoding'), `${path} ${encoding}`);
+      if (encoding === 'identity') assert.equal(head.headers.get('content-length'), String(Buffer.byteLength(get.text)), path);
+      assert.equal(head.headers.get('content-type'), 'application/json; charset=utf-8');
+    }
   }
 });
 
@@ -110,7 +116,7 @@ test('404 for unknown routes: under /api/ after the key, elsewhere at once', asy
   assert.equal(res.body.error, 'NOT_FOUND');
 });
 
-test('every response is JSON with nosniff and a request id, no-store unless it is a tagged 200; no HSTS over plain HTTP', async () => {
+test('every response is JSON with nosniff and a request id, no-store unless it is a tagged 200; HSTS over TLS only', async () => {
   const key = await server.account();
   for (const [path, k] of [['/api/v1/news', key], ['/api/v1/news', undefined], ['/nowhere', undefined]] as const) {
     const res = await server.request(path, k === undefined ? {} : { key: k });
@@ -119,7 +125,7 @@ test('every response is JSON with nosniff and a request id, no-store unless it i
     assert.equal(res.headers.get('cache-control'), res.status === 200 ? 'private, no-cache' : 'no-store');
     assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
     assert.match(res.headers.get('x-request-id') ?? '', /^[0-9a-f]{8}-[0-9a-z]+$/);
-    assert.equal(res.headers.get('strict-transport-security'), null);
+    assert.equal(res.headers.get('strict-transport-security'), server.protocol === 'h2' ? 'max-age=31536000; includeSubDomains' : null);
     assert.equal(res.headers.get('access-control-allow-origin'), null, 'no CORS unless configured');
   }
 });

@@ -9,6 +9,7 @@ import type { Observer } from '../../src/http/app.ts';
 import { createLogger, type Logger } from '../../src/log.ts';
 import { startService, type Service } from '../../src/service.ts';
 import { fixture } from '../helpers/fixture.ts';
+import { rawExchange } from '../helpers/raw-http.ts';
 import { createKey, request, tempDir } from '../helpers/serve-harness.ts';
 
 function capture(): { log: Logger; lines: string[]; observe: Observer } {
@@ -59,6 +60,21 @@ describe('HTTPS with the self-signed certificate and a plain --http-port listene
     assert.equal(r.headers['cache-control'], 'private, no-cache'); // tagged: kept and revalidated (CONTRACT 11)
     assert.match(String(r.headers['x-request-id']), /^[0-9a-f]{8}-[0-9a-z]+$/);
     assert.equal(r.headers['access-control-allow-origin'], undefined);
+  });
+
+  it('plain HTTP sent to the HTTPS port gets a plain JSON 400 that says to use https://', async () => {
+    const { responses, ended } = await rawExchange(httpsUrl.replace('https:', 'http:'), [`GET /api/v1/celebrities HTTP/1.1\r\nHost: localhost\r\nx-api-key: ${key}\r\n\r\n`]);
+    assert.equal(responses.length, 1);
+    const [r] = responses;
+    assert.equal(r!.status, 400);
+    assert.equal(r!.headers.get('content-type'), 'application/json; charset=utf-8');
+    assert.match(r!.headers.get('x-request-id') ?? '', /^[0-9a-f]{8}-[0-9a-z]+$/);
+    assert.equal(r!.headers.get('strict-transport-security'), undefined, 'HSTS means nothing over plain HTTP');
+    const body = JSON.parse(r!.body);
+    assert.equal(body.error, 'BAD_REQUEST');
+    assert.match(body.message, /https:\/\//);
+    assert.match(body.message, /revoke/);
+    assert.equal(ended, 'end');
   });
 
   it('a client that does not trust the certificate is refused', async () => {

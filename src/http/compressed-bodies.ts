@@ -1,0 +1,92 @@
+// Compressed forms of the 200 bodies that repeat, one set per snapshot so a reload starts clean: each
+// collection's first page (default limit, every sort) compressed at load time with the best settings
+// on the thread pool, and details compressed on their first request and kept up to a byte budget.
+// Any other body is compressed per request (app.ts). A body holding `age` changes with the UTC day,
+// so every entry remembers the day it was made for.
+import type { Snapshot } from '../data/snapshot.ts';
+import { COLLECTIONS, type CollectionName } from '../resources/types.ts';
+import { compressBest, compressNow, MIN_COMPRESS_BYTES, type Encoding } from './compress.ts';
+import { listPage } from './handlers.ts';
+
+/** One body's compressed forms, made for the serving day `today` (yyyymmdd). */
+export interface Packed {
+  today: number;
+  br: Buffer | null;
+  gzip: Buffer | null;
+}
+
+/**
+ * Compressed details kept per snapshot. A million records would not fit and are not asked for evenly:
+ * the first asked are kept, the oldest make room (about 30,000 details of a few KB in both codings).
+ */
+export const DETAIL_BUDGET_BYTES = 32 * 1024 * 1024;
+
+const empty = (): Packed => ({ today: 0, br: null, gzip: null });
+
+/** Returns `p`'s form in `encoding` for `today`, compressing `body` now when it is missing. */
+export function packedOrNow(p: Packed, today: number, encoding: Encoding, body: Buffer): Buffer {
+  if (p.today !== today) {
+    p.today = today;
+    p.br = p.gzip = null;
+  }
+  return (p[encoding] ??= compressNow(body, encoding));
+}
+
+export class CompressedBodies {
+  /** Collection -> query string of a first page ('' or 'sort=<name>') -> its forms. */
+  private readonly pages = new Map<CollectionName, Map<string, Packed>>();
+  private readonly details = new Map<CollectionName, Map<number, Packed>>();
+  private detailBytes = 0;
+
+  constructor(readonly snapshot: Snapshot) {
+    for (const c of COLLECTIONS) {
+      const queries = ['', ...snapshot.collections[c].def.sorts.map((s) => `sort=${s.name}`)];
+      this.pages.set(c, new Map(queries.map((q) => [q, empty()])));
+      this.details.set(c, new Map());
+    }
+  }
+
+  /** The forms of a first page, or null when `query` is not one (then the body is compressed per request). */
+  page(collection: CollectionName, query: string): Packed | null {
+    return this.pages.get(collection)!.get(query) ?? null;
+  }
+
+  /** A detail's form in `encoding`, from the cache or compressed now and kept while the budget allows. */
+  detail(collection: CollectionName, id: number, today: number, encoding: Encoding, body: Buffer): Buffer {
+    const byId = this.details.get(collection)!;
+    let p = byId.get(id);
+    if (p === undefined) byId.set(id, (p = empty()));
+    const before = (p.br?.length ?? 0) + (p.gzip?.length ?? 0);
+    const out = packedOrNow(p, today, encoding, body);
+    this.detailBytes += (p.br?.length ?? 0) + (p.gzip?.length ?? 0) - before;
+    if (this.detailBytes > DETAIL_BUDGET_BYTES) this.evict(byId, id);
+    return out;
+  }
+
+  /** Drops the oldest entries (Map order) until the details fit again, never `keep`. */
+  private evict(byId: Map<number, Packed>, keep: number): void {
+    for (const map of [byId, ...this.details.values()]) {
+      for (const [id, p] of map) {
+        if (this.detailBytes <= DETAIL_BUDGET_BYTES) return;
+        if (map === byId && id === keep) continue;
+        this.detailBytes -= (p.br?.length ?? 0) + (p.gzip?.length ?? 0);
+        map.delete(id);
+      }
+    }
+  }
+
+  /** Compresses every first page in both codings with the best settings, one at a time on the thread pool. */
+  async warm(today: number): Promise<void> {
+    for (const [collection, queries] of this.pages) {
+      const index = this.snapshot.collections[collection];
+      for (const [query, p] of queries) {
+        const outcome = listPage(index, query, today);
+        if (!outcome.ok || outcome.body.length < MIN_COMPRESS_BYTES) continue;
+        const br = await compressBest(outcome.body, 'br');
+        const gzip = await compressBest(outcome.body, 'gzip');
+        // A request may have filled it meanwhile, for a later day: keep the newer.
+        if (p.today <= today) Object.assign(p, { today, br, gzip });
+      }
+    }
+  }
+}
