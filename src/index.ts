@@ -5,6 +5,7 @@ import type { AccountService, AccountSummary, IssuedKey, KeySummary } from './ac
 import { BUNDLED_DATA } from './config.ts';
 import type { DataInput } from './data/load.ts';
 import { buildOpenApiDocument } from './http/openapi.ts';
+import type { DashboardOptions } from './dashboard/options.ts';
 import type { Logger } from './log.ts';
 import type { Plan } from './quota/plans.ts';
 import type { UsageService } from './quota/usage-service.ts';
@@ -17,6 +18,7 @@ export { PLANS, PLAN_QUOTAS, type Plan } from './quota/plans.ts';
 export type { DailyUsage, UsageReport, UsageService } from './quota/usage-service.ts';
 export type { Logger } from './log.ts';
 export type { Durability } from './store/file/quota.ts';
+export type { DashboardOptions, SignupMode } from './dashboard/options.ts';
 export { COLLECTIONS, type CollectionName } from './resources/types.ts';
 
 export interface StartServerOptions {
@@ -41,6 +43,11 @@ export interface StartServerOptions {
    * plans with a finite quota; 'strict': all; 'interval': none (written once a second).
    */
   readonly usageDurability?: Durability;
+  /**
+   * The customer dashboard at `${url}/dashboard`: `signup` 'open' lets anyone make a free account
+   * ('closed', the default, shows only the login); `operatorEmail` is where `Request upgrade` mails.
+   */
+  readonly dashboard?: DashboardOptions;
 }
 
 /** The time the server sees: the given clock, unless pinned with set() or shifted with advance(). */
@@ -148,6 +155,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     ...(options.plans ? { plans: options.plans } : {}),
     ...(options.log ? { log: options.log } : {}),
     ...(options.usageDurability ? { durability: options.usageDurability } : {}),
+    ...(options.dashboard ? { dashboard: options.dashboard } : {}),
   });
   return {
     url: service.listeners[0]!.url,

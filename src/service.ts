@@ -2,6 +2,8 @@
 // (`startServer` in src/index.ts) are both thin layers over this.
 import { readFile } from 'node:fs/promises';
 import { DEFAULTS } from './config.ts';
+import { createDashboard } from './dashboard/dashboard.ts';
+import type { DashboardOptions } from './dashboard/options.ts';
 import type { DataInput } from './data/load.ts';
 import { loadSnapshot, type Snapshot } from './data/snapshot.ts';
 import { App, type Observer } from './http/app.ts';
@@ -39,6 +41,8 @@ export interface ServiceOptions {
   readonly observe?: Observer | null;
   /** Overrides of the hardening limits in DEFAULTS (tests shorten the timeouts). */
   readonly limits?: Partial<Limits>;
+  /** The customer dashboard under /dashboard (CONTRACT 8): its options, or false for none. Default: on, sign-up closed. */
+  readonly dashboard?: DashboardOptions | false;
 }
 
 export interface Service {
@@ -93,6 +97,10 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     draining: () => draining,
     health: () => health(),
     observe: options.observe ?? null,
+    dashboard:
+      options.dashboard === false
+        ? null
+        : createDashboard({ accounts: gate.accounts, sessions: store.sessions, throttle: store.throttle, usage: gate.usage, clock, log, trustProxy: options.trustProxy ?? false }, options.dashboard),
   });
   let listeners: Listener[];
   try {

@@ -36,6 +36,9 @@ Options:
                       interval: usage is written once a second, faster, and a crash loses at most
                       that second. Default: strict for plans with a finite quota, interval for
                       unlimited ones (env CELEBRITY_API_USAGE_DURABILITY)
+  --signup MODE       the dashboard at /dashboard: open (anyone may create a free account) or
+                      closed (default: accounts come from \`accounts create\`)
+  --operator-email E  where the dashboard's Request upgrade mails (upgrade requests are logged too)
 
 Once ready it prints one line per listener, HTTPS first: listening on <url>
 Signals: SIGTERM/SIGINT drain and exit 0 (a second one exits at once); SIGHUP reloads the data.
@@ -46,7 +49,8 @@ const OPTIONS = {
   'tls-cert': { type: 'string' }, 'tls-key': { type: 'string' }, 'http-port': { type: 'string' },
   'insecure-http': { type: 'boolean' }, 'trust-proxy': { type: 'boolean' }, watch: { type: 'boolean' },
   'cors-origin': { type: 'string' }, 'admin-port': { type: 'string' }, 'log-format': { type: 'string' },
-  'log-level': { type: 'string' }, 'usage-durability': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+  'log-level': { type: 'string' }, 'usage-durability': { type: 'string' }, signup: { type: 'string' },
+  'operator-email': { type: 'string' }, help: { type: 'boolean', short: 'h' },
 } as const;
 
 export const serve: CommandGroup = async (args, io) => {
@@ -94,6 +98,7 @@ export const serve: CommandGroup = async (args, io) => {
       durability: config.usageDurability,
       metrics: mainMetrics,
       observe,
+      dashboard: { signup: config.signup, operatorEmail: config.operatorEmail },
     });
   } catch (err) {
     if (err instanceof DataError) throw new CommandError(err.message);

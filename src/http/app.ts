@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { utcYmd } from '../data/fragments.ts';
 import type { Snapshot } from '../data/snapshot.ts';
 import { errorBody, ERRORS } from '../errors.ts';
+import type { Dashboard } from '../dashboard/dashboard.ts';
 import type { Logger } from '../log.ts';
 import { detail, listPage, NOT_FOUND, type Outcome } from './handlers.ts';
 import { sendMetrics } from './metrics.ts';
@@ -45,6 +46,8 @@ export interface AppOptions {
   /** /healthz: draining, or the quota store unreachable, is a 503. */
   readonly health: () => Health;
   readonly observe: Observer | null;
+  /** The customer dashboard under /dashboard (src/dashboard/), or null: 404 there. */
+  readonly dashboard: Dashboard | null;
 }
 
 const NOT_ALLOWED: Outcome = { ok: false, code: 'METHOD_NOT_ALLOWED' };
@@ -110,6 +113,12 @@ export class App {
     switch (r.kind) {
       case 'unknown':
         if (transport === 'redirect' && !secure) return this.redirect(req, res, base, extra);
+        sendError(res, 'NOT_FOUND', base, extra);
+        return 404;
+      case 'dashboard':
+        // HTML for people, with its own headers; plain HTTP beside HTTPS moves there like any page.
+        if (transport === 'redirect' && !secure) return this.redirect(req, res, base, extra);
+        if (this.o.dashboard !== null) return this.o.dashboard.handle(req, res, extra[1]! /* the request id */, secure);
         sendError(res, 'NOT_FOUND', base, extra);
         return 404;
       case 'healthz':
