@@ -6,7 +6,7 @@ import type { AccountDetail, AccountService } from '../access/types.ts';
 import { clientAddress } from '../http/access-log.ts';
 import type { Logger } from '../log.ts';
 import type { UsageService } from '../quota/usage-service.ts';
-import type { SessionRecord, SessionStore, ThrottleStore } from '../store/types.ts';
+import { StoreUnavailableError, type SessionRecord, type SessionStore, type ThrottleStore } from '../store/types.ts';
 import { ACTIONS } from './actions.ts';
 import { ASSETS } from './assets.ts';
 import { readForm } from './form.ts';
@@ -114,6 +114,11 @@ export function createDashboard(deps: DashboardDeps, options: DashboardOptions =
       try {
         return await run(x);
       } catch (err) {
+        if (err instanceof StoreUnavailableError && !res.headersSent) {
+          // The shared store (CONTRACT 9) did not answer: nothing was changed, and it clears by itself.
+          deps.log.warn('dashboard request failed: store unavailable', { requestId, error: err.message });
+          return sendPage(x, 503, messagePage('Try again in a moment', 'The server cannot reach its account store just now. Nothing was changed.', null), { 'Retry-After': '1' });
+        }
         deps.log.error('dashboard request failed', { requestId, error: (err as Error).stack ?? String(err) });
         if (res.headersSent) {
           res.destroy();
