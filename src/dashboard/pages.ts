@@ -5,12 +5,11 @@ import { PLANS, type Plan } from '../quota/plans.ts';
 import type { UsageReport } from '../quota/usage-service.ts';
 import { html, notice, page, type Html } from './html.ts';
 import { PASSWORD_MAX, PASSWORD_MIN } from './password-policy.ts';
-import { dailyChart, dailyTable, monthsTable, utcText } from './usage-view.ts';
+import { count, dailyChart, dailyTable, monthsTable, utcText } from './usage-view.ts';
 
 export type User = { readonly email: string; readonly csrf: string };
 
 const planName = (plan: Plan) => plan[0]!.toUpperCase() + plan.slice(1);
-const count = (n: number) => n.toLocaleString('en-US');
 const PASSWORD_RULE = `${PASSWORD_MIN} to ${PASSWORD_MAX} characters, any you like; the most common passwords are refused.`;
 
 /** A labelled field with its hint and, when the last try failed, its error, tied by aria-describedby. */
@@ -42,7 +41,7 @@ export function signupPage(o: { csrf: string; email: string; error: string | nul
   return page({
     title: 'Create an account',
     user: null,
-    body: html`<p>A free account: ${count(100)} requests a month, and an API key you generate on the next page.</p>
+    body: html`<p>A free account, with an API key you generate on the next page.</p>
 ${notice('error', o.error)}
 <form method="post" action="/dashboard/signup">
 ${csrfField(o.csrf)}

@@ -16,7 +16,8 @@ export function utcText(iso: string): string {
   return `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
 }
 
-const count = (n: number) => n.toLocaleString('en-US');
+/** 12,345: digits grouped as people read them. */
+export const count = (n: number): string => n.toLocaleString('en-US');
 
 // Chart geometry, in viewBox units; the SVG scales to the width it is given (320 px and up).
 const W = 640;
