@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { startServer, type RunningServer } from '../../src/index.ts';
-import { assertAccessible, assertNoHorizontalScroll, launchBrowser, newPage, screenshot } from '../helpers/browser.ts';
+import { assertAccessible, assertCspKept, assertNoHorizontalScroll, launchBrowser, newPage, screenshot } from '../helpers/browser.ts';
 import { fixture } from '../helpers/fixture.ts';
 import { within } from '../helpers/state.ts';
 
@@ -122,6 +122,7 @@ describe('dashboard in Chromium', () => {
     const back = await page.content();
     assert.ok(!back.includes(again) && !/cel_[0-9A-Za-z]{38}/.test(back), 'the back button shows no key');
     assert.equal(await page.getByRole('heading', { name: 'Dashboard' }).count(), 0, 'nor the dashboard');
+    assertCspKept(page);
     await page.context().close();
   });
 
@@ -180,6 +181,7 @@ describe('dashboard in Chromium', () => {
 
     await page.goto(`${server.url}/dashboard/nowhere`);
     await assertAccessible(page, 'not found');
+    assertCspKept(page);
     await page.context().close();
   });
 
@@ -229,6 +231,7 @@ describe('dashboard in Chromium', () => {
     await tabTo('Log out');
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Log in' }).waitFor();
+    assertCspKept(page);
     await page.context().close();
   });
 
@@ -247,6 +250,7 @@ describe('dashboard in Chromium', () => {
       await page.goto(`${server.url}${path}`);
       await assertNoHorizontalScroll(page, path);
     }
+    assertCspKept(page);
     await page.context().close();
   });
 
@@ -267,6 +271,7 @@ describe('dashboard in Chromium', () => {
     assert.equal(await api(rotated), 401);
     await page.getByRole('button', { name: 'Log out' }).click();
     await page.getByText('You are logged out.').waitFor();
+    assertCspKept(page);
     await page.context().close();
   });
 
@@ -280,7 +285,8 @@ describe('dashboard in Chromium', () => {
       await assertAccessible(page, 'sign-up closed');
       await page.goto(`${closed.url}/dashboard/login`);
       assert.equal(await page.getByRole('link', { name: 'Create an account' }).count(), 0);
-      await page.context().close();
+      assertCspKept(page);
+    await page.context().close();
     } finally {
       await closed.close();
     }

@@ -16,9 +16,23 @@ export function launchBrowser(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
 }
 
+const CSP_REPORTS = new WeakMap<Page, string[]>();
+
+/** A page in a fresh context; what the browser says of the Content-Security-Policy is kept for assertCsp. */
 export async function newPage(browser: Browser, options: BrowserContextOptions = {}): Promise<Page> {
   const context = await browser.newContext({ viewport: { width: 1000, height: 800 }, ...options });
-  return context.newPage();
+  const page = await context.newPage();
+  const reports: string[] = [];
+  CSP_REPORTS.set(page, reports);
+  page.on('console', (message) => {
+    if (message.text().includes('Content Security Policy')) reports.push(message.text());
+  });
+  return page;
+}
+
+/** The browser refused nothing under the page's CSP (an inline style or script would be refused). */
+export function assertCspKept(page: Page): void {
+  assert.deepEqual(CSP_REPORTS.get(page), [], 'Content-Security-Policy violations');
 }
 
 const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21aa', 'wcag22aa'];
