@@ -179,6 +179,7 @@ function keyAction(kind: 'generated' | 'revealed' | 'rotated'): Action {
         if (err.code === 'KEY_ACTIVE' || err.code === 'NO_KEY') return seeOther(v, '/dashboard'); // sent twice, or changed elsewhere
         throw err;
       }
+      await ctx.logins.succeeded(account.email, v.address);
       // A reload that re-posts this form now fails the CSRF check: the key is never shown twice.
       const session = await ctx.sessionsOf.renewCsrf(v.session!);
       const fresh = (await ctx.accounts.get(account.id)) ?? account;
@@ -226,6 +227,7 @@ const passwordAction: Action = {
       ctx.log.warn('dashboard password not changed: wrong current password', who);
       return again(400, 'current', 'That is not your current password.');
     }
+    await ctx.logins.succeeded(account.email, v.address);
     // ASVS 7.4.3: every other session ends; this one stays.
     const ended = await ctx.sessionsOf.endOthers(v.session!);
     ctx.log.info('dashboard password changed', { ...who, sessionsEnded: ended });

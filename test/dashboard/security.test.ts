@@ -224,6 +224,21 @@ describe('logins and passwords (ASVS 6.2, 6.3.1)', () => {
     server.clock.reset();
   });
 
+  it('a wrong password on Reveal key counts like a failed login: after 5, that address waits and sees no key', async () => {
+    const { v } = await customer('127.0.0.8');
+    for (let i = 0; i < 5; i++) {
+      await v.get('/dashboard');
+      assert.equal((await v.post('/dashboard/key/reveal', { password: `wrong ${i} wrong wrong` })).status, 400);
+    }
+    await v.get('/dashboard');
+    const refused = await v.post('/dashboard/key/reveal', { password: PW });
+    assert.equal(refused.status, 429);
+    assert.equal(v.shownKey(), null);
+    server.clock.advance(15 * MIN + 1);
+    assert.ok(await v.key('reveal', PW), 'the owner again, once the window passed');
+    server.clock.reset();
+  });
+
   it('passwords: 12 to 128 characters counted as characters, no composition rules, common ones and the email refused', async () => {
     const cases: [string, number][] = [
       ['elevenchars', 400],
