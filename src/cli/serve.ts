@@ -37,8 +37,9 @@ Options:
                       that second. Default: strict for plans with a finite quota, interval for
                       unlimited ones (env CELEBRITY_API_USAGE_DURABILITY)
   --signup MODE       the dashboard at /dashboard: open (anyone may create a free account) or
-                      closed (default: accounts come from \`accounts create\`)
-  --operator-email E  where the dashboard's Request upgrade mails (upgrade requests are logged too)
+                      closed (default: accounts come from \`accounts create\`; env CELEBRITY_API_SIGNUP)
+  --operator-email E  where the dashboard's Request upgrade mails; upgrade requests are logged too
+                      (env CELEBRITY_API_OPERATOR_EMAIL)
 
 Once ready it prints one line per listener, HTTPS first: listening on <url>
 Signals: SIGTERM/SIGINT drain and exit 0 (a second one exits at once); SIGHUP reloads the data.
