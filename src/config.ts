@@ -2,6 +2,7 @@
 // then frozen and passed down (STYLE habit 5). Flags win over environment variables.
 import { fileURLToPath } from 'node:url';
 import { resolve } from 'node:path';
+import { SIGNUP_MODES, type SignupMode } from './dashboard/options.ts';
 import { LOG_LEVELS, type LogLevel } from './log.ts';
 import type { Durability } from './store/file/quota.ts';
 
@@ -45,6 +46,10 @@ export interface ServeConfig {
   readonly logLevel: LogLevel;
   /** Which 200s wait for their usage record to be on disk (CONTRACT 4): 'auto' = strict for finite quotas. */
   readonly usageDurability: Durability;
+  /** Dashboard sign-up (CONTRACT 8): 'open' lets anyone make a free account. */
+  readonly signup: SignupMode;
+  /** Where the dashboard's `Request upgrade` mails, or null. */
+  readonly operatorEmail: string | null;
 }
 
 /** What `--usage-durability` accepts; without it, 'auto' (strict for plans with a finite quota). */
@@ -67,6 +72,13 @@ function oneOf<T extends string>(name: string, value: string, allowed: readonly 
 
 function durability(value: string | undefined): Durability {
   return value === undefined ? 'auto' : oneOf('--usage-durability', value, USAGE_DURABILITY_FLAGS);
+}
+
+/** A plain address only: it becomes a mailto: link on the dashboard. */
+function operatorEmail(value: string | undefined): string | null {
+  if (value === undefined) return null;
+  if (!/^[^\s@<>"?&]+@[^\s@<>"?&]+\.[^\s@<>"?&.]+$/.test(value)) throw new ConfigError(`--operator-email: must be an email address, got ${JSON.stringify(value)}`);
+  return value;
 }
 
 const str = (v: string | boolean | undefined): string | undefined => (typeof v === 'string' ? v : undefined);
@@ -97,5 +109,7 @@ export function resolveServeConfig(flags: ServeFlags, env: Readonly<Record<strin
     logFormat: oneOf('--log-format', str(flags['log-format']) ?? 'json', LOG_FORMATS),
     logLevel: oneOf('--log-level', str(flags['log-level']) ?? 'info', LOG_LEVELS),
     usageDurability: durability(str(flags['usage-durability']) ?? env.CELEBRITY_API_USAGE_DURABILITY),
+    signup: oneOf('--signup', str(flags.signup) ?? env.CELEBRITY_API_SIGNUP ?? 'closed', SIGNUP_MODES),
+    operatorEmail: operatorEmail(str(flags['operator-email']) ?? env.CELEBRITY_API_OPERATOR_EMAIL),
   });
 }

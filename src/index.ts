@@ -5,6 +5,7 @@ import type { AccountService, AccountSummary, IssuedKey, KeySummary } from './ac
 import { BUNDLED_DATA } from './config.ts';
 import type { DataInput } from './data/load.ts';
 import { buildOpenApiDocument } from './http/openapi.ts';
+import type { DashboardOptions } from './dashboard/options.ts';
 import type { Logger } from './log.ts';
 import type { Plan } from './quota/plans.ts';
 import type { UsageService } from './quota/usage-service.ts';
@@ -18,6 +19,7 @@ export { PLANS, PLAN_QUOTAS, type Plan } from './quota/plans.ts';
 export type { DailyUsage, UsageReport, UsageService } from './quota/usage-service.ts';
 export type { Logger } from './log.ts';
 export type { Durability } from './store/file/quota.ts';
+export type { DashboardOptions, SignupMode } from './dashboard/options.ts';
 export { COLLECTIONS, type CollectionName } from './resources/types.ts';
 export { FaultRuleError, type FaultRule } from './http/faults.ts';
 
@@ -45,6 +47,11 @@ export interface StartServerOptions {
   readonly usageDurability?: Durability;
   /** Faults on purpose, from the first request: latency, a 500 or 503, a dropped connection (see FaultRule). */
   readonly faults?: readonly FaultRule[];
+  /**
+   * The customer dashboard at `${url}/dashboard`: `signup` 'open' lets anyone make a free account
+   * ('closed', the default, shows only the login); `operatorEmail` is where `Request upgrade` mails.
+   */
+  readonly dashboard?: DashboardOptions;
 }
 
 /** The faults in force, changed during a test. */
@@ -164,6 +171,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     ...(options.log ? { log: options.log } : {}),
     ...(options.usageDurability ? { durability: options.usageDurability } : {}),
     ...(options.faults ? { faults: options.faults } : {}),
+    ...(options.dashboard ? { dashboard: options.dashboard } : {}),
   });
   return {
     url: service.listeners[0]!.url,

@@ -2,6 +2,8 @@
 // (`startServer` in src/index.ts) are both thin layers over this.
 import { readFile } from 'node:fs/promises';
 import { DEFAULTS } from './config.ts';
+import { createDashboard } from './dashboard/dashboard.ts';
+import type { DashboardOptions } from './dashboard/options.ts';
 import type { DataInput } from './data/load.ts';
 import { loadSnapshot, type Snapshot } from './data/snapshot.ts';
 import { App, type Observer } from './http/app.ts';
@@ -42,6 +44,8 @@ export interface ServiceOptions {
   readonly limits?: Partial<Limits>;
   /** Faults on purpose (CONTRACT 11); none by default. */
   readonly faults?: readonly FaultRule[];
+  /** The customer dashboard under /dashboard (CONTRACT 8): its options, or false for none. Default: on, sign-up closed. */
+  readonly dashboard?: DashboardOptions | false;
 }
 
 export interface Service {
@@ -102,6 +106,10 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     draining: () => draining,
     health: () => health(),
     observe: options.observe ?? null,
+    dashboard:
+      options.dashboard === false
+        ? null
+        : createDashboard({ accounts: gate.accounts, sessions: store.sessions, throttle: store.throttle, usage: gate.usage, clock, log, trustProxy: options.trustProxy ?? false }, options.dashboard),
   });
   app.faults = initialFaults;
   let listeners: Listener[];

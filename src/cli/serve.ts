@@ -45,6 +45,10 @@ Options:
                       next N matching requests only). The first rule that fires applies. Examples:
                         --fault status=503,rate=0.2,seed=7    --fault latency=300,path=/api/v1/movies
                         --fault drop,times=3
+  --signup MODE       the dashboard at /dashboard: open (anyone may create a free account) or
+                      closed (default: accounts come from \`accounts create\`; env CELEBRITY_API_SIGNUP)
+  --operator-email E  where the dashboard's Request upgrade mails; upgrade requests are logged too
+                      (env CELEBRITY_API_OPERATOR_EMAIL)
 
 Once ready it prints one line per listener, HTTPS first: listening on <url>
 Signals: SIGTERM/SIGINT drain and exit 0 (a second one exits at once); SIGHUP reloads the data.
@@ -56,7 +60,7 @@ const OPTIONS = {
   'insecure-http': { type: 'boolean' }, 'trust-proxy': { type: 'boolean' }, watch: { type: 'boolean' },
   'cors-origin': { type: 'string' }, 'admin-port': { type: 'string' }, 'log-format': { type: 'string' },
   'log-level': { type: 'string' }, 'usage-durability': { type: 'string' }, fault: { type: 'string', multiple: true },
-  help: { type: 'boolean', short: 'h' },
+  signup: { type: 'string' }, 'operator-email': { type: 'string' }, help: { type: 'boolean', short: 'h' },
 } as const;
 
 export const serve: CommandGroup = async (args, io) => {
@@ -114,6 +118,7 @@ export const serve: CommandGroup = async (args, io) => {
       metrics: mainMetrics,
       observe,
       faults,
+      dashboard: { signup: config.signup, operatorEmail: config.operatorEmail },
     });
   } catch (err) {
     if (err instanceof DataError) throw new CommandError(err.message);

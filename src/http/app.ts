@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { utcYmd } from '../data/fragments.ts';
 import type { Snapshot } from '../data/snapshot.ts';
 import { errorBody, ERRORS, type ErrorCode } from '../errors.ts';
+import type { Dashboard } from '../dashboard/dashboard.ts';
 import type { Logger } from '../log.ts';
 import { MAX_TARGET_LENGTH, rawResponse, type RawAnswer } from './client-error.ts';
 import { accepts, compressBest, compressNow, MIN_COMPRESS_BYTES, type Encoding } from './compress.ts';
@@ -50,6 +51,8 @@ export interface AppOptions {
   /** /healthz: draining, or the quota store unreachable, is a 503. */
   readonly health: () => Health;
   readonly observe: Observer | null;
+  /** The customer dashboard under /dashboard (src/dashboard/), or null: 404 there. */
+  readonly dashboard: Dashboard | null;
 }
 
 const NOT_ALLOWED: Outcome = { ok: false, code: 'METHOD_NOT_ALLOWED' };
@@ -210,6 +213,12 @@ export class App {
     switch (r.kind) {
       case 'unknown':
         if (transport === 'redirect' && !secure) return this.redirect(req, res, target, base, extra);
+        sendError(res, 'NOT_FOUND', base, extra);
+        return 404;
+      case 'dashboard':
+        // HTML for people, with its own headers; plain HTTP beside HTTPS moves there like any page.
+        if (transport === 'redirect' && !secure) return this.redirect(req, res, target, base, extra);
+        if (this.o.dashboard !== null) return this.o.dashboard.handle(req, res, extra[1]! /* the request id */, secure);
         sendError(res, 'NOT_FOUND', base, extra);
         return 404;
       case 'healthz':

@@ -19,7 +19,7 @@ const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 const LIST_LABEL = new Map<CollectionName, string>(COLLECTIONS.map((c) => [c, `/api/v1/${c}`]));
 const DETAIL_LABEL = new Map<CollectionName, string>(COLLECTIONS.map((c) => [c, `/api/v1/${c}/{slug}`]));
 const FIXED_LABEL: Readonly<Record<string, string>> = {
-  openapi: '/api/v1/openapi.json', healthz: '/healthz', metrics: '/metrics', 'api-unknown': '/api/other', unknown: 'other',
+  openapi: '/api/v1/openapi.json', healthz: '/healthz', metrics: '/metrics', 'api-unknown': '/api/other', unknown: 'other', dashboard: '/dashboard',
 };
 
 function routeLabel(r: Route): string {

@@ -1,5 +1,5 @@
 // The routes, matched by hand on the path (no regex per request): the ten resource endpoints of
-// SPEC 4, plus the few that need no key.
+// SPEC 4, plus the few that need no key, and the dashboard's pages.
 import { SLUG } from '../data/validate.ts';
 import { COLLECTIONS, type CollectionName } from '../resources/types.ts';
 
@@ -9,6 +9,7 @@ export type Route =
   | { readonly kind: 'openapi' }
   | { readonly kind: 'healthz' }
   | { readonly kind: 'metrics' }
+  | { readonly kind: 'dashboard' }
   | { readonly kind: 'api-unknown' }
   | { readonly kind: 'unknown' };
 
@@ -16,6 +17,7 @@ const API = '/api/v1/';
 const LISTS = new Map<string, Route>(COLLECTIONS.map((c) => [c, { kind: 'list', collection: c }]));
 const UNKNOWN: Route = { kind: 'unknown' };
 const API_UNKNOWN: Route = { kind: 'api-unknown' };
+const DASHBOARD: Route = { kind: 'dashboard' };
 const FIXED = new Map<string, Route>([
   ['/api/v1/openapi.json', { kind: 'openapi' }],
   ['/healthz', { kind: 'healthz' }],
@@ -30,6 +32,8 @@ const FIXED = new Map<string, Route>([
 export function route(path: string): Route {
   const fixed = FIXED.get(path);
   if (fixed !== undefined) return fixed;
+  // The customer dashboard (CONTRACT 8): its own pipeline in src/dashboard/, never a key or a quota.
+  if (path === '/dashboard' || path.startsWith('/dashboard/')) return DASHBOARD;
   if (!path.startsWith(API)) return path.startsWith('/api/') || path === '/api' ? API_UNKNOWN : UNKNOWN;
   const rest = path.slice(API.length);
   const slash = rest.indexOf('/');

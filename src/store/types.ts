@@ -99,10 +99,22 @@ export interface SessionRecord {
   readonly seenMs: number;
   /** The session's anti-CSRF secret (CONTRACT 8, ASVS 3.5.1). */
   readonly csrf: string;
+  /**
+   * ms since the epoch when the session ends unless seen again: the earlier of the idle and the
+   * absolute expiry, on the dashboard's clock. A store may forget the record from then on (Redis:
+   * PEXPIREAT), and its get() never answers it afterwards.
+   */
+  readonly expiresMs: number;
 }
 
 export interface SessionStore {
+  /**
+   * Adds or replaces. A put that only moves seenMs and expiresMs of a known session (the dashboard
+   * refreshes them at most once a minute) may be made durable lazily: losing it only ends the
+   * session sooner. Every other change is durable when the Promise resolves.
+   */
   put(session: SessionRecord): Promise<void>;
+  /** The record, or null when unknown or past its expiresMs. */
   get(id: string): Promise<SessionRecord | null>;
   delete(id: string): Promise<void>;
   /** Ends every session of the account but `keep` (a password change), or all of them (null). */

@@ -92,7 +92,7 @@ describe('the refusal waits for responses the app writes late', () => {
     const app = new App({
       snapshot: () => snapshot, gate: { admit: () => { throw new Error('unused'); }, settle: () => null, quotaHeaders: () => ({}) },
       clock: Date.now, log: silentLogger, trustProxy: false, corsOrigin: null, openapi: () => Buffer.alloc(0), metrics: () => null,
-      draining: () => false, health: () => 'ok', observe: null,
+      draining: () => false, health: () => 'ok', observe: null, dashboard: null,
     });
     const late = (req: IncomingMessage, res: ServerResponse) =>
       setTimeout(() => res.writeHead(200, { 'Content-Length': String(req.url!.length) }).end(req.url), req.url === '/slow' ? 150 : 10);

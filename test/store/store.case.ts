@@ -130,7 +130,9 @@ export function storeSuite(name: string, fixture: StoreFixture): void {
     });
 
     withStore('sessions: put, get, delete; deleteForAccount keeps the one asked to', async (store) => {
-      const s = (id: string, account: string) => ({ id, account, createdMs: NOW, seenMs: NOW, csrf: `csrf-${id}` });
+      // expiresMs is compared with the store's own clock (Redis: the server's), the wall clock here.
+      const live = Date.now() + 3_600_000;
+      const s = (id: string, account: string) => ({ id, account, createdMs: NOW, seenMs: NOW, csrf: `csrf-${id}`, expiresMs: live });
       await store.sessions.put(s('s1', 'acc_1'));
       await store.sessions.put(s('s2', 'acc_1'));
       await store.sessions.put(s('s3', 'acc_1'));
@@ -145,6 +147,16 @@ export function storeSuite(name: string, fixture: StoreFixture): void {
       await store.sessions.delete('s2');
       assert.equal(await store.sessions.get('s2'), null);
       assert.equal(await store.sessions.deleteForAccount('acc_2', null), 1);
+    });
+
+    withStore('sessions: a record past its expiresMs is never answered; moving expiresMs on keeps it', async (store) => {
+      const base = { account: 'acc_e', createdMs: NOW, seenMs: NOW, csrf: 'c' };
+      await store.sessions.put({ ...base, id: 'gone', expiresMs: Date.now() - 1 });
+      await store.sessions.put({ ...base, id: 'kept', expiresMs: Date.now() + 3_600_000 });
+      assert.equal(await store.sessions.get('gone'), null);
+      await store.sessions.put({ ...base, id: 'kept', seenMs: NOW + 60_000, expiresMs: Date.now() + 7_200_000 });
+      assert.equal((await store.sessions.get('kept'))?.seenMs, NOW + 60_000);
+      assert.equal(await store.sessions.deleteForAccount('acc_e', null), 1, 'the expired one is not counted');
     });
 
     withStore('throttle: hits count within the window, expire after it, clear resets', async (store) => {

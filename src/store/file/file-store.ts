@@ -1,5 +1,6 @@
 // The Store of one state directory (or of memory): the embedded default of CONTRACT 9. Accounts in
-// accounts.json, counters in this process replayed from the usage log, sessions and throttles here.
+// accounts.json, sessions in sessions.json, counters in this process replayed from the usage log,
+// login throttles here.
 import type { Logger } from '../../log.ts';
 import { silentLogger } from '../../log.ts';
 import type { ScryptParams } from '../../access/secrets.ts';
@@ -10,7 +11,7 @@ import { AccountStore } from './account-store.ts';
 import { Counters } from './counters.ts';
 import { FileQuota, type Durability } from './quota.ts';
 import { ReplayAudit } from './replay-audit.ts';
-import { MemorySessions } from './sessions.ts';
+import { FileSessions } from './sessions.ts';
 import { ensureStateDir } from '../state-dir.ts';
 import { MemoryThrottle } from './throttle.ts';
 import type { CompactHook } from './usage-compact.ts';
@@ -82,7 +83,7 @@ export async function openFileStore(options: FileStoreOptions): Promise<Store> {
   } else {
     quota = new ReplayedQuota(options.state);
   }
-  const sessions = new MemorySessions();
+  const sessions = new FileSessions({ state: options.state, log, ...(options.clock ? { clock: options.clock } : {}) });
   const throttle = new MemoryThrottle();
   let closing: Promise<void> | null = null;
   return {
@@ -97,6 +98,7 @@ export async function openFileStore(options: FileStoreOptions): Promise<Store> {
     close() {
       closing ??= (async () => {
         accounts.close();
+        await sessions.close();
         await usageLog?.close();
       })();
       return closing;

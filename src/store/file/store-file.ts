@@ -1,7 +1,7 @@
 // The account store file: read and validate, write atomically (temp, fsync, rename, fsync dir), mode 0600.
 import { randomBytes } from 'node:crypto';
 import { open, rename, unlink } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { isPlan } from '../../quota/plans.ts';
 import { AccountError, type StoreData } from '../../access/types.ts';
 
@@ -94,12 +94,17 @@ export async function syncDir(dir: string): Promise<void> {
  * half of one, and a crash leaves one of them. Returns the stamp of what was written.
  */
 export async function writeStore(path: string, data: StoreData): Promise<Stamp> {
-  const tmp = join(dirname(path), `.${STORE_FILE}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  return writeFileAtomic(path, JSON.stringify(data, null, 2) + '\n');
+}
+
+/** Temp file (mode 0600), fsync, rename, fsync of the directory: the old or the new text, never half. */
+export async function writeFileAtomic(path: string, text: string): Promise<Stamp> {
+  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   const fh = await open(tmp, 'wx', 0o600);
   let st;
   try {
     await fh.chmod(0o600); // open's mode is filtered by the umask; this is not
-    await fh.writeFile(JSON.stringify(data, null, 2) + '\n');
+    await fh.writeFile(text);
     await fh.sync();
     st = await fh.stat();
   } catch (err) {

@@ -1,0 +1,73 @@
+// Password guessing is slowed without ever locking the owner out for good (CONTRACT 8, ASVS 5.0 6.3.1).
+// Counters live in the store's ThrottleStore, so every instance shares them (CONTRACT 9):
+//  - per client address: 20 failed password checks in 15 minutes, whatever the accounts, and that
+//    address is refused for the rest of the window (one machine cannot try many passwords);
+//  - per account: after 5 failures on an account in 15 minutes, only addresses that have not failed
+//    on it in that window may still try it. A guesser spread over many addresses gets one try per
+//    address per window; the owner, from any address that has not failed, still logs in at once.
+// Nothing is permanent: every counter expires 15 minutes after its first failure.
+import { isIP } from 'node:net';
+import type { ThrottleStore } from '../store/types.ts';
+
+export const WINDOW_MS = 15 * 60_000;
+const ADDRESS_LIMIT = 20;
+const ACCOUNT_LIMIT = 5;
+/** Sign-ups from one address in an hour: each costs a scrypt hash and an account. */
+const SIGNUP_LIMIT = 10;
+const SIGNUP_WINDOW_MS = 60 * 60_000;
+
+/**
+ * The unit an address is counted in: IPv4 as it is, IPv6 by its /64, the block one subscriber
+ * usually holds whole (counting single IPv6 addresses would give everyone 2^64 tries).
+ */
+export function addressUnit(address: string): string {
+  const mapped = address.startsWith('::ffff:') ? address.slice(7) : address;
+  if (isIP(mapped) !== 6) return mapped;
+  const [head = '', tail = ''] = mapped.split('::');
+  const left = head === '' ? [] : head.split(':');
+  const right = tail === '' ? [] : tail.split(':');
+  const groups = mapped.includes('::') ? [...left, ...Array(8 - left.length - right.length).fill('0'), ...right] : left;
+  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '').toLowerCase()).join(':')}::/64`;
+}
+
+export class LoginThrottle {
+  constructor(
+    private readonly store: ThrottleStore,
+    private readonly clock: () => number,
+  ) {}
+
+  /** True when a password check for `email` from `address` may run now. */
+  async allows(email: string, address: string): Promise<boolean> {
+    const now = this.clock();
+    const unit = addressUnit(address);
+    const account = canonical(email);
+    if ((await this.store.count(`login:address:${unit}`, now)) >= ADDRESS_LIMIT) return false;
+    if ((await this.store.count(`login:account:${account}`, now)) < ACCOUNT_LIMIT) return true;
+    return (await this.store.count(`login:pair:${account}|${unit}`, now)) === 0;
+  }
+
+  /** Counts a wrong password, for a known email or not alike (the answer must not tell them apart). */
+  async failed(email: string, address: string): Promise<void> {
+    const now = this.clock();
+    const unit = addressUnit(address);
+    const account = canonical(email);
+    await Promise.all([
+      this.store.hit(`login:address:${unit}`, WINDOW_MS, now),
+      this.store.hit(`login:account:${account}`, WINDOW_MS, now),
+      this.store.hit(`login:pair:${account}|${unit}`, WINDOW_MS, now),
+    ]);
+  }
+
+  /** The owner got in from this address: its own failures there are forgiven, the account's count is not. */
+  succeeded(email: string, address: string): Promise<void> {
+    return this.store.clear(`login:pair:${canonical(email)}|${addressUnit(address)}`);
+  }
+
+  /** Counts a sign-up attempt from the address; false once the address has made too many this hour. */
+  async signupAllowed(address: string): Promise<boolean> {
+    return (await this.store.hit(`signup:address:${addressUnit(address)}`, SIGNUP_WINDOW_MS, this.clock())) <= SIGNUP_LIMIT;
+  }
+}
+
+/** Emails as the account store compares them, capped so a huge field cannot make a huge key. */
+const canonical = (email: string) => email.trim().toLowerCase().slice(0, 254);
