@@ -34,6 +34,11 @@ export interface StartServerOptions {
   readonly plans?: Partial<Record<Plan, number | null>>;
   /** Default: silent. */
   readonly log?: Logger;
+  /**
+   * Keep accounts, keys and counters in Redis (CONTRACT 9), shared with every server on it; needs the
+   * optional package `redis`. `state` then holds only this server's usage log ('memory': none).
+   */
+  readonly redisUrl?: string;
 }
 
 /** The time the server sees: the given clock, unless pinned with set() or shifted with advance(). */
@@ -140,6 +145,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     clock: clock.now,
     ...(options.plans ? { plans: options.plans } : {}),
     ...(options.log ? { log: options.log } : {}),
+    ...(options.redisUrl ? { redisUrl: options.redisUrl } : {}),
   });
   return {
     url: service.listeners[0]!.url,

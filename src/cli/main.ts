@@ -2,6 +2,7 @@
 import { LockBusyError } from '../store/file/lock-file.ts';
 import { AccountError } from '../access/types.ts';
 import { UsageLogError } from '../store/file/usage-replay.ts';
+import { StoreUnavailableError } from '../store/types.ts';
 import { accounts } from './accounts.ts';
 import { data } from './data.ts';
 import { EXIT, UsageError, CommandError, type CommandGroup, type Io } from './io.ts';
@@ -17,6 +18,7 @@ Commands:
   accounts              create accounts, change plans, list accounts
   keys                  create, rotate, reveal, revoke and list API keys
   usage                 show an account's quota use and daily counters
+  state                 export or import accounts and this month's counters (files <-> Redis)
   data                  check or generate data files
   openapi               print the OpenAPI 3.1 document (--out FILE to write it)
 
@@ -56,6 +58,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
       err instanceof AccountError ||
       err instanceof UsageLogError ||
       err instanceof LockBusyError ||
+      err instanceof StoreUnavailableError ||
       typeof (err as NodeJS.ErrnoException).code === 'string';
     io.stderr.write(`celebrity-api ${name}: ${known ? (err as Error).message : ((err as Error).stack ?? String(err))}\n`);
     return EXIT.FAILED;

@@ -30,6 +30,9 @@ Options:
   --cors-origin O     send Access-Control-Allow-Origin: O
   --admin-port N      serve /healthz and /metrics on this plain-HTTP port (else /metrics answers
                       loopback clients only, on the main port)
+  --redis-url URL     keep accounts, keys, sessions and quota counters in Redis, shared by every
+                      instance on it (env CELEBRITY_API_REDIS_URL); --state then holds this
+                      instance's certificate, boot cache and usage log (one directory per instance)
   --log-format F      json (default) or text          --log-level L   debug, info (default), warn, error
 
 Once ready it prints one line per listener, HTTPS first: listening on <url>
@@ -40,7 +43,7 @@ const OPTIONS = {
   data: { type: 'string' }, state: { type: 'string' }, host: { type: 'string' }, port: { type: 'string' },
   'tls-cert': { type: 'string' }, 'tls-key': { type: 'string' }, 'http-port': { type: 'string' },
   'insecure-http': { type: 'boolean' }, 'trust-proxy': { type: 'boolean' }, watch: { type: 'boolean' },
-  'cors-origin': { type: 'string' }, 'admin-port': { type: 'string' }, 'log-format': { type: 'string' },
+  'cors-origin': { type: 'string' }, 'admin-port': { type: 'string' }, 'redis-url': { type: 'string' }, 'log-format': { type: 'string' },
   'log-level': { type: 'string' }, help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -85,6 +88,7 @@ export const serve: CommandGroup = async (args, io) => {
       httpPort: config.httpPort,
       trustProxy: config.trustProxy,
       corsOrigin: config.corsOrigin,
+      redisUrl: config.redisUrl,
       log,
       metrics: mainMetrics,
       observe,
