@@ -9,6 +9,7 @@ import { EXIT, UsageError, CommandError, type CommandGroup, type Io } from './io
 import { keys } from './keys.ts';
 import { openapi } from './openapi.ts';
 import { serve } from './serve.ts';
+import { state } from './state.ts';
 import { usage } from './usage.ts';
 
 const HELP = `Usage: celebrity-api <command> [options]
@@ -26,7 +27,7 @@ Every command takes --state DIR (default ./state) and answers --help.
 Exit codes: 0 ok, 1 failed, 2 usage error.
 `;
 
-const GROUPS: Readonly<Record<string, CommandGroup>> = { serve, accounts, keys, usage, data, openapi };
+const GROUPS: Readonly<Record<string, CommandGroup>> = { serve, accounts, keys, usage, state, data, openapi };
 
 export async function main(argv: string[], io: Io): Promise<number> {
   const [name, ...rest] = argv;

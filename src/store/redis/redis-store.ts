@@ -26,7 +26,7 @@ export interface RedisStoreOptions {
   readonly scrypt?: ScryptParams;
   /** Longest wait for a Redis answer before the request gets 503; default 1000 ms. */
   readonly timeoutMs?: number;
-  /** How long opening waits for Redis before it fails; default 5000 ms. */
+  /** How long opening waits for Redis before it fails; default 3000 ms. */
   readonly connectTimeoutMs?: number;
   /** Period of the version poll behind the 2 s propagation guarantee; default 500 ms. */
   readonly pollMs?: number;
@@ -37,7 +37,7 @@ export interface RedisStoreOptions {
 export async function openRedisStore(options: RedisStoreOptions): Promise<Store> {
   const log = options.log ?? silentLogger;
   const clock = options.clock ?? Date.now;
-  const link = await RedisLink.open({ url: options.url, timeoutMs: options.timeoutMs ?? 1000, connectTimeoutMs: options.connectTimeoutMs ?? 5000, log });
+  const link = await RedisLink.open({ url: options.url, timeoutMs: options.timeoutMs ?? 1000, connectTimeoutMs: options.connectTimeoutMs ?? 3000, log });
   const replica = new KeyReplica(link, log);
   let usageLog: UsageLog | null = null;
   try {
