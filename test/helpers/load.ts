@@ -7,11 +7,14 @@ export interface LoadClient {
   burst(paths: readonly string[], key: string): Promise<number[]>;
   /** GET one path on server `i`; the status and the parsed body. */
   get(i: number, path: string, key?: string): Promise<{ status: number; body: any }>;
+  /** 200 answers received from each server so far. */
+  readonly served: number[];
   close(): void;
 }
 
 export function loadClient(urls: readonly string[], socketsPerServer = 64): LoadClient {
   const agents = urls.map(() => new http.Agent({ keepAlive: true, maxSockets: socketsPerServer }));
+  const served = urls.map(() => 0);
   const one = (i: number, path: string, key?: string) =>
     new Promise<{ status: number; body: any }>((resolve) => {
       const url = new URL(path, urls[i % urls.length]);
@@ -19,7 +22,10 @@ export function loadClient(urls: readonly string[], socketsPerServer = 64): Load
         let text = '';
         res.setEncoding('utf8');
         res.on('data', (d: string) => (text += d));
-        res.on('end', () => resolve({ status: res.statusCode!, body: text.startsWith('{') ? JSON.parse(text) : text }));
+        res.on('end', () => {
+          if (res.statusCode === 200) served[i % urls.length]!++;
+          resolve({ status: res.statusCode!, body: text.startsWith('{') ? JSON.parse(text) : text });
+        });
         res.on('error', () => resolve({ status: 0, body: null }));
       });
       req.setTimeout(10_000, () => req.destroy());
@@ -29,6 +35,7 @@ export function loadClient(urls: readonly string[], socketsPerServer = 64): Load
   return {
     burst: async (paths, key) => (await Promise.all(paths.map((p, i) => one(i, p, key)))).map((r) => r.status),
     get: one,
+    served,
     close: () => agents.forEach((a) => a.destroy()),
   };
 }

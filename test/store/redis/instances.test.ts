@@ -11,7 +11,7 @@ import type { Store } from '../../../src/store/types.ts';
 import { loadClient, tally, type LoadClient } from '../../helpers/load.ts';
 import { startRedis, type RedisServer } from '../../helpers/redis.ts';
 import { spawnServe, type ListeningProcess } from '../../helpers/serve-process.ts';
-import { rm } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import { tempDir, writeData } from '../../helpers/serve-harness.ts';
 import { FAST_SCRYPT, within } from '../../helpers/state.ts';
 
@@ -107,6 +107,21 @@ test('revoke, a new key and a plan change made through another instance apply on
   assert.deepEqual(await statusOnAll(next), [429, 429, 429]);
   await store.accounts.setPlan(email, 'starter');
   assert.ok((await within(2000, async () => (await statusOnAll(next)).every((s) => s === 200))) <= 2000, 'the month carries over, the new plan applies');
+});
+
+test('each instance keeps its own JSONL usage log of what it served (CONTRACT 9)', async () => {
+  const successes = async (n: number) => {
+    const usage = join(dir, `instance-${n}`, 'usage');
+    let total = 0;
+    for (const name of await readdir(usage)) {
+      if (!name.endsWith('.jsonl')) continue;
+      for (const line of (await readFile(join(usage, name), 'utf8')).split('\n')) if (line) total += JSON.parse(line).s ?? 0;
+    }
+    return total;
+  };
+  // Written at least every second (interval mode): Redis holds the quota, the log is the instance's record.
+  await within(3000, async () => (await Promise.all([1, 2, 3].map(successes))).every((s, i) => s === client.served[i]));
+  assert.ok(client.served.every((n) => n > 0));
 });
 
 test('an instance SIGKILLed mid-load: the others go on serving, and the count is exact', async () => {
