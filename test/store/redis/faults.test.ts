@@ -158,7 +158,7 @@ test('the month boundary under an injected clock, on two servers sharing one Red
     assert.equal((await get(b)).status, 200);
     const refused = await get(a);
     assert.equal(refused.status, 429);
-    assert.equal((await refused.json()).quota.resetsOn, '2026-12-01T00:00:00.000Z');
+    assert.equal(((await refused.json()) as { quota: { resetsOn: string } }).quota.resetsOn, '2026-12-01T00:00:00.000Z');
     assert.equal((await get(b)).status, 429);
     for (const server of [a, b]) server.clock.set('2026-12-01T00:00:00.000Z');
     assert.equal((await get(b)).status, 200, 'the quota resets at 00:00 UTC on the 1st, on every instance');
