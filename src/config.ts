@@ -42,6 +42,8 @@ export interface ServeConfig {
   readonly watch: boolean;
   readonly corsOrigin: string | null;
   readonly adminPort: number | null;
+  /** The shared store of many instances (CONTRACT 9), or null for the state directory. */
+  readonly redisUrl: string | null;
   readonly logFormat: (typeof LOG_FORMATS)[number];
   readonly logLevel: LogLevel;
   /** Which 200s wait for their usage record to be on disk (CONTRACT 4): 'auto' = strict for finite quotas. */
@@ -83,6 +85,20 @@ function operatorEmail(value: string | undefined): string | null {
 
 const str = (v: string | boolean | undefined): string | undefined => (typeof v === 'string' ? v : undefined);
 
+/** `--redis-url`, else $CELEBRITY_API_REDIS_URL (CONTRACT 9): a redis:// or rediss:// URL, or null. */
+export function resolveRedisUrl(flag: string | undefined, env: Readonly<Record<string, string | undefined>>): string | null {
+  const value = flag ?? env.CELEBRITY_API_REDIS_URL;
+  if (value === undefined || value === '') return null;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`--redis-url: not a URL: ${JSON.stringify(value)} (expected redis://host:port or rediss://host:port)`);
+  }
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') throw new ConfigError(`--redis-url: expected a redis:// or rediss:// URL, got ${url.protocol}//`);
+  return value;
+}
+
 export function resolveServeConfig(flags: ServeFlags, env: Readonly<Record<string, string | undefined>>, cwd: string): ServeConfig {
   const insecureHttp = flags['insecure-http'] === true;
   const tlsCert = str(flags['tls-cert']) ?? env.CELEBRITY_API_TLS_CERT ?? null;
@@ -106,6 +122,7 @@ export function resolveServeConfig(flags: ServeFlags, env: Readonly<Record<strin
     watch: flags.watch === true,
     corsOrigin: str(flags['cors-origin']) ?? null,
     adminPort: port('--admin-port', str(flags['admin-port'])),
+    redisUrl: resolveRedisUrl(str(flags['redis-url']), env),
     logFormat: oneOf('--log-format', str(flags['log-format']) ?? 'json', LOG_FORMATS),
     logLevel: oneOf('--log-level', str(flags['log-level']) ?? 'info', LOG_LEVELS),
     usageDurability: durability(str(flags['usage-durability']) ?? env.CELEBRITY_API_USAGE_DURABILITY),

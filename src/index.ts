@@ -41,6 +41,11 @@ export interface StartServerOptions {
   /** Default: silent. */
   readonly log?: Logger;
   /**
+   * Keep accounts, keys and counters in Redis (CONTRACT 9), shared with every server on it; needs the
+   * optional package `redis`. `state` then holds only this server's usage log ('memory': none).
+   */
+  readonly redisUrl?: string;
+  /**
    * With a state directory: which 200s wait for their usage record to be on disk. 'auto' (default):
    * plans with a finite quota; 'strict': all; 'interval': none (written once a second).
    */
@@ -172,6 +177,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     ...(options.usageDurability ? { durability: options.usageDurability } : {}),
     ...(options.faults ? { faults: options.faults } : {}),
     ...(options.dashboard ? { dashboard: options.dashboard } : {}),
+    ...(options.redisUrl ? { redisUrl: options.redisUrl } : {}),
   });
   return {
     url: service.listeners[0]!.url,

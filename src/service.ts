@@ -15,8 +15,8 @@ import { closeListeners, listen, type Limits, type Listener } from './http/serve
 import { silentLogger, type Logger } from './log.ts';
 import { openGate, type Gate } from './quota/gate.ts';
 import { resolveQuotas, type Plan } from './quota/plans.ts';
-import { openFileStore } from './store/file/file-store.ts';
 import type { Durability } from './store/file/quota.ts';
+import { openStore } from './store/open.ts';
 import { ensureStateDir } from './store/state-dir.ts';
 import type { Store } from './store/types.ts';
 
@@ -24,8 +24,10 @@ export interface ServiceOptions {
   readonly data: DataInput;
   /** State directory (certificate, boot cache, usage log, and accounts unless `store` says otherwise), or 'memory'. */
   readonly state: string;
-  /** Where accounts, sessions and counters live; default: the file store of `state` (CONTRACT 9). */
+  /** Where accounts, sessions and counters live; default: Redis at `redisUrl`, else the file store of `state` (CONTRACT 9). */
   readonly store?: Store;
+  /** The shared store of many instances (CONTRACT 9); the state directory then keeps this instance's usage log. */
+  readonly redisUrl?: string | null;
   /** Which 200s wait for their usage record to be on disk (file store); default 'auto'. */
   readonly durability?: Durability;
   /** false: plain HTTP; 'self-signed': a certificate in the state directory; or PEM cert and key. */
@@ -91,7 +93,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   }
   const store =
     options.store ??
-    (await openFileStore({ state: options.state, role: 'server', clock, log, quotas: resolveQuotas(options.plans), ...(options.durability ? { durability: options.durability } : {}) }));
+    (await openStore({ state: options.state, redisUrl: options.redisUrl ?? null, role: 'server', clock, log, quotas: resolveQuotas(options.plans), durability: options.durability }));
   const gate = openGate({ store, clock, ...(options.plans ? { plans: options.plans } : {}) });
   let draining = false;
   const app = new App({

@@ -147,6 +147,11 @@ function decoyHash(scrypt: ScryptParams): Promise<PasswordHash> {
   return hash;
 }
 
+/** `state import` into a store that has accounts, without being told to replace them. */
+export function notEmpty(where: string, accounts: number): AccountError {
+  return new AccountError('STORE_NOT_EMPTY', `${where} already holds ${accounts} account${accounts === 1 ? '' : 's'}; importing would replace them (state import --force does)`);
+}
+
 export function detail(a: AccountRecord): AccountDetail {
   return { id: a.id, email: a.email, plan: a.plan, createdAt: a.createdAt, key: a.key ? { prefix: a.key.prefix, createdAt: a.key.createdAt } : null };
 }

@@ -107,6 +107,7 @@ export const ACCOUNT_ERRORS = [
   'NO_KEY',
   'STORE_LOCKED',
   'STORE_CORRUPT',
+  'STORE_NOT_EMPTY',
 ] as const;
 export type AccountErrorCode = (typeof ACCOUNT_ERRORS)[number];
 

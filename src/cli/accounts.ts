@@ -2,7 +2,7 @@
 import type { IssuedKey } from '../access/types.ts';
 import { PLANS } from '../quota/plans.ts';
 import { command, noPositionals, parseFlags, readPassword, readStdin, required, UsageError, type CommandGroup, type Io } from './io.ts';
-import { withStore } from './store.ts';
+import { STORE_FLAGS, withStore } from './store.ts';
 
 const HELP = `Usage: celebrity-api accounts <command> [options]
 
@@ -18,7 +18,8 @@ Commands:
       emails, plans and key prefixes (never keys)
 
 Plans: ${PLANS.join(', ')}. The password is read from the first line of standard input.
-Options: --state DIR (default ./state, or $CELEBRITY_API_STATE), --help
+Options: --state DIR (default ./state, or $CELEBRITY_API_STATE), --redis-url URL (accounts in
+Redis, shared by many servers; or $CELEBRITY_API_REDIS_URL), --help
 `;
 
 /** The password of --password-stdin, which is the only way to give one (never argv: it shows in `ps`). */
@@ -38,7 +39,7 @@ export function printKey(io: Io, issued: IssuedKey, json: boolean | undefined, n
 export const SHOWN_ONCE = 'This key is shown once: store it now (`keys reveal` shows it again with the password).';
 
 const FLAGS = {
-  state: { type: 'string' },
+  ...STORE_FLAGS,
   email: { type: 'string' },
   plan: { type: 'string' },
   'password-stdin': { type: 'boolean' },

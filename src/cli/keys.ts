@@ -1,7 +1,7 @@
 // `celebrity-api keys create|rotate|reveal|revoke|list` (CONTRACT 6): the key itself is printed only by create, rotate and reveal.
 import { password, printKey, SHOWN_ONCE } from './accounts.ts';
 import { command, noPositionals, parseFlags, required, UsageError, type CommandGroup } from './io.ts';
-import { withStore } from './store.ts';
+import { STORE_FLAGS, withStore } from './store.ts';
 
 const HELP = `Usage: celebrity-api keys <command> [options]
 
@@ -19,11 +19,12 @@ Commands:
 
 With --json, create, rotate and reveal print {"email","plan","key"} on one line.
 The password is read from the first line of standard input.
-Options: --state DIR (default ./state, or $CELEBRITY_API_STATE), --help
+Options: --state DIR (default ./state, or $CELEBRITY_API_STATE), --redis-url URL (accounts in
+Redis, shared by many servers; or $CELEBRITY_API_REDIS_URL), --help
 `;
 
 const FLAGS = {
-  state: { type: 'string' },
+  ...STORE_FLAGS,
   email: { type: 'string' },
   'password-stdin': { type: 'boolean' },
   json: { type: 'boolean' },

@@ -2,12 +2,14 @@
 import { LockBusyError } from '../store/file/lock-file.ts';
 import { AccountError } from '../access/types.ts';
 import { UsageLogError } from '../store/file/usage-replay.ts';
+import { StoreUnavailableError } from '../store/types.ts';
 import { accounts } from './accounts.ts';
 import { data } from './data.ts';
 import { EXIT, UsageError, CommandError, type CommandGroup, type Io } from './io.ts';
 import { keys } from './keys.ts';
 import { openapi } from './openapi.ts';
 import { serve } from './serve.ts';
+import { state } from './state.ts';
 import { usage } from './usage.ts';
 
 const HELP = `Usage: celebrity-api <command> [options]
@@ -17,6 +19,7 @@ Commands:
   accounts              create accounts, change plans, list accounts
   keys                  create, rotate, reveal, revoke and list API keys
   usage                 show an account's quota use and daily counters
+  state                 export or import accounts and this month's counters (files <-> Redis)
   data                  check or generate data files
   openapi               print the OpenAPI 3.1 document (--out FILE to write it)
 
@@ -24,7 +27,7 @@ Every command takes --state DIR (default ./state) and answers --help.
 Exit codes: 0 ok, 1 failed, 2 usage error.
 `;
 
-const GROUPS: Readonly<Record<string, CommandGroup>> = { serve, accounts, keys, usage, data, openapi };
+const GROUPS: Readonly<Record<string, CommandGroup>> = { serve, accounts, keys, usage, state, data, openapi };
 
 export async function main(argv: string[], io: Io): Promise<number> {
   const [name, ...rest] = argv;
@@ -56,6 +59,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
       err instanceof AccountError ||
       err instanceof UsageLogError ||
       err instanceof LockBusyError ||
+      err instanceof StoreUnavailableError ||
       typeof (err as NodeJS.ErrnoException).code === 'string';
     io.stderr.write(`celebrity-api ${name}: ${known ? (err as Error).message : ((err as Error).stack ?? String(err))}\n`);
     return EXIT.FAILED;

@@ -31,6 +31,9 @@ Options:
   --cors-origin O     send Access-Control-Allow-Origin: O
   --admin-port N      serve /healthz and /metrics on this plain-HTTP port (else /metrics answers
                       loopback clients only, on the main port)
+  --redis-url URL     keep accounts, keys, sessions and quota counters in Redis, shared by every
+                      instance on it (env CELEBRITY_API_REDIS_URL); --state then holds this
+                      instance's certificate, boot cache and usage log (one directory per instance)
   --log-format F      json (default) or text          --log-level L   debug, info (default), warn, error
   --usage-durability M  strict: every 200 is sent only once its usage record is on disk (committed
                       in groups of a few ms), so a crash never loses a served request from the count;
@@ -58,7 +61,7 @@ const OPTIONS = {
   data: { type: 'string' }, state: { type: 'string' }, host: { type: 'string' }, port: { type: 'string' },
   'tls-cert': { type: 'string' }, 'tls-key': { type: 'string' }, 'http-port': { type: 'string' },
   'insecure-http': { type: 'boolean' }, 'trust-proxy': { type: 'boolean' }, watch: { type: 'boolean' },
-  'cors-origin': { type: 'string' }, 'admin-port': { type: 'string' }, 'log-format': { type: 'string' },
+  'cors-origin': { type: 'string' }, 'admin-port': { type: 'string' }, 'redis-url': { type: 'string' }, 'log-format': { type: 'string' },
   'log-level': { type: 'string' }, 'usage-durability': { type: 'string' }, fault: { type: 'string', multiple: true },
   signup: { type: 'string' }, 'operator-email': { type: 'string' }, help: { type: 'boolean', short: 'h' },
 } as const;
@@ -113,6 +116,7 @@ export const serve: CommandGroup = async (args, io) => {
       httpPort: config.httpPort,
       trustProxy: config.trustProxy,
       corsOrigin: config.corsOrigin,
+      redisUrl: config.redisUrl,
       log,
       durability: config.usageDurability,
       metrics: mainMetrics,

@@ -1,11 +1,36 @@
-// The store a command works on (CONTRACT 6 and 9): the state directory's files, opened beside a
-// server that may be running on them, and closed when the command ends.
-import { openFileStore } from '../store/file/file-store.ts';
+// The store a command works on (CONTRACT 6 and 9): Redis with --redis-url (or
+// $CELEBRITY_API_REDIS_URL), else the state directory's files, opened beside the servers that may be
+// running on it, and closed when the command ends.
+import { ConfigError, resolveRedisUrl } from '../config.ts';
+import { openStore } from '../store/open.ts';
 import type { Store } from '../store/types.ts';
-import { stateDir, type Io } from './io.ts';
+import { stateDir, UsageError, type Io } from './io.ts';
 
-export async function withStore<T>(flags: { readonly state?: string | undefined }, io: Io, body: (store: Store) => Promise<T>): Promise<T> {
-  const store = await openFileStore({ state: stateDir(flags.state, io), role: 'command' });
+/** The flags every store command takes. */
+export const STORE_FLAGS = { state: { type: 'string' }, 'redis-url': { type: 'string' } } as const;
+
+export interface StoreFlags {
+  readonly state?: string | undefined;
+  readonly 'redis-url'?: string | undefined;
+}
+
+/** The Redis URL of a command line, or null; a malformed one is a usage error. */
+export function redisUrlOf(flags: StoreFlags, io: Io): string | null {
+  try {
+    return resolveRedisUrl(flags['redis-url'], io.env);
+  } catch (err) {
+    if (err instanceof ConfigError) throw new UsageError(err.message);
+    throw err;
+  }
+}
+
+/**
+ * Opens the store, runs `body`, closes it. `role: 'server'` makes the command the writer of a state
+ * directory's usage log (state import): it then refuses while a server runs there.
+ */
+export async function withStore<T>(flags: StoreFlags, io: Io, body: (store: Store) => Promise<T>, role: 'server' | 'command' = 'command'): Promise<T> {
+  const redisUrl = redisUrlOf(flags, io);
+  const store = await openStore({ state: stateDir(flags.state, io), redisUrl, role });
   try {
     return await body(store);
   } finally {

@@ -3,20 +3,22 @@ import { CalendarCache } from '../quota/month.ts';
 import { resolveQuotas } from '../quota/plans.ts';
 import { createUsageService } from '../quota/usage-service.ts';
 import { command, noPositionals, parseFlags, required, type CommandGroup } from './io.ts';
-import { withStore } from './store.ts';
+import { STORE_FLAGS, withStore } from './store.ts';
 
 const HELP = `Usage: celebrity-api usage --email E [--json] [--state DIR]
 
 Shows the account's plan, requests used this UTC month, the quota (total), what remains, when it
 resets (00:00 UTC on the 1st), and this month's daily counters of successful and rejected requests.
-Read from the usage log: a running server writes it at least every second.
+Read from the usage log (a running server writes it at least every second), or with --redis-url
+from Redis, where it is live (requests in flight included).
 With --json: {"email","plan","used","total","remaining","resetsOn","daily":[{"date","success","rejected"}]}
 (total and remaining are null for unlimited plans).
-Options: --state DIR (default ./state, or $CELEBRITY_API_STATE), --help
+Options: --state DIR (default ./state, or $CELEBRITY_API_STATE), --redis-url URL (the store
+shared by many servers; or $CELEBRITY_API_REDIS_URL), --help
 `;
 
 const FLAGS = {
-  state: { type: 'string' },
+  ...STORE_FLAGS,
   email: { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },

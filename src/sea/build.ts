@@ -26,6 +26,9 @@ export async function buildExecutable(outDir: string): Promise<string> {
     platform: 'node',
     format: 'cjs',
     target: 'node20',
+    // The Redis store's client is an optional package, loaded only with --redis-url: the executable
+    // stays file-only and says so when asked for Redis.
+    external: ['redis'],
     define: { 'import.meta.url': 'globalThis.__celebrityApiModuleUrl' },
     logLevel: 'warning',
   });

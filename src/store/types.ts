@@ -2,7 +2,7 @@
 // login throttles, quota reservations and settlements, daily counters. Two implementations, like
 // hono's routers: `file/` (the state directory, or memory) and `redis/`. The gate, the CLI, the
 // dashboard and startServer() talk only to this; nothing else knows which one runs.
-import type { AccountService, AccountView } from '../access/types.ts';
+import type { AccountRecord, AccountService, AccountView } from '../access/types.ts';
 import type { DayKey, Moment, MonthKey } from '../quota/month.ts';
 import type { Quota } from '../quota/plans.ts';
 
@@ -22,6 +22,13 @@ export interface Store {
   readonly throttle: ThrottleStore;
   /** Health for /healthz and /api/v1 (false: 503), and the store's own series for /metrics. */
   status(): StoreStatus;
+  /** Every account as stored, password hash and sealed key included (`state export`; never a key in clear). */
+  exportAccounts(): Promise<AccountRecord[]>;
+  /**
+   * Installs accounts as exported (`state import`). Refuses with STORE_NOT_EMPTY when the store holds
+   * accounts, unless `replace`, which removes them first.
+   */
+  importAccounts(records: readonly AccountRecord[], replace: boolean): Promise<void>;
   /** Makes what was counted durable (the file store's log); a no-op where every change already is. */
   flush(): Promise<void>;
   /** Flushes, stops following changes and releases what the store holds (locks, connections). */
@@ -59,8 +66,17 @@ export interface QuotaStore {
   settle(ticket: QuotaTicket, status: number): Promise<void> | null;
   /** The account's figures around `at`: this month, its days, the last six months, the last use. */
   report(account: string, at: Moment): Promise<UsageFigures>;
-  /** Puts the month's count at `used` (test suites, `state import`); resolves once that is durable. */
+  /** Puts the month's count at `used` (test suites); resolves once that is durable. */
   set(account: string, used: number, at: Moment): Promise<void>;
+  /** Puts the account's month at these figures, days and last use included (`state import`); resolves once durable. */
+  restore(account: string, month: MonthFigures, at: Moment): Promise<void>;
+}
+
+/** One account's month as `state export` moves it. */
+export interface MonthFigures {
+  readonly used: number;
+  readonly daily: readonly DailyUsage[];
+  readonly lastUsedMs: number | null;
 }
 
 export interface DailyUsage {

@@ -26,7 +26,8 @@ before(async () => {
   // --ignore-scripts: prepack would build again, and its output would break --json on stdout.
   packed = JSON.parse(npm(['pack', '--json', '--ignore-scripts', '--pack-destination', tmp], ROOT))[0];
   await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-  npm(['install', join(tmp, packed.filename), '--offline', '--no-audit', '--no-fund', '--no-package-lock'], project);
+  // --omit=optional: the file-only server must run without `redis` (the Redis store's client).
+  npm(['install', join(tmp, packed.filename), '--offline', '--omit=optional', '--no-audit', '--no-fund', '--no-package-lock'], project);
 });
 after(() => rm(tmp, { recursive: true, force: true }));
 

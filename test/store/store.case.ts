@@ -130,7 +130,7 @@ export function storeSuite(name: string, fixture: StoreFixture): void {
     });
 
     withStore('sessions: put, get, delete; deleteForAccount keeps the one asked to', async (store) => {
-      // expiresMs is compared with the store's own clock (Redis: the server's), the wall clock here.
+      // expiresMs is on the store's clock (the wall clock here): what the dashboard passes it.
       const live = Date.now() + 3_600_000;
       const s = (id: string, account: string) => ({ id, account, createdMs: NOW, seenMs: NOW, csrf: `csrf-${id}`, expiresMs: live });
       await store.sessions.put(s('s1', 'acc_1'));
@@ -168,6 +168,34 @@ export function storeSuite(name: string, fixture: StoreFixture): void {
       assert.equal(await store.throttle.hit('login:a', 60_000, NOW + 61_000), 1);
       await store.throttle.clear('login:a');
       assert.equal(await store.throttle.count('login:a', NOW + 61_000), 0);
+    });
+
+    withStore('transfer: export, then import (refused unless replacing) keeps keys and passwords; restore sets a month', async (store) => {
+      const { key } = await store.accounts.create({ email: 'e@x.io', plan: 'starter', password: 'pw' });
+      await store.accounts.register({ email: 'f@x.io', plan: 'free', password: 'pw2' });
+      const records = await store.exportAccounts();
+      assert.deepEqual(records.map((r) => r.email).sort(), ['e@x.io', 'f@x.io']);
+      assert.ok(!JSON.stringify(records).includes(key.slice(4)), 'never the key in clear');
+      await assert.rejects(store.importAccounts(records, false), (e: AccountError) => e.code === 'STORE_NOT_EMPTY');
+      await store.accounts.revokeKey('e@x.io');
+      await store.accounts.create({ email: 'g@x.io', plan: 'pro', password: 'pw3' });
+      await store.importAccounts(records, true);
+      assert.deepEqual((await store.accounts.list()).map((a) => a.email).sort(), ['e@x.io', 'f@x.io'], 'replaced, not merged');
+      await within(2000, () => store.lookupKey(keyDigest(key))?.email === 'e@x.io');
+      assert.equal((await store.accounts.revealKey('e@x.io', 'pw')).key, key);
+      assert.ok(await store.accounts.authenticate('f@x.io', 'pw2'));
+
+      const id = records.find((r) => r.email === 'e@x.io')!.id;
+      const daily = [{ date: '2026-11-02', success: 5, rejected: 1 }, { date: '2026-11-23', success: 2, rejected: 0 }];
+      await store.quota.restore(id, { used: 7, daily, lastUsedMs: NOW - 1000 }, at());
+      const report = await store.quota.report(id, at());
+      assert.equal(report.used, 7);
+      assert.deepEqual(report.daily, daily);
+      assert.equal(report.lastUsedMs, NOW - 1000);
+      const last = await reserve(store, id, 8);
+      assert.equal(last?.remaining, 0);
+      await settle(store, last!, 200);
+      assert.equal(await reserve(store, id, 8), null);
     });
 
     it('propagation: a change made through another instance reaches this one within 2 s', async () => {

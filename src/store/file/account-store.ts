@@ -11,6 +11,7 @@ import { watchStoreFile } from './store-watch.ts';
 import {
   AccountError,
   type AccountDetail,
+  type AccountRecord,
   type AccountService,
   type AccountSummary,
   type AccountView,
@@ -230,5 +231,18 @@ export class AccountStore implements AccountService {
 
   async keys(): Promise<KeySummary[]> {
     return ops.keySummaries(await this.current());
+  }
+
+  /** Every record as the file holds it now (`state export`). */
+  async records(): Promise<AccountRecord[]> {
+    return structuredClone((await this.current()).accounts);
+  }
+
+  /** `state import`: the records become the store's accounts; see Store.importAccounts. */
+  importRecords(records: readonly AccountRecord[], replace: boolean): Promise<void> {
+    return this.mutate((data) => {
+      if (data.accounts.length > 0 && !replace) throw ops.notEmpty(this.path ?? 'the account store', data.accounts.length);
+      data.accounts = structuredClone([...records]);
+    });
   }
 }

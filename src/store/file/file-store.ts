@@ -6,7 +6,7 @@ import { silentLogger } from '../../log.ts';
 import type { ScryptParams } from '../../access/secrets.ts';
 import type { Moment } from '../../quota/month.ts';
 import { resolveQuotas, type Plan, type Quota } from '../../quota/plans.ts';
-import type { QuotaStore, Store, StoreMetric, UsageFigures } from '../types.ts';
+import type { MonthFigures, QuotaStore, Store, StoreMetric, UsageFigures } from '../types.ts';
 import { AccountStore } from './account-store.ts';
 import { Counters } from './counters.ts';
 import { FileQuota, type Durability } from './quota.ts';
@@ -81,7 +81,7 @@ export async function openFileStore(options: FileStoreOptions): Promise<Store> {
     quota = new FileQuota(counters, usageLog, durability);
     accounts.watch(options.watchIntervalMs ?? 500);
   } else {
-    quota = new ReplayedQuota(options.state);
+    quota = new ReplayedQuota(options.state, log);
   }
   const sessions = new FileSessions({ state: options.state, log, ...(options.clock ? { clock: options.clock } : {}) });
   const throttle = new MemoryThrottle();
@@ -93,6 +93,8 @@ export async function openFileStore(options: FileStoreOptions): Promise<Store> {
     quota,
     sessions,
     throttle,
+    exportAccounts: () => accounts.records(),
+    importAccounts: (records, replace) => accounts.importRecords(records, replace),
     status: () => ({ healthy: true, metrics: usageLog ? usageLogMetrics(usageLog.status()) : [] }),
     flush: () => usageLog?.flush() ?? Promise.resolve(),
     close() {
@@ -100,18 +102,26 @@ export async function openFileStore(options: FileStoreOptions): Promise<Store> {
         accounts.close();
         await sessions.close();
         await usageLog?.close();
+        if (quota instanceof ReplayedQuota) await quota.close();
       })();
       return closing;
     },
   };
 }
 
-/** The CLI's view of usage: replayed from the files on first use, never written. */
+/**
+ * The CLI's view of usage: replayed from the files on first use. Only `state import` writes, as the
+ * usage log's one writer: it takes the writer lock, so it refuses while a server runs on the directory.
+ */
 class ReplayedQuota implements QuotaStore {
   private replayed: Promise<unknown> | null = null;
   private readonly counters = new Counters();
   private readonly inner = new FileQuota(this.counters, NULL_SINK, 'interval');
-  constructor(private readonly state: string) {}
+  private writer: Promise<{ log: UsageLog; quota: FileQuota }> | null = null;
+  constructor(
+    private readonly state: string,
+    private readonly log: Logger,
+  ) {}
 
   reserve(): never {
     throw new Error('a command does not serve requests');
@@ -129,6 +139,20 @@ class ReplayedQuota implements QuotaStore {
 
   async set(): Promise<void> {
     throw new Error('usage counters are read-only here; set them through the running server');
+  }
+
+  async restore(account: string, month: MonthFigures, at: Moment): Promise<void> {
+    this.writer ??= (async () => {
+      await ensureStateDir(this.state);
+      const counters = new Counters();
+      const { log } = await UsageLog.open(this.state, counters, { flushIntervalMs: 1000, log: this.log });
+      return { log, quota: new FileQuota(counters, log, 'interval') };
+    })();
+    await (await this.writer).quota.restore(account, month, at);
+  }
+
+  async close(): Promise<void> {
+    if (this.writer) await (await this.writer.catch(() => null))?.log.close();
   }
 }
 

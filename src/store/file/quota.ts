@@ -3,7 +3,8 @@
 // sink is NULL_SINK and nothing waits.
 import { monthWindow, type Moment } from '../../quota/month.ts';
 import type { Quota } from '../../quota/plans.ts';
-import { StoreUnavailableError, type MonthlyUsage, type QuotaStore, type QuotaTicket, type UsageFigures } from '../types.ts';
+import { AccountError } from '../../access/types.ts';
+import { StoreUnavailableError, type MonthFigures, type MonthlyUsage, type QuotaStore, type QuotaTicket, type UsageFigures } from '../types.ts';
 import { withdraw, type Counters, type DayCount, type MonthCount } from './counters.ts';
 import type { UsageSink } from './usage-log.ts';
 
@@ -105,5 +106,32 @@ export class FileQuota implements QuotaStore {
     this.counters.of(account).month(at.month.key).used = used;
     this.sink.set(account, at.day, used);
     await this.sink.durable(null);
+  }
+
+  /**
+   * The log only adds to days (and sets the month's count), so the figures are reached by adding what
+   * is missing; a day already above them (a second import) is refused before anything is written.
+   */
+  async restore(account: string, figures: MonthFigures, at: Moment): Promise<void> {
+    const usage = this.counters.of(account);
+    for (const d of figures.daily) {
+      const day = usage.days.get(d.date);
+      if (day && (day.success > d.success || day.rejected > d.rejected)) {
+        throw new AccountError('STORE_NOT_EMPTY', `account ${account} already has more usage on ${d.date} than the import; import into a state directory without it`);
+      }
+    }
+    const month = usage.month(at.month.key);
+    const last = figures.lastUsedMs ?? 0;
+    for (const d of figures.daily) {
+      const day = usage.day(d.date);
+      const success = d.success - day.success;
+      const rejected = d.rejected - day.rejected;
+      if (success === 0 && rejected === 0) continue;
+      day.success += success;
+      day.rejected += rejected;
+      this.sink.add(account, d.date, success, rejected, last);
+    }
+    if (last > month.lastMs) month.lastMs = last;
+    await this.set(account, figures.used, at);
   }
 }

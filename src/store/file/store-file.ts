@@ -31,7 +31,6 @@ function corrupt(path: string, why: string): AccountError {
 
 const DIGEST_RE = /^[0-9a-f]{64}$/;
 
-/** Shape checks: enough that a hand-edited or foreign file fails here, not on a request. */
 export function parseStore(text: string, path: string): StoreData {
   let data: unknown;
   try {
@@ -39,6 +38,11 @@ export function parseStore(text: string, path: string): StoreData {
   } catch (err) {
     throw corrupt(path, `not valid JSON (${(err as Error).message})`);
   }
+  return checkStore(data, path);
+}
+
+/** Shape checks: enough that a hand-edited or foreign file (or a state export) fails here, not on a request. */
+export function checkStore(data: unknown, path: string): StoreData {
   const store = data as StoreData;
   if (!store || typeof store !== 'object' || store.version !== 1 || !Array.isArray(store.accounts)) {
     throw corrupt(path, 'expected {"version": 1, "accounts": [...]}');

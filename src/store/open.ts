@@ -1,0 +1,31 @@
+// Picks the store (CONTRACT 9): Redis when a URL is given, else the state directory's files. The one
+// place that knows there are two: serve, the CLI commands and startServer() all open stores here.
+import type { ScryptParams } from '../access/secrets.ts';
+import type { Logger } from '../log.ts';
+import type { Plan, Quota } from '../quota/plans.ts';
+import { openFileStore } from './file/file-store.ts';
+import type { Durability } from './file/quota.ts';
+import { openRedisStore } from './redis/redis-store.ts';
+import type { Store } from './types.ts';
+
+export interface OpenStoreOptions {
+  /** The state directory (accounts and counters for the file store; the local usage log with Redis), or 'memory'. */
+  readonly state: string;
+  /** redis:// or rediss:// URL of the shared store; null or absent: the state directory. */
+  readonly redisUrl?: string | null;
+  /** 'server': serves requests and follows changes; 'command': a CLI command beside running servers. */
+  readonly role: 'server' | 'command';
+  readonly clock?: () => number;
+  readonly log?: Logger;
+  /** Which 200s wait for their usage record on disk (file store; with Redis the reservation is the record). */
+  readonly durability?: Durability;
+  /** The quota per plan, for the file store's default durability (strict where the quota is finite). */
+  readonly quotas?: Readonly<Record<Plan, Quota>>;
+  readonly scrypt?: ScryptParams;
+}
+
+export function openStore(options: OpenStoreOptions): Promise<Store> {
+  const { redisUrl, durability, quotas, ...common } = options;
+  if (redisUrl) return openRedisStore({ url: redisUrl, ...common });
+  return openFileStore({ ...common, ...(durability ? { durability } : {}), ...(quotas ? { quotas } : {}) });
+}

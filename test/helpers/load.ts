@@ -1,0 +1,48 @@
+// Concurrent HTTP load for the many-instance tests: requests spread round-robin over several servers,
+// all started at once (bounded per server by the agent's sockets), with their statuses in order.
+import http from 'node:http';
+
+export interface LoadClient {
+  /** GETs every path at once (path i goes to server i mod n); resolves with each status (0: no answer). */
+  burst(paths: readonly string[], key: string): Promise<number[]>;
+  /** GET one path on server `i`; the status and the parsed body. */
+  get(i: number, path: string, key?: string): Promise<{ status: number; body: any }>;
+  /** 200 answers received from each server so far. */
+  readonly served: number[];
+  close(): void;
+}
+
+export function loadClient(urls: readonly string[], socketsPerServer = 64): LoadClient {
+  const agents = urls.map(() => new http.Agent({ keepAlive: true, maxSockets: socketsPerServer }));
+  const served = urls.map(() => 0);
+  const one = (i: number, path: string, key?: string) =>
+    new Promise<{ status: number; body: any }>((resolve) => {
+      const url = new URL(path, urls[i % urls.length]);
+      const req = http.get(url, { agent: agents[i % urls.length], headers: key === undefined ? {} : { 'x-api-key': key } }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += d));
+        res.on('end', () => {
+          if (res.statusCode === 200) served[i % urls.length]!++;
+          resolve({ status: res.statusCode!, body: text.startsWith('{') ? JSON.parse(text) : text });
+        });
+        res.on('error', () => resolve({ status: 0, body: null }));
+      });
+      req.setTimeout(10_000, () => req.destroy());
+      // A server killed mid-request (the SIGKILL test) resets its sockets: no answer, status 0.
+      req.on('error', () => resolve({ status: 0, body: null }));
+    });
+  return {
+    burst: async (paths, key) => (await Promise.all(paths.map((p, i) => one(i, p, key)))).map((r) => r.status),
+    get: one,
+    served,
+    close: () => agents.forEach((a) => a.destroy()),
+  };
+}
+
+/** How many of each status. */
+export function tally(statuses: readonly number[]): Record<number, number> {
+  const out: Record<number, number> = {};
+  for (const s of statuses) out[s] = (out[s] ?? 0) + 1;
+  return out;
+}
