@@ -1,10 +1,11 @@
-// The cost of the shared store (issue 10): the same `serve`, on the state directory's files and on
-// Redis (--redis-url), driven by wrk in alternating slices of the same run. What differs is the quota
-// reservation: a Map update in the process, or one round trip to Redis per request.
+// The cost of where counts go (issues 10 and 13): the same `serve` on the state directory's files
+// with --usage-durability interval (written once a second) and strict (a 200 leaves once its record
+// is fsynced, in group commits), and on Redis (--redis-url), driven by wrk in alternating slices of
+// the same run. Ratios are against files/interval.
 //   taskset -c 1 node --import tsx test/bench/stores.ts [--data DIR] [--duration 4] [--connections 50]
 // The servers run pinned to core 0, Redis and wrk (with this script) on core 1.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -23,6 +24,8 @@ const { values: flags } = parseArgs({
 const SECONDS = Number(flags.duration);
 const CONNECTIONS = Number(flags.connections);
 const ROUNDS = 2;
+const SIDES = ['interval', 'strict', 'redis'] as const;
+type Side = (typeof SIDES)[number];
 const log = (line: string) => process.stderr.write(`[bench:stores] ${line}\n`);
 const PIN = ['taskset', '-c', '0'];
 
@@ -58,6 +61,14 @@ async function reserveRoundTripMs(url: string): Promise<number> {
   return (value('celebrity_api_store_round_trip_seconds_total') / value('celebrity_api_store_round_trips_total')) * 1000;
 }
 
+/** The strict server's group commits so far, from its /metrics. */
+async function commitFigures(url: string): Promise<{ commits: number; perCommit: number; meanMs: number; maxMs: number }> {
+  const text = (await fetchOnce(`${url}/metrics`, {})).body.toString();
+  const value = (name: string) => Number(new RegExp(`^celebrity_api_usage_log_${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  const commits = value('commits_total');
+  return { commits, perCommit: value('committed_requests_total') / commits, meanMs: (value('commit_seconds_total') / commits) * 1000, maxMs: value('commit_seconds_max') * 1000 };
+}
+
 function combine(rs: readonly LoadResult[]): LoadResult {
   const sum = (f: (r: LoadResult) => number) => rs.reduce((a, r) => a + f(r), 0);
   return { requests: sum((r) => r.requests), rps: sum((r) => r.rps) / rs.length, p50: sum((r) => r.p50) / rs.length, p99: Math.max(...rs.map((r) => r.p99)), non2xx: sum((r) => r.non2xx), errors: sum((r) => r.errors) };
@@ -71,12 +82,20 @@ async function main(): Promise<void> {
     redis = await startRedis({ args: ['--appendonly', 'yes', '--appendfsync', flags.appendfsync!] });
     const files = ['--state', join(dir, 'files')];
     const shared = ['--redis-url', redis.url];
+    const fileKeys = { good: await account(files, 'bench@example.com', 'enterprise'), spent: await account(files, 'spent@example.com', 'free') };
     const keys = {
-      files: { good: await account(files, 'bench@example.com', 'enterprise'), spent: await account(files, 'spent@example.com', 'free') },
+      interval: fileKeys,
+      // The same accounts: the strict server reads the interval server's state as a copy.
+      strict: fileKeys,
       redis: { good: await account(shared, 'bench@example.com', 'enterprise'), spent: await account(shared, 'spent@example.com', 'free') },
     };
-    const servers = { files: await serve(join(dir, 'files'), []), redis: await serve(join(dir, 'redis-instance'), shared) };
-    for (const side of ['files', 'redis'] as const) {
+    await cp(join(dir, 'files'), join(dir, 'files-strict'), { recursive: true });
+    const servers = {
+      interval: await serve(join(dir, 'files'), ['--usage-durability', 'interval']),
+      strict: await serve(join(dir, 'files-strict'), ['--usage-durability', 'strict']),
+      redis: await serve(join(dir, 'redis-instance'), shared),
+    };
+    for (const side of SIDES) {
       for (let i = 0; i < 101; i++) await fetchOnce(`${servers[side].url}/api/v1/celebrities?limit=1`, { 'x-api-key': keys[side].spent });
     }
     const scenarios = [
@@ -87,28 +106,32 @@ async function main(): Promise<void> {
     ] as const;
     const rows: string[] = [];
     for (const s of scenarios) {
-      const results: Record<'files' | 'redis', LoadResult[]> = { files: [], redis: [] };
-      const headersOf = (side: 'files' | 'redis') => ({ 'x-api-key': s.key === 'bad' ? 'cel_0000000000000000000000000000000000000000' : keys[side][s.key] });
-      for (const side of ['files', 'redis'] as const) await runLoad(wrk, { url: servers[side].url + s.path, seconds: 1, connections: CONNECTIONS, headers: headersOf(side) });
+      const results: Record<Side, LoadResult[]> = { interval: [], strict: [], redis: [] };
+      const headersOf = (side: Side) => ({ 'x-api-key': s.key === 'bad' ? 'cel_0000000000000000000000000000000000000000' : keys[side][s.key] });
+      for (const side of SIDES) await runLoad(wrk, { url: servers[side].url + s.path, seconds: 1, connections: CONNECTIONS, headers: headersOf(side) });
       for (let round = 0; round < ROUNDS; round++) {
-        for (const side of ['files', 'redis'] as const) {
+        for (const side of SIDES) {
           results[side].push(await runLoad(wrk, { url: servers[side].url + s.path, seconds: SECONDS / ROUNDS, connections: CONNECTIONS, headers: headersOf(side) }));
         }
       }
-      const f = combine(results.files);
-      const r = combine(results.redis);
-      const perRequestUs = (1e6 / r.rps - 1e6 / f.rps).toFixed(0);
-      rows.push(`| ${s.name} | ${f.rps.toFixed(0)} | ${f.p50.toFixed(2)} | ${f.p99.toFixed(2)} | ${r.rps.toFixed(0)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${(r.rps / f.rps).toFixed(2)} | ${perRequestUs} |`);
-      log(`${s.name}: files ${f.rps.toFixed(0)} req/s, redis ${r.rps.toFixed(0)} req/s`);
+      const f = combine(results.interval);
+      const cells = SIDES.map((side) => {
+        const r = combine(results[side]);
+        return `${r.rps.toFixed(0)} | ${r.p99.toFixed(2)}${side === 'interval' ? '' : ` | ${(r.rps / f.rps).toFixed(2)}`}`;
+      });
+      rows.push(`| ${s.name} | ${cells.join(' | ')} |`);
+      log(`${s.name}: ${SIDES.map((side) => `${side} ${combine(results[side]).rps.toFixed(0)} req/s`).join(', ')}`);
     }
     const rt = await reserveRoundTripMs(servers.redis.url);
+    const commits = await commitFigures(servers.strict.url);
     process.stdout.write(
       [
-        `\n## Files against Redis (${os.cpus()[0]?.model ?? '?'}, Node ${process.version}, wrk -t1 -c${CONNECTIONS} -d${SECONDS}s, Redis appendfsync ${flags.appendfsync}; servers on core 0, Redis and wrk on core 1)\n`,
-        '| scenario | files req/s | files p50 ms | files p99 ms | redis req/s | redis p50 ms | redis p99 ms | ratio | CPU µs added per request |',
+        `\n## Where counts go (${os.cpus()[0]?.model ?? '?'}, Node ${process.version}, wrk -t1 -c${CONNECTIONS} -d${SECONDS}s, Redis appendfsync ${flags.appendfsync}; servers on core 0, Redis and wrk on core 1)\n`,
+        '| scenario | interval req/s | interval p99 ms | strict req/s | strict p99 ms | ratio | redis req/s | redis p99 ms | ratio |',
         '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
         ...rows,
         `\nMean Redis round trip of a reservation, as the server measured it (/metrics): ${rt.toFixed(3)} ms.`,
+        `Strict group commits (/metrics): ${commits.commits} commits, ${commits.perCommit.toFixed(1)} requests per commit, ${commits.meanMs.toFixed(2)} ms mean write + fdatasync (max ${commits.maxMs.toFixed(1)} ms).`,
       ].join('\n') + '\n',
     );
   } finally {
