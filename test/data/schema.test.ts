@@ -1,6 +1,6 @@
 // `data schema` and `data check` agree: the same broken records, one per case, are refused by both
 // (the loader names the field; the JSON Schema, run by ajv as an editor would, refuses the file), the
-// same edge cases pass both, the bundled data passes the schemas, and the committed schemas/ that
+// same edge cases pass both, the bundled data passes the schemas, and the committed data/schemas/ that
 // .vscode/settings.json maps onto data/*.json are the ones the command writes.
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -101,15 +101,15 @@ before(async () => {
 });
 after(() => rm(out, { recursive: true, force: true }));
 
-test('data schema --out DIR writes one schema per file; schemas/ and .vscode/settings.json are current', async () => {
+test('data schema --out DIR writes one schema per file; data/schemas/ and .vscode/settings.json are current', async () => {
   const io = fakeIo('', ROOT);
   assert.equal(await main(['data', 'schema', '--out', out], io), 0, io.err());
   assert.match(io.out(), /^wrote celebrities\.schema\.json, outfits\.schema\.json, news\.schema\.json, movies\.schema\.json, reviews\.schema\.json to /);
   const settings = JSON.parse(await readFile(join(ROOT, '.vscode/settings.json'), 'utf8'));
   for (const def of RESOURCE_LIST) {
     const written = await readFile(join(out, schemaFile(def.name)), 'utf8');
-    assert.equal(await readFile(join(ROOT, 'schemas', schemaFile(def.name)), 'utf8'), written, `schemas/ is stale: run celebrity-api data schema --out schemas`);
-    assert.ok(settings['json.schemas'].some((m: { fileMatch: string[]; url: string }) => m.fileMatch.includes(`/data/${def.file}`) && m.url === `./schemas/${schemaFile(def.name)}`), def.file);
+    assert.equal(await readFile(join(ROOT, 'data', 'schemas', schemaFile(def.name)), 'utf8'), written, `schemas/ is stale: run celebrity-api data schema --out data/schemas`);
+    assert.ok(settings['json.schemas'].some((m: { fileMatch: string[]; url: string }) => m.fileMatch.includes(`/data/${def.file}`) && m.url === `./data/schemas/${schemaFile(def.name)}`), def.file);
   }
 });
 
