@@ -9,7 +9,7 @@ import { loadSnapshot, type Snapshot } from './data/snapshot.ts';
 import { App, type Observer } from './http/app.ts';
 import { Faults, type FaultRule } from './http/faults.ts';
 import { openapiBody } from './http/openapi.ts';
-import { ensureCertificate } from './http/self-signed.ts';
+import { ensureCertificate } from './tls/self-signed.ts';
 import type { Health } from './http/respond.ts';
 import { closeListeners, listen, type Limits, type Listener } from './http/server.ts';
 import { silentLogger, type Logger } from './log.ts';

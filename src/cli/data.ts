@@ -3,8 +3,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { BUNDLED_DATA } from '../config.ts';
-import { DEFAULT_SEED } from '../data/generate.ts';
-import { writeDataset } from '../data/write-dataset.ts';
+import { DEFAULT_SEED } from '../generate/generate.ts';
+import { writeDataset } from '../generate/write-dataset.ts';
 import { DataError } from '../data/load.ts';
 import { loadSnapshot } from '../data/snapshot.ts';
 import { formatProblem } from '../data/validate.ts';

@@ -6,7 +6,7 @@ import http2 from 'node:http2';
 import zlib from 'node:zlib';
 import { BUNDLED_DATA } from '../../src/config.ts';
 import type { DataInput } from '../../src/data/load.ts';
-import { createSelfSignedCertificate } from '../../src/http/self-signed.ts';
+import { createSelfSignedCertificate } from '../../src/tls/self-signed.ts';
 import { assertMatchesDocument } from './openapi-validator.ts';
 import { startService, type Service, type ServiceOptions } from '../../src/service.ts';
 

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import http2 from 'node:http2';
 import https from 'node:https';
 import tls from 'node:tls';
-import { createSelfSignedCertificate } from '../../src/http/self-signed.ts';
+import { createSelfSignedCertificate } from '../../src/tls/self-signed.ts';
 import { startService, type Service } from '../../src/service.ts';
 import type { Limits } from '../../src/http/server.ts';
 import { fixture } from '../helpers/fixture.ts';

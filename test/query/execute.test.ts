@@ -1,7 +1,7 @@
 // The indexed engine against the brute-force oracle, on generated data, for random queries.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { generateRecords } from '../../src/data/generate.ts';
+import { generateRecords } from '../../src/generate/generate.ts';
 import { loadLinked } from '../../src/data/load.ts';
 import { loadSnapshot } from '../../src/data/snapshot.ts';
 import { executeQuery } from '../../src/query/execute.ts';

@@ -9,8 +9,8 @@ import type { RequestOptions, Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import * as der from '../../src/http/der.ts';
-import { createSelfSignedCertificate, ensureCertificate, ipv6Bytes } from '../../src/http/self-signed.ts';
+import * as der from '../../src/tls/der.ts';
+import { createSelfSignedCertificate, ensureCertificate, ipv6Bytes } from '../../src/tls/self-signed.ts';
 
 const DAY = 24 * 3600 * 1000;
 const hex = (buf: Buffer) => buf.toString('hex');

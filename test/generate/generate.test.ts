@@ -1,12 +1,12 @@
-// Tests for src/data/generate.ts: sizes, determinism, schema validity, references, coverage and the streamed files.
+// Tests for src/generate/generate.ts: sizes, determinism, schema validity, references, coverage and the streamed files.
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { collectionSizes, generateRecords, type DataRecord } from '../../src/data/generate.ts';
-import { writeDataset } from '../../src/data/write-dataset.ts';
-import * as V from '../../src/data/vocabulary.ts';
+import { collectionSizes, generateRecords, type DataRecord } from '../../src/generate/generate.ts';
+import { writeDataset } from '../../src/generate/write-dataset.ts';
+import * as V from '../../src/generate/vocabulary.ts';
 import { RESOURCES } from '../../src/resources/index.ts';
 import type { Schema } from '../../src/resources/schema.ts';
 import { COLLECTIONS, type CollectionName } from '../../src/resources/types.ts';

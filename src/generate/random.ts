@@ -1,5 +1,5 @@
 // Seeded randomness and unique slugs for the generator: the same seed gives the same data everywhere.
-import { fold } from './fold.ts';
+import { fold } from '../data/fold.ts';
 
 /** sfc32 seeded from a cyrb128 hash of a string: small, fast, and the same on every platform. */
 export class Rng {
