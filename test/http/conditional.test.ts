@@ -1,4 +1,4 @@
-// Conditional requests over HTTP (CONTRACT 11): a strong ETag on every API 200, If-None-Match -> 304
+// Conditional requests over HTTP/1.1 and HTTP/2 (CONTRACT 11; over-h2.test.ts runs it again): a strong ETag on every API 200, If-None-Match -> 304
 // with no body and the headers of the 200, never counted; HEAD and 304 agree with GET.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';

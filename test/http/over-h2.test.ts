@@ -7,3 +7,4 @@ useProtocol('h2');
 await import('./pipeline.test.ts');
 await import('./resources.test.ts');
 await import('./compress.test.ts');
+await import('./conditional.test.ts');

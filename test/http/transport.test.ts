@@ -82,7 +82,9 @@ describe('HTTPS with the self-signed certificate and a plain --http-port listene
   });
 
   it('/api/ over plain HTTP -> 403 HTTPS_REQUIRED saying the key is leaked, without HSTS; the key is never logged', async () => {
-    for (const path of ['/api/v1/celebrities', `/api/v1/celebrities?api_key=${key}`, '/api/v1/openapi.json', '/api/nothing']) {
+    // Pasted into a query as it is, percent-encoded, or without its prefix: redacted all the same.
+    const pasted = [`/api/v1/celebrities?api_key=${key}`, `/api/v1/celebrities?search=c%65l_${key.slice(4)}`, `/api/v1/celebrities?q=${key.slice(4)}`, `/api/v1/news/${encodeURIComponent(key)}`];
+    for (const path of ['/api/v1/celebrities', ...pasted, '/api/v1/openapi.json', '/api/nothing']) {
       const r = await request(plainUrl, path, { headers: { 'x-api-key': key } });
       assert.equal(r.status, 403, path);
       const body = JSON.parse(r.body);
