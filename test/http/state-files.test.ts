@@ -29,6 +29,20 @@ describe('state directory', () => {
     for (const file of ['accounts.json', 'tls/key.pem', 'tls/cert.pem', 'cache/snapshot.bin']) assert.equal(await mode(join(state, file)), 0o600, file);
   });
 
+  it('accounts create on a new --state, then serve and one request -> the same modes, the usage log 0600 too', async () => {
+    const state = join(tmp.dir, 'cli-first', 'state');
+    const data = join(tmp.dir, 'cli-first', 'data');
+    await writeData(data);
+    const key = await createKey(state, 'first@example.com', 'free');
+    assert.equal(await mode(state), 0o700, 'the command made the folder owner-only');
+    const server = await spawnServe(['--insecure-http', '--port', '0', '--state', state, '--data', data]);
+    assert.equal((await fetch(`${server.url}/api/v1/news?limit=1`, { headers: { 'x-api-key': key } })).status, 200);
+    assert.equal(await server.stop(), 0);
+    const month = new Date().toISOString().slice(0, 7);
+    for (const dir of ['', 'cache', 'usage']) assert.equal(await mode(join(state, dir)), 0o700, `${dir || 'state'}/`);
+    for (const file of ['accounts.json', 'cache/snapshot.bin', `usage/usage-${month}.jsonl`]) assert.equal(await mode(join(state, file)), 0o600, file);
+  });
+
   it('an accounts.json or a state folder readable by others -> a warning naming it', async () => {
     const state = join(tmp.dir, 'open');
     await createKey(state, 'open@example.com');
