@@ -26,7 +26,6 @@ const RETRY_AFTER = { 'Retry-After': String(WINDOW_MS / 1000) };
 
 /** Confirmations after a redirect, by a fixed word in the query (never text taken from the URL). */
 const DONE: Readonly<Record<string, string>> = {
-  welcome: 'Your account is ready. Generate your API key below.',
   revoked: 'The key is revoked: it no longer works. Generate a new one when you need it.',
   password: 'Password changed. Every other session of this account is logged out.',
 };
@@ -134,7 +133,7 @@ const signupAction: Action = {
       throw err;
     }
     ctx.log.info('dashboard sign-up', { requestId: v.requestId, account: account.id, email: account.email, plan: account.plan, client: v.address });
-    return signIn(ctx, v, account, '/dashboard?done=welcome');
+    return signIn(ctx, v, account, '/dashboard'); // CONTRACT 8: lands on /dashboard
   },
 };
 

@@ -39,7 +39,7 @@ async function signUp(page: Page): Promise<string> {
   await page.getByLabel('Email').fill(email);
   await page.getByLabel('Password').fill(PASSWORD);
   await page.getByRole('button', { name: 'Create account' }).click();
-  await page.waitForURL(/\/dashboard\?done=welcome$/);
+  await page.waitForURL(/\/dashboard$/);
   return email;
 }
 
@@ -71,7 +71,7 @@ describe('dashboard in Chromium', () => {
     await assertAccessible(page, 'sign-up refused: a common password');
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Create account' }).click();
-    await page.waitForURL(/\/dashboard\?done=welcome$/);
+    await page.waitForURL(/\/dashboard$/);
     assert.equal(await page.getByRole('button', { name: 'Generate key' }).count(), 1);
     assert.equal(await page.getByRole('button', { name: 'Reveal key' }).count(), 0, 'nothing to reveal yet');
     await assertAccessible(page, 'dashboard without a key');
@@ -99,6 +99,7 @@ describe('dashboard in Chromium', () => {
 
     const revealed = await keyAction(page, 'Reveal key');
     assert.equal(revealed, key);
+    await assertAccessible(page, 'key revealed');
     await page.reload();
     assert.equal(new URL(page.url()).pathname, '/dashboard');
     assert.equal(await page.locator('#the-key').count(), 0, 'reloading never shows it again');
@@ -112,6 +113,7 @@ describe('dashboard in Chromium', () => {
     await page.goto(`${server.url}/dashboard`);
     await page.getByRole('button', { name: 'Revoke key' }).click();
     await page.getByText('The key is revoked').waitFor();
+    await assertAccessible(page, 'key revoked');
     assert.equal(await api(rotated), 401);
     assert.equal(await page.getByRole('button', { name: 'Generate key' }).count(), 1);
 
@@ -164,6 +166,7 @@ describe('dashboard in Chromium', () => {
     const mail = await page.getByRole('link', { name: /operator@example\.com/ }).getAttribute('href');
     assert.match(mail!, /^mailto:operator@example\.com\?subject=Upgrade%20request/);
     await assertAccessible(page, 'upgrade requested');
+    await screenshot(page, 'dashboard-upgrade');
 
     await page.getByRole('button', { name: 'Log out' }).click();
     await page.getByText('You are logged out.').waitFor();
@@ -206,7 +209,7 @@ describe('dashboard in Chromium', () => {
     await page.keyboard.type(PASSWORD);
     await tabTo('Create account');
     await page.keyboard.press('Enter');
-    await page.waitForURL(/\/dashboard\?done=welcome$/);
+    await page.waitForURL(/\/dashboard$/);
     await tabTo('Password');
     await page.keyboard.type(PASSWORD);
     await page.keyboard.press('Enter'); // Enter in the field submits its form: Generate key
@@ -283,10 +286,11 @@ describe('dashboard in Chromium', () => {
       await page.getByRole('heading', { name: 'Sign-up is closed' }).waitFor();
       assert.equal(await page.getByRole('button', { name: 'Create account' }).count(), 0);
       await assertAccessible(page, 'sign-up closed');
+      await screenshot(page, 'dashboard-signup-closed');
       await page.goto(`${closed.url}/dashboard/login`);
       assert.equal(await page.getByRole('link', { name: 'Create an account' }).count(), 0);
       assertCspKept(page);
-    await page.context().close();
+      await page.context().close();
     } finally {
       await closed.close();
     }
