@@ -1,12 +1,13 @@
 // `state export` / `state import` (issue 10): files -> Redis -> files keeps accounts, keys, passwords
 // and the month's counters; a non-empty target refuses unless --force; bad input is a clear error.
 import assert from 'node:assert/strict';
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { openFileGate } from '../helpers/gate.ts';
 import { startRedis, type RedisServer } from '../helpers/redis.ts';
-import { runInProcess, tempState } from '../helpers/state.ts';
+import { main } from '../../src/cli/main.ts';
+import { fakeIo, runInProcess, tempState } from '../helpers/state.ts';
 
 let redis: RedisServer;
 before(async () => {
@@ -88,4 +89,26 @@ test('state: bad input and usage errors -> clear messages and the exit codes of 
     assert.equal(r.code, code, `${name}: ${r.err}`);
     assert.match(r.err, message, name);
   }
+});
+
+test('$CELEBRITY_API_REDIS_URL alone: accounts create, set-plan, keys rotate and revoke act on Redis, and no state directory appears', async () => {
+  const cwd = await tempState(after);
+  const env = async (args: string[], stdin = '') => {
+    const io = { ...fakeIo(stdin, cwd), env: { CELEBRITY_API_REDIS_URL: redis.url } };
+    const code = await main(args, io);
+    return { code, out: io.out(), err: io.err() };
+  };
+  const created = await env(['accounts', 'create', '--email', 'env@b.io', '--plan', 'free', '--password-stdin', '--json'], 'pw-env\n');
+  assert.equal(created.code, 0, created.err);
+  assert.equal((await env(['accounts', 'set-plan', '--email', 'env@b.io', '--plan', 'pro'])).code, 0);
+  const rotated = await env(['keys', 'rotate', '--email', 'env@b.io', '--password-stdin', '--json'], 'pw-env\n');
+  assert.equal(rotated.code, 0, rotated.err);
+  assert.notEqual(JSON.parse(rotated.out).key, JSON.parse(created.out).key);
+  // What another server on the same Redis sees: the plan and the rotated key.
+  assert.equal((await usageOf(['--redis-url', redis.url], 'env@b.io')).plan, 'pro');
+  assert.equal(JSON.parse(await ok(['keys', 'reveal', '--redis-url', redis.url, '--email', 'env@b.io', '--password-stdin', '--json'], 'pw-env\n')).key, JSON.parse(rotated.out).key);
+  assert.equal((await env(['keys', 'revoke', '--email', 'env@b.io'])).code, 0);
+  const gone = await run(['keys', 'reveal', '--redis-url', redis.url, '--email', 'env@b.io', '--password-stdin'], 'pw-env\n');
+  assert.equal(gone.code, 1, 'no active key to reveal once revoked');
+  assert.deepEqual(await readdir(cwd), [], 'nothing written to ./state');
 });
