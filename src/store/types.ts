@@ -58,8 +58,9 @@ export interface QuotaStore {
    */
   reserve(account: string, total: Quota, at: Moment, now: number): Reservation | Promise<Reservation>;
   /**
-   * Once per reservation: a 200 keeps the unit, anything else gives it back and counts a rejection
-   * for the day. Returns a Promise when the answer must wait until the count is durable
+   * Once per reservation: a 200 keeps the unit, a 304 gives it back and counts nothing (a
+   * revalidation is neither a success nor a rejection, CONTRACT 11), anything else gives it back and
+   * counts a rejection for the day. Returns a Promise when the answer must wait until the count is durable
    * (`--usage-durability strict`, CONTRACT 4), else null. The Promise rejects with
    * StoreUnavailableError when the count could not be made durable: the unit is then given back.
    */

@@ -33,6 +33,8 @@ test('a 200 carries a strong ETag and may be kept and revalidated; a matching If
     assert.deepEqual(shared(again.headers), shared(first.headers), condition);
   }
   assert.equal(await used(), 1, 'no 304 counted');
+  const report = await server.service.gate.usage.get('etag@example.com');
+  assert.deepEqual(report.daily.map((d) => [d.success, d.rejected]), [[1, 0]], 'nor shown as a rejection');
   const stale = await get('/api/v1/movies?sort=title_asc', { 'if-none-match': '"stale", W/"x"' });
   assert.equal(stale.status, 200);
   assert.equal(stale.headers.get('etag'), tag, 'the same data, request and day give the same tag');

@@ -95,6 +95,17 @@ export function storeSuite(name: string, fixture: StoreFixture): void {
       assert.equal(report.lastUsedMs, NOW);
     });
 
+    withStore('quota: a 304 gives its unit back and counts neither a success nor a rejection', async (store) => {
+      const tickets = await Promise.all(Array.from({ length: 3 }, () => reserve(store, 'acc_r', 3)));
+      await settle(store, tickets[0]!, 304);
+      await settle(store, tickets[1]!, 200);
+      await settle(store, tickets[2]!, 404);
+      const report = await store.quota.report('acc_r', at());
+      assert.equal(report.used, 1);
+      assert.deepEqual(report.daily, [{ date: '2026-11-23', success: 1, rejected: 1 }]);
+      assert.ok(await reserve(store, 'acc_r', 3), 'the 304 and the 404 left two units');
+    });
+
     withStore('quota: unlimited never refuses; a quota of 0 always does; a new month starts at 0', async (store) => {
       for (let i = 0; i < 5; i++) {
         const t = await reserve(store, 'acc_u', null);

@@ -56,6 +56,7 @@ export class FileQuota implements QuotaStore {
     if (!t.open) return null; // a double settle must not give back a unit twice
     t.open = false;
     t.month.reserved--;
+    if (status === 304) return null;
     if (status !== 200) {
       t.daily.rejected++;
       this.sink.add(t.account, t.at.day, 0, 1, t.now);

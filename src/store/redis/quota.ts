@@ -50,10 +50,11 @@ export class RedisQuota implements QuotaStore {
       this.sink.add(t.account, t.at.day, 1, 0, t.now);
       return null;
     }
-    this.sink.add(t.account, t.at.day, 0, 1, t.now);
+    const rejected = status !== 304; // a revalidation gives the unit back and counts nothing
+    if (rejected) this.sink.add(t.account, t.at.day, 0, 1, t.now);
     // Not retried: a give-back whose answer was lost may have run, and running it twice would hand out
     // a unit the month does not have. Lost, the unit stays counted: the error shows in /metrics.
-    this.link.script('settle', 'giveBack', [t.key], [t.at.day, String(this.ttl(t.at.month, t.now))]).catch(() => this.lostSettles++);
+    this.link.script('settle', 'giveBack', [t.key], [t.at.day, String(this.ttl(t.at.month, t.now)), rejected ? '1' : '0']).catch(() => this.lostSettles++);
     return null;
   }
 

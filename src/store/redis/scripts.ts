@@ -50,15 +50,16 @@ ${KEEP}
 return result`);
 
 /**
- * giveBack: KEYS month; ARGV day, ttl. A reservation that did not end in 200: the unit returns to the
- * month, the day's success becomes a rejection. Never below zero (a `set` may have lowered the count).
+ * giveBack: KEYS month; ARGV day, ttl, rejected. A reservation that did not end in 200: the unit returns
+ * to the month, and the day's success becomes a rejection ('1') or nothing ('0': a 304). Never below
+ * zero (a `set` may have lowered the count).
  */
 const GIVE_BACK = script(`
 local k, day, ttl = KEYS[1], ARGV[1], ARGV[2]
 local h = redis.call('HMGET', k, 'u', 's:' .. day)
 if (tonumber(h[1]) or 0) > 0 then redis.call('HINCRBY', k, 'u', -1) end
 if (tonumber(h[2]) or 0) > 0 then redis.call('HINCRBY', k, 's:' .. day, -1) end
-redis.call('HINCRBY', k, 'r:' .. day, 1)
+if ARGV[3] == '1' then redis.call('HINCRBY', k, 'r:' .. day, 1) end
 ${KEEP}
 return 1`);
 
