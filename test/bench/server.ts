@@ -1,6 +1,6 @@
 // Child processes of the benchmark: our server through the real CLI (`serve`), the baseline, and
 // json-server. Every child is tracked so that the harness ends exactly the processes it started.
-import { execFile, fork, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, fork, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import https from 'node:https';
 import http from 'node:http';
@@ -53,6 +53,19 @@ export function cli(args: readonly string[], stdin?: string, timeoutMs = 900_000
   });
 }
 
+/** The core every measured server runs on; wrk runs on LOAD_CORE (wrk.ts), so neither steals from the other. */
+export const SERVER_CORE = '0';
+
+/** Pins every thread of `pid` (and those it starts later) to SERVER_CORE; a no-op where taskset is missing. */
+export function pinServer(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    execFileSync('taskset', ['-a', '-cp', SERVER_CORE, String(pid)], { stdio: 'ignore' });
+  } catch {
+    process.stderr.write('[bench] taskset not available: servers and wrk share cores, ratios are noisier\n');
+  }
+}
+
 export interface Running {
   readonly child: ChildProcess;
   readonly url: string;
@@ -79,6 +92,7 @@ export function startOurs(data: string, state: string, plain: boolean, timeoutMs
       const m = /listening on (\S+)/.exec(out);
       if (m) {
         clearTimeout(timer);
+        pinServer(child.pid);
         resolve({ child, url: m[1]!.replace('localhost', '127.0.0.1'), bootMs: performance.now() - t0 });
       }
     });
@@ -109,6 +123,7 @@ export function startBaseline(tls: { cert: string; key: string } | null): Promis
     child.on('message', (m: { url?: string; ok?: string }) => {
       if (m.ok !== undefined) pending.get(m.ok)?.();
       if (m.url !== undefined) {
+        pinServer(child.pid);
         resolve({
           child,
           url: m.url,
@@ -145,7 +160,10 @@ export async function startJsonServer(work: string, db: string, timeoutMs: numbe
   while (Date.now() < deadline && child.exitCode === null) {
     await new Promise((r) => setTimeout(r, 500));
     const ok = await fetchOnce(`${url}/db`, {}, 'HEAD').then((r) => r.status > 0, () => false);
-    if (ok) return { child, url, bootMs: performance.now() - t0 };
+    if (ok) {
+      pinServer(child.pid);
+      return { child, url, bootMs: performance.now() - t0 };
+    }
   }
   await stop(child);
   return null;

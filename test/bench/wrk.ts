@@ -69,13 +69,17 @@ export interface LoadOptions {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
+/** The core wrk runs on: not the servers' (server.ts SERVER_CORE). */
+export const LOAD_CORE = '1';
+
 /** One wrk run; the child is bounded by wrk's own -d plus a kill timer. */
 export function runLoad(wrk: string, o: LoadOptions): Promise<LoadResult> {
   const args = ['-t1', `-c${o.connections}`, `-d${Math.max(1, Math.round(o.seconds))}s`, '--timeout', '5s', '--latency'];
   for (const [k, v] of Object.entries(o.headers ?? {})) args.push('-H', `${k}: ${v}`);
   args.push(o.url);
   return new Promise((resolve, reject) => {
-    const child = spawn(wrk, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    // On the core the servers are not pinned to (server.ts SERVER_CORE).
+    const child = spawn('taskset', ['-c', LOAD_CORE, wrk, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d));
     child.stderr.on('data', (d: Buffer) => (out += d));
