@@ -175,9 +175,12 @@ export class App {
         status = ERRORS[refused].status;
       } else {
         const fault = this.faults === null ? null : this.faults.match(req.url ?? '');
-        status = fault === null
-          ? this.dispatch(req, res, r, target, secure, transport, base, extra)
-          : this.faulted(fault, res, base, extra, () => this.dispatch(req, res, r, target, secure, transport, base, extra));
+        if (fault === null) {
+          status = this.dispatch(req, res, r, target, secure, transport, base, extra);
+        } else {
+          const own = { ...target }; // dispatched after the latency, when `target` holds another request
+          status = this.faulted(fault, res, base, extra, () => this.dispatch(req, res, r, own, secure, transport, base, extra));
+        }
       }
     } catch (err) {
       status = this.failed(err, res, requestId, base, extra);
@@ -201,7 +204,10 @@ export class App {
     return 500;
   }
 
-  /** Reused for every request: read only synchronously in handle() and dispatch(), before anything can interleave. */
+  /**
+   * Reused for every request: read only synchronously in handle() and dispatch(), before anything can
+   * interleave. A request a fault delays gets its own copy.
+   */
   private readonly target: Target = { path: '', query: '', absolute: false };
 
   private dispatch(
@@ -359,7 +365,7 @@ export class App {
   faults: Faults | null = null;
 
   /**
-   * A request picked by a fault rule: after its latency, answered 500 or 503 before any check (never
+   * A request picked by a fault rule: after its latency, answered 500 or 503 before the key and quota checks (never
    * counted), dropped without an answer (status 0 for the log and metrics), or served as usual.
    */
   private faulted(fault: Fault, res: ServerResponse, base: readonly string[], extra: string[], serve: () => number | Promise<number>): number | Promise<number> {

@@ -62,6 +62,15 @@ test('faults.set: 500 on every request, a RegExp path, then clear', async () => 
   assert.equal(server.faults.injected, 0);
 });
 
+test('requests a latency holds back keep their own path and query', async () => {
+  server.faults.set([{ latencyMs: 100 }]);
+  const get = async (path: string) => (await (await fetch(server.url + path, { headers: { 'x-api-key': key } })).json()) as { resource: string; data: unknown[] };
+  const [movies, celebrities] = await Promise.all([get('/api/v1/movies?limit=1'), get('/api/v1/celebrities?limit=2')]);
+  server.faults.clear();
+  assert.deepEqual([movies.resource, movies.data.length], ['movies', 1]);
+  assert.deepEqual([celebrities.resource, celebrities.data.length], ['celebrities', 2]);
+});
+
 test('a dropped connection: no answer at all, then the server serves on', async () => {
   server.faults.set([{ drop: true, times: 1 }]);
   assert.deepEqual(await statuses('/api/v1/reviews', 2), [0, 200]);
