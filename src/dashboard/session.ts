@@ -84,14 +84,13 @@ export class Sessions {
     }
     if (now - session.seenMs < TOUCH_MS) return session;
     const seen = { ...session, seenMs: now, expiresMs: expiry(session.createdMs, now) };
-    await this.store.put(seen);
-    return seen;
+    return (await this.store.refresh(seen)) ? seen : null; // ended meanwhile: stays ended
   }
 
   /** After a form that showed a key: the old token cannot be replayed (a reload re-posting it is refused). */
   async renewCsrf(session: SessionRecord): Promise<SessionRecord> {
     const renewed = { ...session, csrf: randomToken() };
-    await this.store.put(renewed);
+    await this.store.refresh(renewed); // never brings back a session ended meanwhile
     return renewed;
   }
 

@@ -19,13 +19,18 @@ export interface OpenStoreOptions {
   readonly log?: Logger;
   /** Which 200s wait for their usage record on disk (file store; with Redis the reservation is the record). */
   readonly durability?: Durability;
-  /** The quota per plan, for the file store's default durability (strict where the quota is finite). */
+  /** The quota per plan, for the file store's check of the usage log it replays (a month past its quota is named). */
   readonly quotas?: Readonly<Record<Plan, Quota>>;
   readonly scrypt?: ScryptParams;
 }
 
 export function openStore(options: OpenStoreOptions): Promise<Store> {
   const { redisUrl, durability, quotas, ...common } = options;
-  if (redisUrl) return openRedisStore({ url: redisUrl, ...common });
+  if (redisUrl) {
+    if (durability !== undefined && durability !== 'auto') {
+      common.log?.warn('--usage-durability does not apply with --redis-url: a reservation Redis acknowledged is the record, and its appendfsync decides what a crash keeps', { durability });
+    }
+    return openRedisStore({ url: redisUrl, ...common });
+  }
   return openFileStore({ ...common, ...(durability ? { durability } : {}), ...(quotas ? { quotas } : {}) });
 }

@@ -118,8 +118,8 @@ export interface SessionRecord {
   readonly csrf: string;
   /**
    * ms since the epoch when the session ends unless seen again: the earlier of the idle and the
-   * absolute expiry, on the dashboard's clock. A store may forget the record from then on (Redis:
-   * PEXPIREAT), and its get() never answers it afterwards.
+   * absolute expiry, on the dashboard's clock. A store may forget the record from then on (Redis: a
+   * TTL of the time left), and its get() never answers it afterwards.
    */
   readonly expiresMs: number;
 }
@@ -131,6 +131,11 @@ export interface SessionStore {
    * session sooner. Every other change is durable when the Promise resolves.
    */
   put(session: SessionRecord): Promise<void>;
+  /**
+   * Replaces a session that still exists, as put() does; false, writing nothing, when it has ended
+   * meanwhile (a logout or a password change elsewhere), so a refresh never brings one back.
+   */
+  refresh(session: SessionRecord): Promise<boolean>;
   /** The record, or null when unknown or past its expiresMs. */
   get(id: string): Promise<SessionRecord | null>;
   delete(id: string): Promise<void>;

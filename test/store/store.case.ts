@@ -160,6 +160,18 @@ export function storeSuite(name: string, fixture: StoreFixture): void {
       assert.equal(await store.sessions.deleteForAccount('acc_2', null), 1);
     });
 
+    withStore('sessions: refresh replaces a live record and never brings back one that has ended', async (store) => {
+      const s = { id: 'r1', account: 'acc_r', createdMs: NOW, seenMs: NOW, csrf: 'c', expiresMs: Date.now() + 3_600_000 };
+      assert.equal(await store.sessions.refresh(s), false, 'unknown');
+      assert.equal(await store.sessions.get('r1'), null);
+      await store.sessions.put(s);
+      assert.equal(await store.sessions.refresh({ ...s, csrf: 'd' }), true);
+      assert.equal((await store.sessions.get('r1'))?.csrf, 'd');
+      await store.sessions.deleteForAccount('acc_r', null);
+      assert.equal(await store.sessions.refresh({ ...s, seenMs: NOW + 1 }), false, 'ended by a password change elsewhere');
+      assert.equal(await store.sessions.get('r1'), null);
+    });
+
     withStore('sessions: a record past its expiresMs is never answered; moving expiresMs on keeps it', async (store) => {
       const base = { account: 'acc_e', createdMs: NOW, seenMs: NOW, csrf: 'c' };
       await store.sessions.put({ ...base, id: 'gone', expiresMs: Date.now() - 1 });

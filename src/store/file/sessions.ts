@@ -52,6 +52,13 @@ export class FileSessions implements SessionStore {
     return this.persist();
   }
 
+  async refresh(session: SessionRecord): Promise<boolean> {
+    await this.load();
+    if (!this.byId.has(session.id)) return false;
+    await this.put(session);
+    return true;
+  }
+
   async get(id: string): Promise<SessionRecord | null> {
     await this.load();
     const s = this.byId.get(id);

@@ -24,6 +24,16 @@ export class RedisSessions implements SessionStore {
     ]);
   }
 
+  async refresh(session: SessionRecord): Promise<boolean> {
+    const left = Math.min(session.expiresMs - this.clock(), SESSION_TTL_MS);
+    if (left <= 0) {
+      await this.delete(session.id);
+      return false;
+    }
+    // XX: only over a record that still exists, in one step (a delete on another instance wins).
+    return (await this.link.command('sessions', ['SET', sessionKey(session.id), JSON.stringify(session), 'PX', String(Math.ceil(left)), 'XX'])) !== null;
+  }
+
   async get(id: string): Promise<SessionRecord | null> {
     const json = (await this.link.command('sessions', ['GET', sessionKey(id)])) as string | null;
     if (json === null) return null;
