@@ -41,7 +41,7 @@ export function findAccount(data: StoreData, email: string): AccountRecord {
   return account;
 }
 
-export async function checkPassword(account: AccountRecord, password: string): Promise<void> {
+async function checkPassword(account: AccountRecord, password: string): Promise<void> {
   if (!(await verifyPassword(password, account.password))) {
     throw new AccountError('WRONG_PASSWORD', `wrong password for ${account.email}`);
   }

@@ -15,7 +15,7 @@ export interface StoreFlags {
 }
 
 /** The Redis URL of a command line, or null; a malformed one is a usage error. */
-export function redisUrlOf(flags: StoreFlags, io: Io): string | null {
+function redisUrlOf(flags: StoreFlags, io: Io): string | null {
   try {
     return resolveRedisUrl(flags['redis-url'], io.env);
   } catch (err) {

@@ -72,11 +72,11 @@ function signup(v: Visit, status: number, email: string, error: string | null): 
   return sendPage(v, status, signupPage({ csrf: form.token, email, error }), form.cookies);
 }
 
-/** Starts a session with a new id (ASVS 7.2.4), ends the one the browser held, and goes to the dashboard. */
-async function signIn(ctx: DashboardContext, v: Visit, account: AccountDetail, to: string): Promise<number> {
+/** Starts a session with a new id (ASVS 7.2.4), ends the one the browser held, and lands on /dashboard (CONTRACT 8). */
+async function signIn(ctx: DashboardContext, v: Visit, account: AccountDetail): Promise<number> {
   await ctx.sessionsOf.endToken(v.token);
   const { token } = await ctx.sessionsOf.start(account.id);
-  return seeOther(v, to, [setCookie(SESSION_COOKIE, token), clearCookie(FORM_COOKIE)]);
+  return seeOther(v, '/dashboard', [setCookie(SESSION_COOKIE, token), clearCookie(FORM_COOKIE)]);
 }
 
 const loginAction: Action = {
@@ -103,7 +103,7 @@ const loginAction: Action = {
     }
     await ctx.logins.succeeded(email, v.address);
     ctx.log.info('dashboard login', { ...who, account: account.id });
-    return signIn(ctx, v, account, '/dashboard');
+    return signIn(ctx, v, account);
   },
 };
 
@@ -133,7 +133,7 @@ const signupAction: Action = {
       throw err;
     }
     ctx.log.info('dashboard sign-up', { requestId: v.requestId, account: account.id, email: account.email, plan: account.plan, client: v.address });
-    return signIn(ctx, v, account, '/dashboard'); // CONTRACT 8: lands on /dashboard
+    return signIn(ctx, v, account);
   },
 };
 

@@ -55,7 +55,7 @@ const REFUSED = Symbol('refused');
  * (its own listener runs first); so wait on the current one until there is none. However late the
  * app answers, the refusal goes out after it, in order. A socket that closes first gets nothing more.
  */
-export function afterOwedResponses(socket: Socket, then: (socket: Socket) => void): void {
+function afterOwedResponses(socket: Socket, then: (socket: Socket) => void): void {
   const current = (socket as HttpSocket)._httpMessage;
   if (current == null) then(socket);
   else current.once('finish', () => afterOwedResponses(socket, then));
@@ -119,7 +119,7 @@ export function onConnect(
 /** What OpenSSL reports when the first bytes on the TLS port are an HTTP request line (GET, HEAD, POST, PUT; CONNECT). */
 const PLAIN_HTTP = new Set(['ERR_SSL_HTTP_REQUEST', 'ERR_SSL_HTTPS_PROXY_REQUEST']);
 
-export const PLAIN_HTTP_MESSAGE =
+const PLAIN_HTTP_MESSAGE =
   'This port speaks HTTPS: send the request to https:// instead of http://. An API key sent here went over the network in clear: revoke it and create a new one';
 
 /**

@@ -19,7 +19,7 @@ export interface Packed {
  * Compressed details kept per snapshot. A million records would not fit and are not asked for evenly:
  * the first asked are kept, the oldest make room (about 30,000 details of a few KB in both codings).
  */
-export const DETAIL_BUDGET_BYTES = 32 * 1024 * 1024;
+const DETAIL_BUDGET_BYTES = 32 * 1024 * 1024;
 
 const empty = (): Packed => ({ today: 0, br: null, gzip: null });
 
@@ -84,8 +84,10 @@ export class CompressedBodies {
         if (!outcome.ok || outcome.body.length < MIN_COMPRESS_BYTES) continue;
         const br = await compressBest(outcome.body, 'br');
         const gzip = await compressBest(outcome.body, 'gzip');
-        // A request may have filled it meanwhile, for a later day: keep the newer.
-        if (p.today <= today) Object.assign(p, { today, br, gzip });
+        // A request may have filled it meanwhile: bytes already sent under a tag stay the bytes of that
+        // tag (a strong tag names them), and a later day's stay too.
+        if (p.today < today) Object.assign(p, { today, br, gzip });
+        else if (p.today === today) Object.assign(p, { br: p.br ?? br, gzip: p.gzip ?? gzip });
       }
     }
   }

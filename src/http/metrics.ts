@@ -133,7 +133,7 @@ export function fromLoopback(req: IncomingMessage): boolean {
   return LOOPBACK.test(req.socket.remoteAddress ?? '');
 }
 
-export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
 /** A listener's header list with its JSON Content-Type swapped for the exposition format's. */
 export function sendMetrics(res: ServerResponse, body: string, base: readonly string[], extra: readonly string[]): void {

@@ -43,7 +43,7 @@ export function errorSchemas(): Record<string, JsonSchema> {
 }
 
 /** The codes an operation serving requests of `scopes` can send, by status. */
-export function codesByStatus(scopes: readonly ErrorScope[]): Map<number, ErrorCode[]> {
+function codesByStatus(scopes: readonly ErrorScope[]): Map<number, ErrorCode[]> {
   const out = new Map<number, ErrorCode[]>();
   for (const code of ERROR_CODES) {
     if (!(scopes as readonly string[]).includes(ERRORS[code].scope)) continue;

@@ -62,7 +62,7 @@ function hex(c: number): number {
  * Decodes %XX only where XX is an unreserved character, so `/api/v1/celebrities/zoe%2Dmartin` routes
  * like `zoe-martin` while `%2F`, `%00` or a broken escape stay as they are (and match no route).
  */
-export function decodeUnreserved(path: string): string {
+function decodeUnreserved(path: string): string {
   let out = '';
   let from = 0;
   for (let i = path.indexOf('%'); i !== -1; i = path.indexOf('%', i + 1)) {

@@ -9,7 +9,7 @@ function encodeLength(length: number): Buffer {
 }
 
 /** One tag-length-value. Only single-byte tags (numbers 0-30) are needed for certificates. */
-export function tlv(tag: number, content: Uint8Array): Buffer {
+function tlv(tag: number, content: Uint8Array): Buffer {
   if (!Number.isInteger(tag) || tag < 0 || tag > 0xff || (tag & 0x1f) === 0x1f) {
     throw new RangeError(`DER: unsupported tag ${tag}`);
   }
@@ -110,12 +110,12 @@ function stamp(date: Date): string {
 }
 
 /** UTCTime YYMMDDHHMMSSZ: seconds present, no fraction, always Zulu (RFC 5280 4.1.2.5.1). */
-export function utcTime(date: Date): Buffer {
+function utcTime(date: Date): Buffer {
   return tlv(0x17, Buffer.from(pad(date.getUTCFullYear() % 100) + stamp(date), 'latin1'));
 }
 
 /** GeneralizedTime YYYYMMDDHHMMSSZ without fractional seconds (RFC 5280 4.1.2.5.2). */
-export function generalizedTime(date: Date): Buffer {
+function generalizedTime(date: Date): Buffer {
   return tlv(0x18, Buffer.from(pad(date.getUTCFullYear(), 4) + stamp(date), 'latin1'));
 }
 

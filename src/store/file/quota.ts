@@ -13,7 +13,7 @@ import type { UsageSink } from './usage-log.ts';
  * `interval` none, and the default `auto` those of plans with a finite quota (an unlimited plan has
  * no quota a lost count could overrun).
  */
-export const DURABILITIES = ['strict', 'interval', 'auto'] as const;
+const DURABILITIES = ['strict', 'interval', 'auto'] as const;
 export type Durability = (typeof DURABILITIES)[number];
 
 class FileTicket implements QuotaTicket {

@@ -31,7 +31,7 @@ function corrupt(path: string, why: string): AccountError {
 
 const DIGEST_RE = /^[0-9a-f]{64}$/;
 
-export function parseStore(text: string, path: string): StoreData {
+function parseStore(text: string, path: string): StoreData {
   let data: unknown;
   try {
     data = JSON.parse(text);

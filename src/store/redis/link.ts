@@ -6,7 +6,7 @@ import { StoreUnavailableError, type StoreMetric } from '../types.ts';
 import { SCRIPTS, type ScriptName } from './scripts.ts';
 
 /** What a round trip was for: the label of its /metrics series. */
-export const OPS = ['reserve', 'settle', 'report', 'accounts', 'sync', 'sessions', 'throttle'] as const;
+const OPS = ['reserve', 'settle', 'report', 'accounts', 'sync', 'sessions', 'throttle'] as const;
 export type Op = (typeof OPS)[number];
 
 /** The part of a node-redis client the store uses, typed here so that `redis` stays optional. */
@@ -53,7 +53,7 @@ async function loadRedis(): Promise<typeof import('redis')> {
 }
 
 /** A URL for logs and errors: without the password. */
-export function redactUrl(url: string): string {
+function redactUrl(url: string): string {
   try {
     const u = new URL(url);
     if (u.password) u.password = '***';
