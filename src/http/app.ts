@@ -175,7 +175,7 @@ export class App {
         sendError(res, refused, base, extra, refused === 'BAD_REQUEST' ? HOST_RULE : undefined);
         status = ERRORS[refused].status;
       } else {
-        const fault = this.faults === null ? null : this.faults.match(req.url ?? '');
+        const fault = this.faults === null ? null : this.faults.match(target.path);
         if (fault === null) {
           status = this.dispatch(req, res, r, target, secure, transport, base, extra);
         } else {

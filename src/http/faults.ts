@@ -74,10 +74,8 @@ export class Faults {
     this.rules = rules.map(arm);
   }
 
-  /** The fault for a request target, or null. Each matching rule with a rate draws once, in order. */
-  match(target: string): Fault | null {
-    const q = target.indexOf('?');
-    const path = q === -1 ? target : target.slice(0, q);
+  /** The fault for a request path (as the router sees it), or null. Each matching rule with a rate draws once, in order. */
+  match(path: string): Fault | null {
     for (const rule of this.rules) {
       if (rule.left === 0 || !pathMatches(rule.path, path)) continue;
       if (rule.rng !== null && !(rule.rng.next() < rule.rate)) continue;
