@@ -8,6 +8,7 @@ import { after, before, test } from 'node:test';
 import { CalendarCache } from '../../../src/quota/month.ts';
 import { openRedisStore } from '../../../src/store/redis/redis-store.ts';
 import type { Store } from '../../../src/store/types.ts';
+import { Visitor } from '../../helpers/dashboard-visitor.ts';
 import { loadClient, tally, type LoadClient } from '../../helpers/load.ts';
 import { startRedis, type RedisServer } from '../../helpers/redis.ts';
 import { spawnServe, type ListeningProcess } from '../../helpers/serve-process.ts';
@@ -159,4 +160,24 @@ test('an instance SIGKILLed mid-load: the others go on serving, and the count is
   }
   assert.equal(await used(id), count + 300);
   assert.equal((await victim.exited).signal, 'SIGKILL');
+});
+
+test('dashboard on Redis: a session opened through one instance works on another; a logout there ends it on all', async () => {
+  // The third instance is gone (the SIGKILL test): the account is made for the two that serve.
+  const email = `user${++accounts}@example.com`;
+  await store.accounts.create({ email, plan: 'free', password: 'pw' });
+  const a = new Visitor(servers[0]!.url);
+  await within(2000, async () => {
+    await a.get('/dashboard/login');
+    return (await a.post('/dashboard/login', { email, password: 'pw' })).status === 303;
+  });
+  assert.equal((await a.get('/dashboard')).status, 200);
+  // The same browser behind a load balancer that picks another instance.
+  const b = new Visitor(servers[1]!.url);
+  for (const [name, value] of a.jar) b.jar.set(name, value);
+  const there = await b.get('/dashboard');
+  assert.equal(there.status, 200);
+  assert.ok(there.text.includes(email));
+  assert.equal((await b.post('/dashboard/logout', {})).status, 303);
+  assert.equal((await a.get('/dashboard')).headers.location, '/dashboard/login?ended=1', 'ended on the instance that opened it');
 });
