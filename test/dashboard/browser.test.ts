@@ -188,7 +188,7 @@ describe('dashboard in Chromium', () => {
     await page.context().close();
   });
 
-  it('keyboard only: Tab and Enter through sign-up, generate, copy, rotate, revoke and log out', async () => {
+  it('keyboard only: Tab and Enter through sign-up, generate, copy, reveal, rotate, revoke, log out and log in', async () => {
     const page = await newPage(browser, { permissions: ['clipboard-read', 'clipboard-write'] });
     await page.goto(`${server.url}/dashboard/signup`);
     /** Presses Tab until the focused element has this accessible name; fails if it is never reached. */
@@ -203,8 +203,9 @@ describe('dashboard in Chromium', () => {
       }
       assert.fail(`Tab never reached ${name}`);
     };
+    const email = `keys${++people}@example.com`;
     await tabTo('Email');
-    await page.keyboard.type(`keys${++people}@example.com`);
+    await page.keyboard.type(email);
     await tabTo('Password');
     await page.keyboard.type(PASSWORD);
     await tabTo('Create account');
@@ -221,6 +222,12 @@ describe('dashboard in Chromium', () => {
     assert.equal(await page.evaluate('navigator.clipboard.readText()'), key);
     await tabTo('Password');
     await page.keyboard.type(PASSWORD);
+    await tabTo('Reveal key');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Your key' }).waitFor();
+    assert.equal(await shownKey(page), key);
+    await tabTo('Password');
+    await page.keyboard.type(PASSWORD);
     await tabTo('Rotate key');
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Your new key' }).waitFor();
@@ -234,6 +241,14 @@ describe('dashboard in Chromium', () => {
     await tabTo('Log out');
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Log in' }).waitFor();
+    await tabTo('Email');
+    await page.keyboard.type(email);
+    await tabTo('Password');
+    await page.keyboard.type(PASSWORD);
+    await tabTo('Log in');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/\/dashboard$/);
+    await page.getByRole('button', { name: 'Generate key' }).waitFor();
     assertCspKept(page);
     await page.context().close();
   });
