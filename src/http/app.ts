@@ -91,8 +91,7 @@ export class App {
     this.compressed(o.snapshot());
     const document = o.openapi();
     void Promise.all([compressBest(document, 'br'), compressBest(document, 'gzip')]).then(
-      // Bytes a request already got under the document's tag stay the ones it names.
-      ([br, gzip]) => Object.assign(this.openapiPacked, { br: this.openapiPacked.br ?? br, gzip: this.openapiPacked.gzip ?? gzip }),
+      ([br, gzip]) => Object.assign(this.openapiPacked, { br, gzip }),
       (err: unknown) => o.log.warn('could not compress the OpenAPI document ahead', { error: String(err) }),
     );
   }

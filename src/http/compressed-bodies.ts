@@ -84,10 +84,10 @@ export class CompressedBodies {
         if (!outcome.ok || outcome.body.length < MIN_COMPRESS_BYTES) continue;
         const br = await compressBest(outcome.body, 'br');
         const gzip = await compressBest(outcome.body, 'gzip');
-        // A request may have filled it meanwhile: bytes already sent under a tag stay the bytes of that
-        // tag (a strong tag names them), and a later day's stay too.
-        if (p.today < today) Object.assign(p, { today, br, gzip });
-        else if (p.today === today) Object.assign(p, { br: p.br ?? br, gzip: p.gzip ?? gzip });
+        // A request may have filled it meanwhile with the quick setting: the best replaces it (the same
+        // content under the same tag; no Range request is served, so no client mixes the two), but a
+        // later day's stays.
+        if (p.today <= today) Object.assign(p, { today, br, gzip });
       }
     }
   }

@@ -89,10 +89,17 @@ export async function startTestServer(options: Partial<ServiceOptions> & { data?
   const tls = protocol === 'h2' ? certificate! : false;
   const service = await startService({ data: BUNDLED_DATA, state: 'memory', tls, port: 0, ...rest });
   const url = service.listeners[0]!.url;
-  const session = protocol === 'h2' ? http2.connect(url, { ca: certificate!.cert }) : null;
-  session?.on('error', () => {}); // a GOAWAY at close; requests report their own errors
+  /** The HTTP/2 session, connected again when the server closed an idle one (as a client would). */
+  let h2: http2.ClientHttp2Session | null = null;
+  const session = (): http2.ClientHttp2Session => {
+    if (h2 === null || h2.closed || h2.destroyed) {
+      h2 = http2.connect(url, { ca: certificate!.cert });
+      h2.on('error', () => {}); // a GOAWAY at close; requests report their own errors
+    }
+    return h2;
+  };
   const raw = (path: string, headers: Record<string, string> = {}, method = 'GET') =>
-    session === null ? http1Request(url + path, method, headers) : h2Request(session, path, method, headers);
+    protocol !== 'h2' ? http1Request(url + path, method, headers) : h2Request(session(), path, method, headers);
   return {
     service,
     url,
@@ -103,12 +110,12 @@ export async function startTestServer(options: Partial<ServiceOptions> & { data?
       let status: number;
       let responseHeaders: Headers;
       let text: string;
-      if (session === null) {
+      if (protocol !== 'h2') {
         const res = await fetch(url + path, { method, headers: sent });
         [status, responseHeaders, text] = [res.status, res.headers, await res.text()];
       } else {
         // As fetch does: offer the codings it decodes, and decode.
-        const reply = await h2Request(session, path, method, { 'accept-encoding': 'gzip, deflate, br', ...sent });
+        const reply = await h2Request(session(), path, method, { 'accept-encoding': 'gzip, deflate, br', ...sent });
         [status, responseHeaders] = [reply.status, new Headers(reply.headers as Record<string, string>)];
         text = reply.body.length === 0 ? '' : decode(reply.body, reply.headers['content-encoding']).toString('utf8');
       }
@@ -124,7 +131,7 @@ export async function startTestServer(options: Partial<ServiceOptions> & { data?
       return (await service.gate.accounts.create({ email, plan, password: 'correct horse battery' })).key;
     },
     async close() {
-      session?.close();
+      h2?.close();
       await service.close();
     },
   };
