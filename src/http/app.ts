@@ -224,7 +224,11 @@ export class App {
       case 'dashboard':
         // HTML for people, with its own headers; plain HTTP beside HTTPS moves there like any page.
         if (transport === 'redirect' && !secure) return this.redirect(req, res, target, base, extra);
-        if (this.o.dashboard !== null) return this.o.dashboard.handle(req, res, extra[1]! /* the request id */, secure);
+        if (this.o.dashboard !== null) {
+          // Its pages write their own headers; a drain still ends an HTTP/1.1 connection after them.
+          if (extra.includes('Connection')) res.setHeader('Connection', 'close');
+          return this.o.dashboard.handle(req, res, extra[1]! /* the request id */, secure);
+        }
         sendError(res, 'NOT_FOUND', base, extra);
         return 404;
       case 'healthz':

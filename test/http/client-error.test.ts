@@ -113,3 +113,34 @@ describe('the refusal waits for responses the app writes late', () => {
     assert.deepEqual(responses.map((r) => r.status), [200, 431]);
   });
 });
+
+describe('while draining', () => {
+  it('a dashboard page, like any answer, ends its HTTP/1.1 connection (Connection: close)', async () => {
+    const snapshot = await loadSnapshot(fixture());
+    let draining = false;
+    const app = new App({
+      snapshot: () => snapshot, gate: { admit: () => { throw new Error('unused'); }, settle: () => null, quotaHeaders: () => ({}) },
+      clock: Date.now, log: silentLogger, trustProxy: false, corsOrigin: null, openapi: () => Buffer.alloc(0), metrics: () => null,
+      draining: () => draining, health: () => 'ok', observe: null,
+      dashboard: {
+        handle: async (_req, res) => {
+          res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Content-Length': '2' }).end('ok');
+          return 200;
+        },
+      },
+    });
+    const server = hardenedServer(resolveLimits(), (req, res, refusal) => app.handle(req, res, 'insecure', refusal), null, app.rawAnswer('insecure'));
+    await start(server, '127.0.0.1', 0);
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const before = await rawExchange(url, [get('/dashboard/login')]);
+      assert.notEqual(before.responses[0]?.headers.get('connection'), 'close');
+      draining = true;
+      const during = await rawExchange(url, [get('/dashboard/login')]);
+      assert.equal(during.responses[0]?.status, 200);
+      assert.equal(during.responses[0]?.headers.get('connection'), 'close');
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});
