@@ -293,6 +293,30 @@ describe('dashboard in Chromium', () => {
     await page.context().close();
   });
 
+  it('refusals a person can meet: a form that expired (403) and a throttled login (429); axe finds nothing', async () => {
+    const page = await newPage(browser);
+    const email = await signUp(page);
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.getByRole('heading', { name: 'Log in' }).waitFor();
+    await page.context().clearCookies(); // the login form's token no longer matches its cookie
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByRole('heading', { name: 'This form has expired' }).waitFor();
+    await assertAccessible(page, 'form expired');
+    for (let i = 0; i < 6; i++) {
+      await page.goto(`${server.url}/dashboard/login`);
+      await page.getByLabel('Email').fill(email);
+      await page.getByLabel('Password').fill('not the password at all');
+      await page.getByRole('button', { name: 'Log in' }).click();
+      await page.getByRole('heading', { name: 'Log in' }).waitFor();
+    }
+    await page.getByText('Too many wrong passwords').waitFor();
+    await assertAccessible(page, 'login throttled');
+    assertCspKept(page);
+    await page.context().close();
+  });
+
   it('sign-up closed: the page says so and offers the operator; axe finds nothing', async () => {
     const closed = await startServer({ data: fixture(), dashboard: { operatorEmail: 'operator@example.com' } });
     try {
