@@ -3,14 +3,7 @@ import { LockBusyError } from '../store/file/lock-file.ts';
 import { AccountError } from '../access/types.ts';
 import { UsageLogError } from '../store/file/usage-replay.ts';
 import { StoreUnavailableError } from '../store/types.ts';
-import { accounts } from './accounts.ts';
-import { data } from './data.ts';
 import { EXIT, UsageError, CommandError, type CommandGroup, type Io } from './io.ts';
-import { keys } from './keys.ts';
-import { openapi } from './openapi.ts';
-import { serve } from './serve.ts';
-import { state } from './state.ts';
-import { usage } from './usage.ts';
 
 const HELP = `Usage: celebrity-api <command> [options]
 
@@ -27,7 +20,16 @@ Every command takes --state DIR (default ./state) and answers --help.
 Exit codes: 0 ok, 1 failed, 2 usage error.
 `;
 
-const GROUPS: Readonly<Record<string, CommandGroup>> = { serve, accounts, keys, usage, state, data, openapi };
+// Loaded on use: `accounts create` need not load the HTTP server, the dashboard and the data engine.
+const GROUPS: Readonly<Record<string, () => Promise<CommandGroup>>> = {
+  serve: async () => (await import('./serve.ts')).serve,
+  accounts: async () => (await import('./accounts.ts')).accounts,
+  keys: async () => (await import('./keys.ts')).keys,
+  usage: async () => (await import('./usage.ts')).usage,
+  state: async () => (await import('./state.ts')).state,
+  data: async () => (await import('./data.ts')).data,
+  openapi: async () => (await import('./openapi.ts')).openapi,
+};
 
 export async function main(argv: string[], io: Io): Promise<number> {
   const [name, ...rest] = argv;
@@ -39,13 +41,13 @@ export async function main(argv: string[], io: Io): Promise<number> {
     io.stdout.write(HELP);
     return EXIT.OK;
   }
-  const group = Object.hasOwn(GROUPS, name) ? GROUPS[name] : undefined;
-  if (!group) {
+  const load = Object.hasOwn(GROUPS, name) ? GROUPS[name] : undefined;
+  if (!load) {
     io.stderr.write(`celebrity-api: unknown command '${name}'\n\n${HELP}`);
     return EXIT.USAGE;
   }
   try {
-    return await group(rest, io);
+    return await (await load())(rest, io);
   } catch (err) {
     // CONTRACT 6: usage errors and invalid values (a plan, an email) exit 2 with a hint.
     if (err instanceof UsageError || (err instanceof AccountError && err.code.startsWith('INVALID_'))) {
