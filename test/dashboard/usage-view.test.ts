@@ -27,6 +27,9 @@ test('days: a slot per day of the month (February 2028 has 29); labels 1, 5, 10.
   const labels = [...svg.matchAll(/text-anchor="middle">(\d+)</g)].map((m) => Number(m[1]));
   assert.deepEqual(labels, [1, 5, 10, 15, 20, 25]);
   assert.match(svg, /No requests yet this month\./);
+  // A bar's width is a share of its day's slot: 29 slots in February 2028, 28 in February 2027.
+  const width = (month: string) => Number(/class="bar-ok"[^>]* width="([\d.]+)"/.exec(dailyChart(month, [{ date: `${month}-10`, success: 1, rejected: 0 }]).text)?.[1]);
+  assert.ok(Math.abs(width('2028-02') / width('2027-02') - 28 / 29) < 0.01, `${width('2028-02')} / ${width('2027-02')}`);
 });
 
 test('tables: the days with traffic and the six months, numbers grouped', () => {

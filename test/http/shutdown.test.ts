@@ -10,6 +10,7 @@ import { startService, type Service } from '../../src/service.ts';
 import { fixture } from '../helpers/fixture.ts';
 import { createKey, request, tempDir, writeData } from '../helpers/serve-harness.ts';
 import { runCli, spawnServe } from '../helpers/serve-process.ts';
+import { within } from '../helpers/state.ts';
 
 /** Opens a raw connection and sends the first part of a request, leaving it unfinished. */
 async function partialRequest(url: string, head: string): Promise<{ socket: net.Socket; reply: Promise<string> }> {
@@ -114,7 +115,7 @@ describe('SIGTERM on a serve process under load', () => {
       }
     };
     const clients = Array.from({ length: 32 }, client);
-    while (ok < 500) await new Promise((r) => setTimeout(r, 20));
+    await within(10_000, () => ok >= 500);
     serve.child.kill('SIGTERM');
     signalled = true;
     await Promise.all(clients);

@@ -18,7 +18,6 @@ interface Load {
   readonly ok: number[];
   /** Requests sent and not answered when the kill was sent. */
   inFlightAtKill: number;
-  readonly statuses: Map<number, number>;
 }
 
 /**
@@ -27,7 +26,7 @@ interface Load {
  */
 function load(url: string, key: string, clients: number, onOk: (n: number) => void = () => {}): { result: Load; kill: (serve: ListeningProcess) => void; done: Promise<void> } {
   const agent = new http.Agent({ keepAlive: true, maxSockets: clients });
-  const result: Load = { ok: [], inFlightAtKill: 0, statuses: new Map() };
+  const result: Load = { ok: [], inFlightAtKill: 0 };
   let inFlight = 0;
   let stopped = false;
   const one = () =>
@@ -37,7 +36,6 @@ function load(url: string, key: string, clients: number, onOk: (n: number) => vo
         res.resume();
         res.on('end', () => {
           inFlight--;
-          result.statuses.set(res.statusCode!, (result.statuses.get(res.statusCode!) ?? 0) + 1);
           if (res.statusCode === 200) onOk(result.ok.push(Date.now()));
           resolve();
         });
@@ -83,22 +81,36 @@ describe('usage durability under SIGKILL', () => {
 
   const serve = (state: string, durability: string) => spawnServe(['--insecure-http', '--port', '0', '--state', state, '--data', data, '--usage-durability', durability, '--log-level', 'warn']);
 
+  /**
+   * One round: serve, 20 clients of load, SIGKILL once `killAfter` of 200s arrived or `killAtMs` passed,
+   * then the count on disk. Returns the load and the count, and when the kill was sent.
+   */
+  async function killRound(state: string, durability: string, key: string, email: string, when: { killAfter?: number; killAtMs?: number }) {
+    const server = await serve(state, durability);
+    let killedAt = 0;
+    const kill = () => {
+      if (killedAt !== 0) return;
+      killedAt = Date.now();
+      run.kill(server);
+    };
+    const run = load(server.url, key, 20, (n) => n === when.killAfter && kill());
+    const timer = when.killAtMs === undefined ? null : setTimeout(kill, when.killAtMs);
+    await run.done;
+    if (timer) clearTimeout(timer);
+    await server.exited;
+    return { run: run.result, killedAt, counted: await usedOnDisk(state, email) };
+  }
+
   it('strict, enterprise, 3 kills under load -> recovered count >= every 200 received, <= those + requests in flight', async () => {
     const state = join(tmp.dir, 'strict');
     const key = await createKey(state, 'load@example.com', 'enterprise');
     let received = 0;
     for (let round = 0; round < 3; round++) {
-      const server = await serve(state, 'strict');
-      const run = load(server.url, key, 20);
-      await new Promise((r) => setTimeout(r, 300 + 150 * round));
-      run.kill(server);
-      await run.done;
-      await server.exited;
-      received += run.result.ok.length;
-      const counted = await usedOnDisk(state, 'load@example.com');
-      assert.ok(run.result.ok.length > 0, `round ${round}: the server answered`);
+      // Killed mid-load after a count of 200s, not a time: the same on a fast machine and a slow one.
+      const { run, counted } = await killRound(state, 'strict', key, 'load@example.com', { killAfter: 300 + 150 * round });
+      received += run.ok.length;
       assert.ok(counted >= received, `round ${round}: counted ${counted} < received ${received}`);
-      assert.ok(counted <= received + run.result.inFlightAtKill, `round ${round}: counted ${counted} > received ${received} + in flight ${run.result.inFlightAtKill}`);
+      assert.ok(counted <= received + run.inFlightAtKill, `round ${round}: counted ${counted} > received ${received} + in flight ${run.inFlightAtKill}`);
       received = counted; // what was counted but never received stays counted: the next round starts there
     }
   });
@@ -108,17 +120,13 @@ describe('usage durability under SIGKILL', () => {
     const key = await createKey(state, 'fast@example.com', 'enterprise');
     let counted = 0;
     for (let round = 0; round < 2; round++) {
-      const server = await serve(state, 'interval');
-      const run = load(server.url, key, 20);
-      await new Promise((r) => setTimeout(r, 1300)); // past the first flush of the interval
-      const killedAt = Date.now();
-      run.kill(server);
-      await run.done;
-      await server.exited;
-      const now = await usedOnDisk(state, 'fast@example.com');
-      const lost = counted + run.result.ok.length - now;
-      // The log is flushed once a second: at most the 200s of the last second (and a little) are lost.
-      const lastInterval = run.result.ok.filter((t) => t > killedAt - 1250).length;
+      // 2.2 s of load: the 200s of the first 0.8 s at least are past a flush, and must be on disk.
+      const { run, killedAt, counted: now } = await killRound(state, 'interval', key, 'fast@example.com', { killAtMs: 2200 });
+      const lost = counted + run.ok.length - now;
+      // The log is flushed once a second: at most the 200s of the last second (and some slack for a
+      // busy machine) are lost.
+      const lastInterval = run.ok.filter((t) => t > killedAt - 1400).length;
+      assert.ok(lastInterval < run.ok.length, `round ${round}: the load ran longer than the window checked`);
       assert.ok(lost <= lastInterval, `round ${round}: lost ${lost}, but only ${lastInterval} were answered in the last interval`);
       assert.ok(now >= counted, 'what was flushed before stays');
       counted = now;
