@@ -129,8 +129,8 @@ export class App {
       const bodies = snapshot === this.o.snapshot() ? this.compressed(snapshot) : null;
       const page = bodies !== null && r.kind === 'list' ? bodies.page(r.collection, query) : null;
       encoding = accepted === 'either' ? (page === null ? 'gzip' : 'br') : accepted;
-      if (page !== null) out = packedOrNow(page, today, encoding, body);
-      else if (bodies !== null && r.kind === 'detail') out = bodies.detail(r.collection, snapshot.collections[r.collection].slugs.get(r.slug)!, today, encoding, body);
+      if (page !== null) out = packedOrNow(page, bodies!.day(r.collection, today), encoding, body);
+      else if (bodies !== null && r.kind === 'detail') out = bodies.detail(r.collection, snapshot.collections[r.collection].slugs.get(r.slug)!, bodies.day(r.collection, today), encoding, body);
       else out = compressNow(body, encoding);
     } else {
       return send(res, 200, body, base, extra);
@@ -397,8 +397,11 @@ export class App {
   private today(): number {
     const now = this.o.clock();
     if (!(now >= this.dayStart && now < this.dayStart + DAY_MS)) {
+      const first = Number.isNaN(this.dayStart);
       this.dayStart = now - (((now % DAY_MS) + DAY_MS) % DAY_MS);
       this.dayYmd = utcYmd(now);
+      // A new day: the first pages whose bodies hold `age` are compressed ahead again.
+      if (!first) this.bodies?.warm(this.dayYmd, true).catch((err: unknown) => this.o.log.warn('could not compress the first pages ahead', { error: String(err) }));
     }
     return this.dayYmd;
   }

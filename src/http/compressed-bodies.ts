@@ -1,8 +1,9 @@
 // Compressed forms of the 200 bodies that repeat, one set per snapshot so a reload starts clean: each
 // collection's first page (default limit, every sort) compressed at load time with the best settings
 // on the thread pool, and details compressed on their first request and kept up to a byte budget.
-// Any other body is compressed per request (app.ts). A body holding `age` changes with the UTC day,
-// so every entry remembers the day it was made for.
+// Any other body is compressed per request (app.ts). A body holding `age` (a collection marked `late`)
+// changes with the UTC day, so its entries remember the day they were made for; the others are made
+// for day 0 and kept for the life of the snapshot.
 import type { Snapshot } from '../data/snapshot.ts';
 import { COLLECTIONS, type CollectionName } from '../resources/types.ts';
 import { compressBest, compressNow, MIN_COMPRESS_BYTES, type Encoding } from './compress.ts';
@@ -46,6 +47,11 @@ export class CompressedBodies {
     }
   }
 
+  /** The day `collection`'s bodies are made for: `today` where a field depends on it, else 0 (never stale). */
+  day(collection: CollectionName, today: number): number {
+    return this.snapshot.collections[collection].def.late ? today : 0;
+  }
+
   /** The forms of a first page, or null when `query` is not one (then the body is compressed per request). */
   page(collection: CollectionName, query: string): Packed | null {
     return this.pages.get(collection)!.get(query) ?? null;
@@ -75,10 +81,15 @@ export class CompressedBodies {
     }
   }
 
-  /** Compresses every first page in both codings with the best settings, one at a time on the thread pool. */
-  async warm(today: number): Promise<void> {
+  /**
+   * Compresses every first page in both codings with the best settings, one at a time on the thread
+   * pool; `lateOnly`: those of the collections whose bodies change with the day (a new day).
+   */
+  async warm(today: number, lateOnly = false): Promise<void> {
     for (const [collection, queries] of this.pages) {
       const index = this.snapshot.collections[collection];
+      if (lateOnly && !index.def.late) continue;
+      const day = this.day(collection, today);
       for (const [query, p] of queries) {
         const outcome = listPage(index, query, today);
         if (!outcome.ok || outcome.body.length < MIN_COMPRESS_BYTES) continue;
@@ -87,7 +98,7 @@ export class CompressedBodies {
         // A request may have filled it meanwhile with the quick setting: the best replaces it (the same
         // content under the same tag; no Range request is served, so no client mixes the two), but a
         // later day's stays.
-        if (p.today <= today) Object.assign(p, { today, br, gzip });
+        if (p.today <= day) Object.assign(p, { today: day, br, gzip });
       }
     }
   }

@@ -291,7 +291,7 @@ describe('headers, transport and the log (ASVS 3.4, 16.3)', () => {
     const { v } = await customer();
     for (const path of ['/dashboard', '/dashboard/password', '/dashboard/login', '/dashboard/signup', '/dashboard/nowhere']) {
       const reply = await v.get(path);
-      const csp = reply.headers['content-security-policy'] ?? '';
+      const csp = String(reply.headers['content-security-policy'] ?? '');
       assert.match(csp, /default-src 'none'/, path);
       assert.match(csp, /frame-ancestors 'none'/, path);
       assert.doesNotMatch(csp, /unsafe-inline/, path);

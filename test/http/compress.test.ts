@@ -45,6 +45,8 @@ describe('compressed responses', () => {
   const data = fixture();
   for (let i = 0; i < 30; i++) data.celebrities.push({ _id: `x${i}`, slug: `extra-${i}`, name: `Extra Person ${i}`, createdAt: '2024-01-01T00:00:00Z', introduction: 'Some words '.repeat(20) });
   // The newest record (first on the default page), with a birthday in the test and a detail over 1 KiB.
+  // News fills a first page over 1 KiB too, and holds nothing that changes with the day.
+  for (let i = 0; i < 20; i++) data.news.push({ ...data.news[0]!, _id: `nx${i}`, slug: `news-${i}`, title: `A headline of some length, number ${i}` });
   data.celebrities.push({ _id: 'b1', slug: 'birthday-person', name: 'Birthday Person', born: '2001-03-15', createdAt: '2026-01-01T00:00:00Z', introduction: 'Born in March. '.repeat(80) });
 
   before(async () => {
@@ -121,6 +123,21 @@ describe('compressed responses', () => {
       assert.equal((await at(path, { 'accept-encoding': 'gzip', 'if-none-match': br })).status, 200, 'a br tag is not the gzip body');
       assert.equal((await at(path, { 'if-none-match': gzip })).status, 200, 'nor the identity body');
       assert.equal((await at(path, { 'accept-encoding': 'gzip, br', 'if-none-match': plain })).status, 304, 'the identity tag stays good');
+    }
+  });
+
+  it('a new day keeps the best-compressed pages that do not change with it, and makes those that do again', async () => {
+    const best = (body: Buffer) => zlib.brotliCompressSync(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11, [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_TEXT } });
+    const news = best((await get('/api/v1/news')).body);
+    await eventually(async () => (await get('/api/v1/news', 'br')).body.equals(news), 8000, 'the best brotli of the news page');
+    const day = now;
+    now += 86_400_000;
+    try {
+      assert.ok((await get('/api/v1/news', 'br')).body.equals(news), 'kept across midnight: nothing in it changed');
+      const celebrities = best((await get('/api/v1/celebrities?sort=name_desc')).body);
+      await eventually(async () => (await get('/api/v1/celebrities?sort=name_desc', 'br')).body.equals(celebrities), 8000, 'the best brotli of the new day');
+    } finally {
+      now = day;
     }
   });
 
