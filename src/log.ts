@@ -7,6 +7,8 @@ export interface Logger {
   info(msg: string, fields?: Record<string, unknown>): void;
   warn(msg: string, fields?: Record<string, unknown>): void;
   error(msg: string, fields?: Record<string, unknown>): void;
+  /** Whether a line of `level` would be written; absent means yes (a logger from elsewhere). */
+  enabled?(level: LogLevel): boolean;
 }
 
 export function createLogger(
@@ -22,6 +24,7 @@ export function createLogger(
     else write(`${time} ${level.toUpperCase()} ${msg}${fields ? ' ' + JSON.stringify(fields) : ''}`, level);
   };
   return {
+    enabled: (level) => LOG_LEVELS.indexOf(level) >= min,
     debug: (m, f) => emit('debug', m, f),
     info: (m, f) => emit('info', m, f),
     warn: (m, f) => emit('warn', m, f),
@@ -30,7 +33,7 @@ export function createLogger(
 }
 
 /** For tests and embedding: drops everything. */
-export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+export const silentLogger: Logger = { enabled: () => false, debug() {}, info() {}, warn() {}, error() {} };
 
 /**
  * Collects log lines and hands them to `sink` in one chunk at most every `intervalMs`, or once

@@ -76,18 +76,23 @@ export function clientAddress(req: IncomingMessage, trustProxy: boolean): string
   return last.length > 0 && last.length <= 45 ? last : peer;
 }
 
-export interface AccessLogEntry {
+export type AccessLogEntry = {
   readonly requestId: string;
   readonly method: string;
   readonly path: string;
   readonly status: number;
   readonly ms: number;
   readonly client: string;
-}
+};
 
-/** Writes one entry; 5xx go out as errors so they pass a `--log-level warn` filter. */
+/**
+ * Writes one entry; 5xx go out as errors so they pass a `--log-level warn` filter. A line the level
+ * drops costs nothing: no redaction, no address, no entry.
+ */
 export function createAccessLog(log: Logger, trustProxy: boolean): (req: IncomingMessage, status: number, requestId: string, startNs: bigint) => void {
+  const infoOn = log.enabled?.('info') ?? true;
   return (req, status, requestId, startNs) => {
+    if (status < 500 && !infoOn) return;
     const entry: AccessLogEntry = {
       requestId,
       method: (req.method ?? '').slice(0, 16),
@@ -96,7 +101,7 @@ export function createAccessLog(log: Logger, trustProxy: boolean): (req: Incomin
       ms: Math.round(Number(process.hrtime.bigint() - startNs) / 1e3) / 1e3,
       client: clientAddress(req, trustProxy),
     };
-    if (status >= 500) log.error('request', { ...entry });
-    else log.info('request', { ...entry });
+    if (status >= 500) log.error('request', entry);
+    else log.info('request', entry);
   };
 }

@@ -10,7 +10,7 @@ import { MAX_TARGET_LENGTH, rawResponse, type RawAnswer } from './client-error.t
 import { accepts, compressBest, compressNow, MIN_COMPRESS_BYTES, type Encoding } from './compress.ts';
 import { CompressedBodies, packedOrNow, type Packed } from './compressed-bodies.ts';
 import { encodedTag, entityTag, fixedTag, isAnyTag, noneMatch, revalidating, sendNotModified } from './conditional.ts';
-import { FAULT_RETRY_AFTER, type Fault, type Faults } from './faults.ts';
+import type { Fault, Faults } from './faults.ts';
 import { detail, listPage, NOT_FOUND, type Outcome } from './handlers.ts';
 import { sendMetrics } from './metrics.ts';
 import { ALLOW, listenerHeaders, pushHeaders, RequestIds, send, sendError, sendHealth, type Health } from './respond.ts';
@@ -56,7 +56,7 @@ export interface AppOptions {
 }
 
 const NOT_ALLOWED: Outcome = { ok: false, code: 'METHOD_NOT_ALLOWED' };
-/** A 503 from the quota store clears within seconds (RFC 9110 10.2.3). */
+/** A 503 (the quota store, a fault on purpose) clears within seconds (RFC 9110 10.2.3). */
 const RETRY_SOON: readonly string[] = ['Retry-After', '1'];
 /** The outcome of a matching If-None-Match: a 304, known by identity. */
 const NOT_MODIFIED: Outcome = { ok: true, body: Buffer.alloc(0) };
@@ -89,14 +89,17 @@ export class App {
     this.tagged = { secure: revalidating(this.headers.secure), plain: revalidating(this.headers.plain) };
     // Load time: the fixed bodies are compressed now, off this thread, before they are asked for.
     this.compressed(o.snapshot());
-    const document = o.openapi();
+    const document = (this.document = o.openapi());
+    this.documentTag = fixedTag('openapi', document);
     void Promise.all([compressBest(document, 'br'), compressBest(document, 'gzip')]).then(
       ([br, gzip]) => Object.assign(this.openapiPacked, { br, gzip }),
       (err: unknown) => o.log.warn('could not compress the OpenAPI document ahead', { error: String(err) }),
     );
   }
 
-  /** The OpenAPI document compressed (it never changes: day 0). */
+  /** The OpenAPI document, fixed for the life of the process, its tag, and its compressed forms (day 0). */
+  private readonly document: Buffer;
+  private readonly documentTag: string;
   private readonly openapiPacked: Packed = { today: 0, br: null, gzip: null };
   private bodies: CompressedBodies | null = null;
 
@@ -251,17 +254,15 @@ export class App {
     }
     if (r.kind === 'openapi') {
       if (!readOnly) return this.notAllowed(res, base, extra);
-      const body = this.o.openapi();
-      if (this.documentTag === null || this.documentTag[0] !== body) this.documentTag = [body, fixedTag('openapi', body)];
       const condition = req.headers['if-none-match'];
-      const held = condition === undefined ? null : isAnyTag(condition) ? this.documentTag[1] : this.matching(req, condition, this.documentTag[1]);
+      const held = condition === undefined ? null : isAnyTag(condition) ? this.documentTag : this.matching(req, condition, this.documentTag);
       if (held !== null) {
         extra.push('ETag', held);
         sendNotModified(res, this.taggedBase(base), extra);
         return 304;
       }
-      extra.push('ETag', this.documentTag[1]);
-      this.sendOk(req, res, r, '', body, null, 0, this.taggedBase(base), extra);
+      extra.push('ETag', this.documentTag);
+      this.sendOk(req, res, r, '', this.document, null, 0, this.taggedBase(base), extra);
       return 200;
     }
     const key = req.headers['x-api-key'];
@@ -362,9 +363,6 @@ export class App {
     return base === this.headers.secure || base === this.tagged.secure ? this.tagged.secure : this.tagged.plain;
   }
 
-  /** The OpenAPI body the tag was made for, and its tag: built again only if the body changes. */
-  private documentTag: [Buffer, string] | null = null;
-
   /** Faults on purpose (src/http/faults.ts); null, and skipped, unless a test or `serve --fault` asks. */
   faults: Faults | null = null;
 
@@ -379,7 +377,7 @@ export class App {
         return 0;
       }
       if (fault.status === 503) {
-        extra.push('Retry-After', String(FAULT_RETRY_AFTER));
+        extra.push(...RETRY_SOON);
         sendError(res, 'SERVICE_UNAVAILABLE', base, extra);
         return 503;
       }

@@ -27,8 +27,6 @@ export interface Fault {
   readonly drop: boolean;
 }
 
-/** Seconds a 503 fault asks the client to wait, as the quota store's 503 does. */
-export const FAULT_RETRY_AFTER = 1;
 
 interface Armed {
   readonly fault: Fault;
