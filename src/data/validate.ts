@@ -25,10 +25,16 @@ export interface Findings {
   readonly refs: RefSite[];
 }
 
-export const SLUG = /^[a-z0-9]+(-[a-z0-9]+)*$/;
+/** The string rules, as pattern text: the loader tests them, and the schemas publish them verbatim. */
+export const PATTERNS = {
+  slug: '^[a-z0-9]+(-[a-z0-9]+)*$',
+  timestamp: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,3})?Z$',
+  urlStart: '^https?://[^\\s/]',
+} as const;
+export const SLUG = new RegExp(PATTERNS.slug);
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/;
-const URL_START = /^https?:\/\/[^\s/]/;
+const TIMESTAMP = new RegExp(PATTERNS.timestamp);
+const URL_START = new RegExp(PATTERNS.urlStart);
 
 /** Formats a problem the way `data check` prints it: `file, record N, field: reason`. */
 export function formatProblem(p: Problem): string {

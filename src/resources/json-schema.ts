@@ -1,6 +1,7 @@
 // JSON Schema (2020-12) of each data file, from the same source schema the loader validates with
 // (src/data/validate.ts), so an editor flags what `data check` would. What a schema of one file
 // cannot say, `data check` still does: unique _id and slug, and references that resolve.
+import { PATTERNS } from '../data/validate.ts';
 import type { ObjectSchema, Schema, StringSchema } from './schema.ts';
 import type { ResourceDefinition } from './types.ts';
 
@@ -38,10 +39,8 @@ export function render(schema: Schema, how: Rendering): JsonSchema {
   }
 }
 
-/** The same patterns as the loader's (src/data/validate.ts). */
-const SLUG = '^[a-z0-9]+(-[a-z0-9]+)*$';
-const URL_START = '^https?://[^\\s/]';
-const TIMESTAMP = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,3})?Z$';
+/** The loader's own patterns (src/data/validate.ts). */
+const { slug: SLUG, urlStart: URL_START, timestamp: TIMESTAMP } = PATTERNS;
 
 const nullable = (schema: JsonSchema): JsonSchema => ({ anyOf: [schema, { type: 'null' }] });
 
