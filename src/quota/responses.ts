@@ -42,9 +42,20 @@ export const UNAVAILABLE: Rejection = Object.freeze({
  */
 export function rateLimitHeaders(total: number, remaining: number, month: MonthWindow, now: number): Headers {
   return {
-    'RateLimit-Policy': `"monthly";q=${total};w=${month.seconds}`,
+    'RateLimit-Policy': policy(total, month),
     RateLimit: `"monthly";r=${remaining};t=${secondsUntil(month.end, now)}`,
   };
+}
+
+const policies = new WeakMap<MonthWindow, Map<number, string>>();
+
+/** The RateLimit-Policy value of a quota in a month: the same for every request, so made once. */
+function policy(total: number, month: MonthWindow): string {
+  let byTotal = policies.get(month);
+  if (byTotal === undefined) policies.set(month, (byTotal = new Map()));
+  let value = byTotal.get(total);
+  if (value === undefined) byTotal.set(total, (value = `"monthly";q=${total};w=${month.seconds}`));
+  return value;
 }
 
 /** 429 body (CONTRACT 4): quota.used equals total, resetsOn is the next month's first instant. */
@@ -58,7 +69,7 @@ function rejection(body: string, total: number, month: MonthWindow, wait: number
     ok: false,
     status: 429,
     body,
-    headers: Object.freeze({ 'RateLimit-Policy': `"monthly";q=${total};w=${month.seconds}`, RateLimit: `"monthly";r=0;t=${t}`, 'Retry-After': t }),
+    headers: Object.freeze({ 'RateLimit-Policy': policy(total, month), RateLimit: `"monthly";r=0;t=${t}`, 'Retry-After': t }),
   });
 }
 
