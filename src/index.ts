@@ -12,6 +12,7 @@ import type { UsageService } from './quota/usage-service.ts';
 import type { FaultRule } from './http/faults.ts';
 import { startService } from './service.ts';
 import type { Durability } from './store/file/quota.ts';
+import { canonicalEmail } from './access/account-ops.ts';
 
 export { AccountError, type AccountErrorCode, type AccountSummary, type IssuedKey, type KeySummary } from './access/types.ts';
 export { DataError, type DataInput } from './data/load.ts';
@@ -139,7 +140,7 @@ function controllableClock(source: () => number): ServerClock {
 
 function embeddedAccounts(service: AccountService): EmbeddedAccounts {
   const passwords = new Map<string, string>();
-  const norm = (email: string) => email.trim().toLowerCase();
+  const norm = canonicalEmail;
   const password = (email: string, given: string | undefined): string => {
     const known = given ?? passwords.get(norm(email));
     if (known === undefined) throw new TypeError(`accounts: no password for ${norm(email)}: pass the one it was created with`);

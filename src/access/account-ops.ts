@@ -15,8 +15,11 @@ export interface OpsContext {
 const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@.]+$/;
 
 /** The canonical email: trimmed and lower-cased, so uniqueness is case-insensitive (CONTRACT 4). */
+/** The form an email is stored and looked up in; no check (a lookup of anything finds nothing). */
+export const canonicalEmail = (email: string): string => email.trim().toLowerCase();
+
 export function normalizeEmail(email: string): string {
-  const canonical = email.trim().toLowerCase();
+  const canonical = canonicalEmail(email);
   if (canonical.length > 254 || !EMAIL_RE.test(canonical)) {
     throw new AccountError('INVALID_EMAIL', `invalid email address: ${JSON.stringify(email)}`);
   }

@@ -3,6 +3,7 @@ import type { IssuedKey } from '../access/types.ts';
 import { PLANS } from '../quota/plans.ts';
 import { command, noPositionals, parseFlags, readPassword, readStdin, required, UsageError, type CommandGroup, type Io } from './io.ts';
 import { STORE_FLAGS, withStore } from './store.ts';
+import { canonicalEmail } from '../access/account-ops.ts';
 
 const HELP = `Usage: celebrity-api accounts <command> [options]
 
@@ -77,7 +78,7 @@ export const accounts: CommandGroup = command(async (args, io) => {
         const [current, next] = (await readStdin(io.stdin)).split(/\r?\n/);
         if (!current || !next) throw new UsageError('--password-stdin: expected two lines, the current password and the new one');
         await store.setPassword(email, current, next);
-        io.stdout.write(`password of ${email.trim().toLowerCase()} changed\n`);
+        io.stdout.write(`password of ${canonicalEmail(email)} changed\n`);
         return;
       }
       case 'list': {

@@ -8,6 +8,7 @@
 // Nothing is permanent: every counter expires 15 minutes after its first failure.
 import { isIP } from 'node:net';
 import type { ThrottleStore } from '../store/types.ts';
+import { canonicalEmail } from '../access/account-ops.ts';
 
 export const WINDOW_MS = 15 * 60_000;
 const ADDRESS_LIMIT = 20;
@@ -70,4 +71,4 @@ export class LoginThrottle {
 }
 
 /** Emails as the account store compares them, capped so a huge field cannot make a huge key. */
-const canonical = (email: string) => email.trim().toLowerCase().slice(0, 254);
+const canonical = (email: string) => canonicalEmail(email).slice(0, 254);

@@ -1,6 +1,7 @@
 // The dashboard's password rules (CONTRACT 8, ASVS 5.0 6.2): 12 to 128 characters, any characters,
 // no composition rules; the most common passwords and the account's own email refused.
 import { COMMON_PASSWORDS } from './common-passwords.ts';
+import { canonicalEmail } from '../access/account-ops.ts';
 
 export const PASSWORD_MIN = 12;
 export const PASSWORD_MAX = 128;
@@ -14,7 +15,7 @@ export function passwordProblem(password: string, email: string): string | null 
   const folded = password.toLowerCase();
   // ASVS 6.2.4 (common passwords) and 6.2.11 (context words): the email, or its part before the @.
   if (COMMON_PASSWORDS.has(folded)) return 'This password is one of the most common ones, which are tried first. Choose another.';
-  const canonical = email.trim().toLowerCase();
+  const canonical = canonicalEmail(email);
   if (folded === canonical || folded === canonical.slice(0, canonical.indexOf('@'))) return 'Do not use your email address as your password.';
   return null;
 }

@@ -41,6 +41,9 @@ export class AccountStore implements AccountService {
   private generation = 0;
   private byDigest = new Map<string, AccountView>();
   private byId = new Map<string, AccountView>();
+  /** The records by id and by email, for the dashboard's lookups: no scan of every account. */
+  private recordById = new Map<string, AccountRecord>();
+  private recordByEmail = new Map<string, AccountRecord>();
   private chain: Promise<unknown> = Promise.resolve();
   private stopWatch: (() => void) | null = null;
 
@@ -115,7 +118,11 @@ export class AccountStore implements AccountService {
   private install(data: StoreData, stamp: Stamp): void {
     const byDigest = new Map<string, AccountView>();
     const byId = new Map<string, AccountView>();
+    const recordById = new Map<string, AccountRecord>();
+    const recordByEmail = new Map<string, AccountRecord>();
     for (const a of data.accounts) {
+      recordById.set(a.id, a);
+      recordByEmail.set(a.email, a);
       const view: AccountView = Object.freeze({ id: a.id, email: a.email, plan: a.plan });
       byId.set(a.id, view);
       if (a.key) byDigest.set(a.key.digest, view);
@@ -124,6 +131,8 @@ export class AccountStore implements AccountService {
     this.stamp = stamp;
     this.byDigest = byDigest;
     this.byId = byId;
+    this.recordById = recordById;
+    this.recordByEmail = recordByEmail;
     this.generation++;
   }
 
@@ -180,18 +189,19 @@ export class AccountStore implements AccountService {
   }
 
   async authenticate(email: string, password: string): Promise<AccountDetail | null> {
-    const canonical = email.trim().toLowerCase();
-    return ops.authenticate((await this.current()).accounts.find((a) => a.email === canonical), password, this.ctx.scrypt);
+    await this.refresh();
+    return ops.authenticate(this.recordByEmail.get(ops.canonicalEmail(email)), password, this.ctx.scrypt);
   }
 
   async get(id: string): Promise<AccountDetail | null> {
-    const account = (await this.current()).accounts.find((a) => a.id === id);
+    await this.refresh();
+    const account = this.recordById.get(id);
     return account ? ops.detail(account) : null;
   }
 
   async find(email: string): Promise<AccountDetail | null> {
-    const canonical = email.trim().toLowerCase();
-    const account = (await this.current()).accounts.find((a) => a.email === canonical);
+    await this.refresh();
+    const account = this.recordByEmail.get(ops.canonicalEmail(email));
     return account ? ops.detail(account) : null;
   }
 

@@ -108,7 +108,7 @@ export class RedisAccounts implements AccountService {
   }
 
   async authenticate(email: string, password: string): Promise<AccountDetail | null> {
-    const read = await this.byEmail(email.trim().toLowerCase());
+    const read = await this.byEmail(ops.canonicalEmail(email));
     return ops.authenticate(read?.record, password, this.ctx.scrypt);
   }
 
@@ -118,7 +118,7 @@ export class RedisAccounts implements AccountService {
   }
 
   async find(email: string): Promise<AccountDetail | null> {
-    const read = await this.byEmail(email.trim().toLowerCase());
+    const read = await this.byEmail(ops.canonicalEmail(email));
     return read ? ops.detail(read.record) : null;
   }
 
