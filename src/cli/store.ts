@@ -24,13 +24,10 @@ function redisUrlOf(flags: StoreFlags, io: Io): string | null {
   }
 }
 
-/**
- * Opens the store, runs `body`, closes it. `role: 'server'` makes the command the writer of a state
- * directory's usage log (state import): it then refuses while a server runs there.
- */
-export async function withStore<T>(flags: StoreFlags, io: Io, body: (store: Store) => Promise<T>, role: 'server' | 'command' = 'command'): Promise<T> {
+/** Opens the store beside any running servers, runs `body`, closes it. */
+export async function withStore<T>(flags: StoreFlags, io: Io, body: (store: Store) => Promise<T>): Promise<T> {
   const redisUrl = redisUrlOf(flags, io);
-  const store = await openStore({ state: stateDir(flags.state, io), redisUrl, role });
+  const store = await openStore({ state: stateDir(flags.state, io), redisUrl, role: 'command' });
   try {
     return await body(store);
   } finally {

@@ -91,7 +91,4 @@ export class CalendarCache {
     this.dayStart = Math.floor(now / DAY_MS) * DAY_MS;
     return (this.current = Object.freeze({ month: this.month(now), day: dayKey(now) }));
   }
-  dayOf(now: number): DayKey {
-    return this.moment(now).day;
-  }
 }

@@ -42,9 +42,9 @@ test('day keys: UTC, and only real calendar days are valid', () => {
 test('CalendarCache follows a clock that jumps forward and back', () => {
   const cache = new CalendarCache(Date.parse('2027-01-31T23:59:59.999Z'));
   assert.equal(cache.month(Date.parse('2027-01-31T23:59:59.999Z')).key, '2027-01');
-  assert.equal(cache.dayOf(Date.parse('2027-01-31T23:59:59.999Z')), '2027-01-31');
+  assert.equal(cache.moment(Date.parse('2027-01-31T23:59:59.999Z')).day, '2027-01-31');
   assert.equal(cache.month(Date.parse('2027-02-01T00:00:00.000Z')).key, '2027-02');
-  assert.equal(cache.dayOf(Date.parse('2027-02-01T00:00:00.000Z')), '2027-02-01');
+  assert.equal(cache.moment(Date.parse('2027-02-01T00:00:00.000Z')).day, '2027-02-01');
   assert.equal(cache.month(Date.parse('2026-12-31T00:00:00.000Z')).key, '2026-12');
-  assert.equal(cache.dayOf(Date.parse('2026-12-31T00:00:00.000Z')), '2026-12-31');
+  assert.equal(cache.moment(Date.parse('2026-12-31T00:00:00.000Z')).day, '2026-12-31');
 });

@@ -57,6 +57,8 @@ export async function openFileStore(options: FileStoreOptions): Promise<Store> {
   const durability = options.durability ?? 'auto';
   let usageLog: UsageLog | null = null;
   let quota: QuotaStore;
+  /** A command's view of the counters; closed with the store (it may hold the usage log for state import). */
+  let replayed: ReplayedQuota | null = null;
   if (memory) {
     quota = new FileQuota(counters, NULL_SINK, durability);
   } else if (options.role === 'server') {
@@ -81,7 +83,8 @@ export async function openFileStore(options: FileStoreOptions): Promise<Store> {
     quota = new FileQuota(counters, usageLog, durability);
     accounts.watch(options.watchIntervalMs ?? 500);
   } else {
-    quota = new ReplayedQuota(options.state, log);
+    replayed = new ReplayedQuota(options.state, log);
+    quota = replayed;
   }
   const sessions = new FileSessions({ state: options.state, log, ...(options.clock ? { clock: options.clock } : {}) });
   const throttle = new MemoryThrottle();
@@ -102,7 +105,7 @@ export async function openFileStore(options: FileStoreOptions): Promise<Store> {
         accounts.close();
         await sessions.close();
         await usageLog?.close();
-        if (quota instanceof ReplayedQuota) await quota.close();
+        await replayed?.close();
       })();
       return closing;
     },

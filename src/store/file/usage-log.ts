@@ -17,7 +17,6 @@ export interface UsageSink {
   /** `at`: the request's time in ms (the record's last-use `t`). */
   add(id: string, day: DayKey, success: number, rejected: number, at: number): void;
   set(id: string, day: DayKey, used: number): void;
-  withdraw(id: string, day: DayKey, count: number): void;
   /**
    * A Promise that resolves once everything added so far is on disk, or null where nothing is ever
    * on disk. `strict` names the success the caller waits for: if the disk refuses for longer than the
@@ -26,7 +25,7 @@ export interface UsageSink {
   durable(strict: { id: string; day: DayKey } | null): Promise<void> | null;
 }
 
-export const NULL_SINK: UsageSink = { add() {}, set() {}, withdraw() {}, durable: () => null };
+export const NULL_SINK: UsageSink = { add() {}, set() {}, durable: () => null };
 
 /** Writes `data` at `position`, completely, or throws. Injectable so tests can simulate ENOSPC. */
 export type LogWrite = (fh: FileHandle, data: Buffer, position: number) => Promise<void>;
@@ -175,10 +174,6 @@ export class UsageLog implements UsageSink {
 
   set(id: string, day: DayKey, used: number): void {
     this.pending.set(id, day, used);
-  }
-
-  withdraw(id: string, day: DayKey, count: number): void {
-    this.pending.withdraw(id, day, count);
   }
 
   /**
