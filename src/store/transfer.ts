@@ -4,6 +4,7 @@
 import { AccountError, type AccountRecord } from '../access/types.ts';
 import { CalendarCache, isDayKey, monthOfDay, monthWindow, type MonthKey } from '../quota/month.ts';
 import { checkStore } from './file/store-file.ts';
+import { isCount } from './file/usage-records.ts';
 import type { DailyUsage, MonthFigures, Store } from './types.ts';
 
 export const STATE_FORMAT = 'celebrity-api-state';
@@ -53,7 +54,6 @@ export async function importState(store: Store, dump: StateDump, replace: boolea
   return { accounts: dump.accounts.length, usage: dump.usage.length, month: dump.month };
 }
 
-const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
 
 /** Parses and checks a dump completely before anything is written; errors name the source and the field. */
 export function parseStateDump(text: string, source: string): StateDump {

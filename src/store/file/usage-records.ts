@@ -16,7 +16,8 @@ export type UsageRecord =
   | { readonly a: string; readonly d: DayKey; readonly u: number }
   | { readonly a: string; readonly d: DayKey; readonly x: number };
 
-const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
+/** A count as the files hold it: a non-negative safe integer. */
+export const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
 
 // A month's log repeats the same few days on every line; checking each once halves replay time.
 const validDays = new Set<string>();
