@@ -46,6 +46,18 @@ export interface QuotaTicket {
   readonly at: Moment;
 }
 
+/** A ticket as the stores make it: `open` until settled (a second settle gives nothing back), and when. */
+export class Ticket implements QuotaTicket {
+  open = true;
+  constructor(
+    readonly account: string,
+    readonly total: Quota,
+    readonly remaining: number | null,
+    readonly at: Moment,
+    readonly now: number,
+  ) {}
+}
+
 /** A reserved unit, or null when the month is used up (the store has then counted the day's rejection). */
 export type Reservation = QuotaTicket | null;
 

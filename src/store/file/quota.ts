@@ -4,7 +4,7 @@
 import { monthWindow, type Moment } from '../../quota/month.ts';
 import type { Quota } from '../../quota/plans.ts';
 import { AccountError } from '../../access/types.ts';
-import { StoreUnavailableError, type MonthFigures, type MonthlyUsage, type QuotaStore, type QuotaTicket, type UsageFigures } from '../types.ts';
+import { StoreUnavailableError, Ticket, type MonthFigures, type MonthlyUsage, type QuotaStore, type QuotaTicket, type UsageFigures } from '../types.ts';
 import { withdraw, type Counters, type DayCount, type MonthCount } from './counters.ts';
 import type { UsageSink } from './usage-log.ts';
 
@@ -16,17 +16,11 @@ import type { UsageSink } from './usage-log.ts';
 const DURABILITIES = ['strict', 'interval', 'auto'] as const;
 export type Durability = (typeof DURABILITIES)[number];
 
-class FileTicket implements QuotaTicket {
-  open = true;
-  constructor(
-    readonly account: string,
-    readonly total: Quota,
-    readonly remaining: number | null,
-    readonly at: Moment,
-    readonly now: number,
-    readonly month: MonthCount,
-    readonly daily: DayCount,
-  ) {}
+/** A ticket holding its month's and day's counters, so settling looks nothing up. */
+class FileTicket extends Ticket {
+  constructor(account: string, total: Quota, remaining: number | null, at: Moment, now: number, readonly month: MonthCount, readonly daily: DayCount) {
+    super(account, total, remaining, at, now);
+  }
 }
 
 export class FileQuota implements QuotaStore {

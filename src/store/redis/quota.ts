@@ -4,21 +4,10 @@
 import { monthWindow, type MonthKey, type MonthWindow, type Moment } from '../../quota/month.ts';
 import type { Quota } from '../../quota/plans.ts';
 import type { UsageSink } from '../file/usage-log.ts';
-import type { DailyUsage, MonthlyUsage, MonthFigures, QuotaStore, QuotaTicket, UsageFigures } from '../types.ts';
+import { Ticket, type DailyUsage, type MonthlyUsage, type MonthFigures, type QuotaStore, type QuotaTicket, type UsageFigures } from '../types.ts';
 import { monthExpiresAt, MONTHS_KEPT, monthKey } from './keys.ts';
 import type { RedisLink } from './link.ts';
 
-class RedisTicket implements QuotaTicket {
-  open = true;
-  constructor(
-    readonly account: string,
-    readonly total: Quota,
-    readonly remaining: number | null,
-    readonly at: Moment,
-    readonly now: number,
-    readonly key: string,
-  ) {}
-}
 
 export class RedisQuota implements QuotaStore {
   /** Give-backs that failed: the unit stays taken (fail closed, never one more than the quota). */
@@ -38,12 +27,12 @@ export class RedisQuota implements QuotaStore {
       this.sink.add(account, at.day, 0, 1, now);
       return null;
     }
-    return new RedisTicket(account, total, total === null ? null : total - taken, at, now, key);
+    return new Ticket(account, total, total === null ? null : total - taken, at, now);
   }
 
   /** Never waits: a 200 has nothing left to write; anything else gives the unit back in the background. */
   settle(ticket: QuotaTicket, status: number): null {
-    const t = ticket as RedisTicket;
+    const t = ticket as Ticket;
     if (!t.open) return null; // a double settle must not give a unit back twice
     t.open = false;
     if (status === 200) {
@@ -54,7 +43,7 @@ export class RedisQuota implements QuotaStore {
     if (rejected) this.sink.add(t.account, t.at.day, 0, 1, t.now);
     // Not retried: a give-back whose answer was lost may have run, and running it twice would hand out
     // a unit the month does not have. Lost, the unit stays counted: the error shows in /metrics.
-    this.link.script('settle', 'giveBack', [t.key], [t.at.day, String(this.ttl(t.at.month, t.now)), rejected ? '1' : '0']).catch(() => this.lostSettles++);
+    this.link.script('settle', 'giveBack', [monthKey(t.account, t.at.month.key)], [t.at.day, String(this.ttl(t.at.month, t.now)), rejected ? '1' : '0']).catch(() => this.lostSettles++);
     return null;
   }
 
