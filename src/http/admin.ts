@@ -6,6 +6,7 @@ import { rawResponse } from './client-error.ts';
 import { sendMetrics } from './metrics.ts';
 import { ALLOW, listenerHeaders, RequestIds, sendError, sendHealth, type Health } from './respond.ts';
 import { hardenedServer, resolveLimits, start, urlOf, type Limits, type Listener } from './server.ts';
+import { splitTarget, type Target } from './target.ts';
 
 export interface AdminOptions {
   readonly host: string;
@@ -17,11 +18,12 @@ export interface AdminOptions {
 }
 
 const HEADERS = listenerHeaders({ https: false, corsOrigin: null });
+/** Reused: read synchronously in answer() only. */
+const target: Target = { path: '', query: '', absolute: false };
 
 function answer(req: IncomingMessage, res: ServerResponse, o: AdminOptions, requestId: string, refusal: ErrorCode | undefined): void {
-  const url = req.url ?? '';
-  const q = url.indexOf('?');
-  const path = q === -1 ? url : url.slice(0, q);
+  splitTarget(req.url ?? '', target); // as the main listener reads it: absolute form, %-decoding
+  const { path } = target;
   const extra: string[] = ['X-Request-Id', requestId];
   if (o.draining()) extra.push('Connection', 'close');
   if (refusal !== undefined) return sendError(res, refusal, HEADERS, extra);
