@@ -13,7 +13,7 @@ import { readForm } from './form.ts';
 import { LoginThrottle } from './login-throttle.ts';
 import type { DashboardOptions, SignupMode } from './options.ts';
 import { messagePage } from './pages.ts';
-import { sendAsset, sendPage, seeOther, type Exchange } from './respond-page.ts';
+import { sendAsset, sendPage, seeOther, type Arrival, type Exchange } from './respond-page.ts';
 import { clearCookie, FORM_COOKIE, readCookie, sameToken, SESSION_COOKIE, Sessions } from './session.ts';
 
 export interface DashboardDeps {
@@ -49,7 +49,7 @@ export interface DashboardContext extends DashboardDeps {
 
 export interface Dashboard {
   /** Answers any request under /dashboard; resolves with the status sent. */
-  handle(req: IncomingMessage, res: ServerResponse, requestId: string, secure: boolean): Promise<number>;
+  handle(req: IncomingMessage, res: ServerResponse, arrival: Arrival): Promise<number>;
 }
 
 // Browsers accept Secure (and so __Host-) cookies over plain HTTP from loopback hosts only.
@@ -66,10 +66,7 @@ export function createDashboard(deps: DashboardDeps, options: DashboardOptions =
   };
 
   async function run(x: Exchange): Promise<number> {
-    const { req } = x;
-    const url = req.url ?? '/dashboard';
-    const q = url.indexOf('?');
-    const path = q === -1 ? url : url.slice(0, q);
+    const { req, path } = x;
     if (!x.secure && !LOOPBACK.test(req.headers.host ?? '')) {
       return sendPage(x, 403, messagePage('HTTPS required', 'The dashboard carries passwords and keys, so it is served over HTTPS only (plain HTTP only to this machine, as localhost).', null));
     }
@@ -104,13 +101,14 @@ export function createDashboard(deps: DashboardDeps, options: DashboardOptions =
         return sendPage(x, 403, messagePage('This form has expired', 'The form was sent twice, was open from before a login or logout, or came from another site. Nothing was changed. Open the page again and retry.', null));
       }
     }
-    const visit: Visit = { ...x, query: new URLSearchParams(q === -1 ? '' : url.slice(q + 1)), address: clientAddress(req, deps.trustProxy), token, session, account, fields };
+    const visit: Visit = { ...x, query: new URLSearchParams(x.search), address: clientAddress(req, deps.trustProxy), token, session, account, fields };
     return handler(ctx, visit);
   }
 
   return {
-    async handle(req, res, requestId, secure) {
-      const x: Exchange = { req, res, requestId, secure };
+    async handle(req, res, arrival) {
+      const x: Exchange = { ...arrival, req, res };
+      const { requestId } = arrival;
       try {
         return await run(x);
       } catch (err) {

@@ -4,12 +4,22 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HSTS } from '../http/respond.ts';
 import type { Asset } from './assets.ts';
 
-export interface Exchange {
-  readonly req: IncomingMessage;
-  readonly res: ServerResponse;
+/** What the app knows of a request before the dashboard sees it. */
+export interface Arrival {
   readonly requestId: string;
+  /** The request target as the app's router read it (absolute form and %-decoding included). */
+  readonly path: string;
+  /** The query string, without its `?`. */
+  readonly search: string;
   /** Reached over HTTPS (or a trusted proxy's): HSTS is sent. */
   readonly secure: boolean;
+  /** The server drains: the answer ends its HTTP/1.1 connection. */
+  readonly close: boolean;
+}
+
+export interface Exchange extends Arrival {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
 }
 
 /**
@@ -38,6 +48,7 @@ type Extra = Readonly<Record<string, string | readonly string[]>>;
 function write(x: Exchange, status: number, base: Readonly<Record<string, string>>, body: Buffer, extra?: Extra): number {
   const headers: Record<string, string | readonly string[]> = { ...base, ...extra, 'X-Request-Id': x.requestId, 'Content-Length': String(body.length) };
   if (x.secure) headers[HSTS[0]!] = HSTS[1]!;
+  if (x.close) headers.Connection = 'close';
   x.res.writeHead(status, headers as Record<string, string | string[]>);
   x.res.end(body); // Node leaves the body out of an answer to HEAD
   return status;

@@ -229,8 +229,7 @@ export class App {
         if (transport === 'redirect' && !secure) return this.redirect(req, res, target, base, extra);
         if (this.o.dashboard !== null) {
           // Its pages write their own headers; a drain still ends an HTTP/1.1 connection after them.
-          if (extra.includes('Connection')) res.setHeader('Connection', 'close');
-          return this.o.dashboard.handle(req, res, extra[1]! /* the request id */, secure);
+          return this.o.dashboard.handle(req, res, { requestId: extra[1]!, path: target.path, search: target.query, secure, close: extra.includes('Connection') });
         }
         sendError(res, 'NOT_FOUND', base, extra);
         return 404;

@@ -10,6 +10,7 @@ import { CSP } from '../../src/dashboard/respond-page.ts';
 import { captureLog } from '../helpers/state.ts';
 import { Visitor } from '../helpers/dashboard-visitor.ts';
 import { fixture } from '../helpers/fixture.ts';
+import { rawExchange } from '../helpers/raw-http.ts';
 
 const PW = 'purple elephant tuesday';
 const COOKIE = /^__Host-celebrity-session=([A-Za-z0-9_-]{43}); Path=\/; Secure; HttpOnly; SameSite=Strict$/;
@@ -287,6 +288,12 @@ describe('logins and passwords (ASVS 6.2, 6.3.1)', () => {
 });
 
 describe('headers, transport and the log (ASVS 3.4, 16.3)', () => {
+  it('an absolute-form target (RFC 9112 3.2.2) reaches the same page as its path', async () => {
+    const { responses } = await rawExchange(server.url, [`GET ${server.url}/dashboard/login?out=1 HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`]);
+    assert.equal(responses[0]?.status, 200);
+    assert.match(responses[0]?.body ?? '', /You are logged out\./, 'the query too');
+  });
+
   it('every page: CSP without inline script, no referrer, no-store, nosniff, never framed; no inline script or style in the HTML', async () => {
     const { v } = await customer();
     for (const path of ['/dashboard', '/dashboard/password', '/dashboard/login', '/dashboard/signup', '/dashboard/nowhere']) {

@@ -123,8 +123,9 @@ describe('while draining', () => {
       clock: Date.now, log: silentLogger, trustProxy: false, corsOrigin: null, openapi: () => Buffer.alloc(0), metrics: () => null,
       draining: () => draining, health: () => 'ok', observe: null,
       dashboard: {
-        handle: async (_req, res) => {
-          res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Content-Length': '2' }).end('ok');
+        // As the dashboard's pages do (respond-page.ts): they write Connection: close when told to.
+        handle: async (_req, res, arrival) => {
+          res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Content-Length': '2', ...(arrival.close ? { Connection: 'close' } : {}) }).end('ok');
           return 200;
         },
       },
