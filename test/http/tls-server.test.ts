@@ -118,6 +118,21 @@ describe('the TLS listener', () => {
     }
   });
 
+  it('TLS 1.1 client -> refused by the server with a protocol_version alert', async () => {
+    // SECLEVEL=0 lets this client really offer TLS 1.0/1.1 (OpenSSL 3 refuses them by default), so
+    // the refusal seen here is the server's alert 70, not a client that never tried.
+    const socket = tls.connect({
+      host: '127.0.0.1', port: Number(new URL(url).port), ca: certificate.cert, servername: 'localhost',
+      minVersion: 'TLSv1', maxVersion: 'TLSv1.1', ciphers: 'DEFAULT@SECLEVEL=0',
+    });
+    const outcome = await new Promise<string>((resolve) => {
+      socket.once('secureConnect', () => resolve(`connected over ${socket.getProtocol()}`));
+      socket.once('error', (error: NodeJS.ErrnoException) => resolve(String(error.code)));
+    });
+    socket.destroy();
+    assert.equal(outcome, 'ERR_SSL_TLSV1_ALERT_PROTOCOL_VERSION');
+  });
+
   it('HTTP/1.1 on the TLS port keeps its limits: a header section over 16 KiB is a JSON 431', async () => {
     const socket = tls.connect({ host: '127.0.0.1', port: Number(new URL(url).port), ca: certificate.cert, servername: 'localhost', ALPNProtocols: ['http/1.1'] });
     let text = '';

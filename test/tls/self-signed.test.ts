@@ -203,11 +203,6 @@ describe('TLS with the generated certificate', () => {
       code: 'ERR_TLS_CERT_ALTNAME_INVALID',
     });
   });
-
-  it('TLS 1.1 client -> refused', async () => {
-    const old = { minVersion: 'TLSv1', maxVersion: 'TLSv1.1' } as const;
-    await assert.rejects(fetchOnce({ host: '127.0.0.1', port, ca: cert, servername: 'localhost', ...old }));
-  });
 });
 
 describe('ensureCertificate', () => {
