@@ -214,7 +214,7 @@ describe('ensureCertificate', () => {
 
   const mode = async (path: string) => (await stat(path)).mode & 0o777;
 
-  it('creates tls/ 0700, key 0600, cert 0644, then reuses them', async () => {
+  it('creates tls/ 0700, key 0600, cert 0600 (the state directory is owner-only), then reuses them', async () => {
     const first = await ensureCertificate(stateDir);
     assert.equal(first.created, true);
     assert.equal(first.certFile, join(stateDir, 'tls', 'cert.pem'));
