@@ -152,7 +152,9 @@ test('a request admitted in one month and settled in the next -> counted in the 
   assert.ok(a.ok);
   now += 1;
   gate.settle(a.ticket, 200);
-  assert.equal((await gate.usage.get('a@b.io')).used, 0);
+  const report = await gate.usage.get('a@b.io');
+  assert.equal(report.used, 0, 'February starts empty');
+  assert.deepEqual(report.months.find((m) => m.month === '2027-01'), { month: '2027-01', used: 1, success: 1, rejected: 0 }, 'January kept its unit');
   assert.ok(gate.admit(key).ok);
 });
 
