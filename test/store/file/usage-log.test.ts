@@ -88,21 +88,42 @@ test('loader on the log cut at every byte offset -> never throws, drops only the
   }
 });
 
-test('torn last line on disk -> truncated at start with a warning; counters = complete lines', async () => {
-  const { text, state } = await smallLog();
-  const file = join(state, 'usage', 'usage-2026-11.jsonl');
-  const cut = text.length - 7;
-  await writeFile(file, text.subarray(0, cut));
-  const log = captureLog();
-  const gate = await openFileGate({ state, log, clock: () => Date.parse('2026-11-22T10:00:00.000Z') });
-  await gate.close();
-  const repaired = await readFile(file);
-  assert.equal(repaired.length, text.subarray(0, cut).lastIndexOf(10) + 1);
-  assert.ok(repaired.toString().endsWith('\n'));
-  const warning = log.lines.map((l) => JSON.parse(l)).find((l) => l.level === 'warn' && /torn/.test(l.msg));
-  assert.ok(warning, log.lines.join('\n'));
-  assert.equal(warning.file, file);
-});
+/** Successes and rejections per account id, summed over the complete lines of a log. */
+function sumLines(text: Buffer): Map<string, { success: number; rejected: number }> {
+  const sums = new Map<string, { success: number; rejected: number }>();
+  for (const line of text.subarray(0, text.lastIndexOf(10) + 1).toString().split('\n').filter(Boolean)) {
+    const r = JSON.parse(line) as { a: string; s: number; r: number };
+    const sum = sums.get(r.a) ?? { success: 0, rejected: 0 };
+    sums.set(r.a, { success: sum.success + r.s, rejected: sum.rejected + r.r });
+  }
+  return sums;
+}
+
+// Cut 1 byte off: the last record is whole but lacks its newline, still torn; 7 bytes: a broken record.
+for (const cutOff of [1, 7]) {
+  test(`torn last line on disk (${cutOff} bytes cut) -> truncated at start with a warning; counters = complete lines`, async () => {
+    const { text, state } = await smallLog();
+    const file = join(state, 'usage', 'usage-2026-11.jsonl');
+    const cut = text.subarray(0, text.length - cutOff);
+    const expected = sumLines(cut);
+    assert.notDeepEqual(expected, sumLines(text), 'the torn line held counts');
+    await writeFile(file, cut);
+    const log = captureLog();
+    const gate = await openFileGate({ state, log, clock: () => Date.parse('2026-11-22T10:00:00.000Z') });
+    for (const [id, { success, rejected }] of expected) {
+      const report = await gate.usage.of((await gate.accounts.get(id))!);
+      assert.equal(report.used, success, id);
+      assert.deepEqual(report.daily, [{ date: '2026-11-22', success, rejected }], id);
+    }
+    await gate.close();
+    const repaired = await readFile(file);
+    assert.equal(repaired.length, cut.lastIndexOf(10) + 1);
+    assert.ok(repaired.toString().endsWith('\n'));
+    const warning = log.lines.map((l) => JSON.parse(l)).find((l) => l.level === 'warn' && /torn/.test(l.msg));
+    assert.ok(warning, log.lines.join('\n'));
+    assert.equal(warning.file, file);
+  });
+}
 
 test('garbage as the last complete line (zeros after a power loss) -> dropped like a torn tail', async () => {
   const { text, state } = await smallLog();
