@@ -5,11 +5,8 @@ import { openFileStore } from '../../src/store/file/file-store.ts';
 import { FAST_SCRYPT, tempState } from '../helpers/state.ts';
 import { storeSuite } from './store.case.ts';
 
-storeSuite('memory', {
-  open: () => openFileStore({ state: 'memory', role: 'server' }),
-  // One process: a second handle on the same memory is the same object.
-  peer: async (store) => ({ ...store, close: async () => {} }),
-});
+// No peer: a memory store is one process's, there is no other instance to propagate from.
+storeSuite('memory', { open: () => openFileStore({ state: 'memory', role: 'server' }) });
 
 const dirs = new WeakMap<object, string>();
 storeSuite('file', {
