@@ -7,7 +7,7 @@ import type { DataInput } from './data/load.ts';
 import { buildOpenApiDocument } from './http/openapi.ts';
 import type { DashboardOptions } from './dashboard/options.ts';
 import type { Logger } from './log.ts';
-import type { Plan } from './quota/plans.ts';
+import type { Plan } from './access/plans.ts';
 import type { UsageService } from './quota/usage-service.ts';
 import type { FaultRule } from './http/faults.ts';
 import { startService } from './service.ts';
@@ -16,7 +16,7 @@ import { canonicalEmail } from './access/account-ops.ts';
 
 export { AccountError, type AccountErrorCode, type AccountSummary, type IssuedKey, type KeySummary } from './access/types.ts';
 export { DataError, type DataInput } from './data/load.ts';
-export { PLANS, PLAN_QUOTAS, type Plan } from './quota/plans.ts';
+export { PLANS, PLAN_QUOTAS, type Plan } from './access/plans.ts';
 export type { DailyUsage, UsageReport, UsageService } from './quota/usage-service.ts';
 export type { Logger } from './log.ts';
 export type { Durability } from './store/file/quota.ts';

@@ -14,7 +14,7 @@ import type { Health } from './http/respond.ts';
 import { closeListeners, listen, type Limits, type Listener } from './http/server.ts';
 import { silentLogger, type Logger } from './log.ts';
 import { openGate, type Gate } from './quota/gate.ts';
-import { resolveQuotas, type Plan } from './quota/plans.ts';
+import { resolveQuotas, type Plan } from './access/plans.ts';
 import type { Durability } from './store/file/quota.ts';
 import { openStore } from './store/open.ts';
 import { ensureStateDir } from './store/state-dir.ts';

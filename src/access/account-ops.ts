@@ -1,6 +1,6 @@
 // What each account command does to the store data: validation, passwords, key issue, reveal, revoke.
 import { randomBytes } from 'node:crypto';
-import { isPlan, PLANS, type Plan } from '../quota/plans.ts';
+import { isPlan, PLANS, type Plan } from './plans.ts';
 import { generateKey, keyDigest, keyPrefix, newId } from './key-format.ts';
 import { hashPassword, openSealedKey, sealKey, verifyPassword, type PasswordHash, type ScryptParams } from './secrets.ts';
 import { AccountError, type AccountDetail, type AccountRecord, type AccountSummary, type IssuedKey, type KeySummary, type StoreData } from './types.ts';

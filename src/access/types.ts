@@ -1,5 +1,5 @@
 // The account vocabulary shared by the store, the CLI, the gate and the embedding API.
-import type { Plan } from '../quota/plans.ts';
+import type { Plan } from './plans.ts';
 import type { PasswordHash, SealedKey } from './secrets.ts';
 
 /** One key as stored: never the key itself, only its digest and a copy sealed under the password. */

@@ -1,6 +1,6 @@
 // `celebrity-api accounts create|set-plan|set-password|list` (CONTRACT 6), and the password and key printing that `keys` shares.
 import type { IssuedKey } from '../access/types.ts';
-import { PLANS } from '../quota/plans.ts';
+import { PLANS } from '../access/plans.ts';
 import { command, noPositionals, parseFlags, readPassword, readStdin, required, UsageError, type CommandGroup, type Io } from './io.ts';
 import { STORE_FLAGS, withStore } from './store.ts';
 import { canonicalEmail } from '../access/account-ops.ts';

@@ -1,6 +1,6 @@
 // `celebrity-api usage --email E [--json]` (CONTRACT 6): the month's quota use and daily counters, from the state files.
 import { CalendarCache } from '../quota/month.ts';
-import { resolveQuotas } from '../quota/plans.ts';
+import { resolveQuotas } from '../access/plans.ts';
 import { createUsageService } from '../quota/usage-service.ts';
 import { command, noPositionals, parseFlags, required, type CommandGroup } from './io.ts';
 import { STORE_FLAGS, withStore } from './store.ts';

@@ -3,7 +3,7 @@
 // sign-ups, logins, failed logins and key events, never a key or a password (ASVS 5.0 16.3).
 import { normalizeEmail } from '../access/account-ops.ts';
 import { AccountError, type AccountDetail } from '../access/types.ts';
-import { isPlan, PLANS } from '../quota/plans.ts';
+import { isPlan, PLANS } from '../access/plans.ts';
 import type { SessionRecord } from '../store/types.ts';
 import type { DashboardContext, Visit } from './dashboard.ts';
 import { field } from './form.ts';

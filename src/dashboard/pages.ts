@@ -1,7 +1,7 @@
 // The dashboard's pages. Page names, field labels and button names are CONTRACT 8's exactly: checks
 // outside this repo find them by accessible name.
 import type { AccountDetail } from '../access/types.ts';
-import { PLANS, type Plan } from '../quota/plans.ts';
+import { PLANS, type Plan } from '../access/plans.ts';
 import type { UsageReport } from '../quota/usage-service.ts';
 import { html, notice, page, type Html } from './html.ts';
 import { PASSWORD_MAX, PASSWORD_MIN } from './password-policy.ts';

@@ -5,7 +5,7 @@ import type { AccountService } from '../access/types.ts';
 import type { QuotaTicket, Store, StoreStatus } from '../store/types.ts';
 import { StoreUnavailableError } from '../store/types.ts';
 import { CalendarCache, type Moment } from './month.ts';
-import { resolveQuotas, type Plan, type Quota } from './plans.ts';
+import { resolveQuotas, type Plan, type Quota } from '../access/plans.ts';
 import { NO_HEADERS, QuotaRejections, rateLimitHeaders, UNAUTHORIZED, UNAVAILABLE, type Headers, type Rejection } from './responses.ts';
 import { createUsageService, type UsageService } from './usage-service.ts';
 

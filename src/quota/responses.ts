@@ -1,7 +1,7 @@
 // What the gate answers: the shared 401, the 429 with its quota object, and the RateLimit headers.
 import { errorBody, ERRORS } from '../errors.ts';
 import { secondsUntil, type MonthWindow } from './month.ts';
-import { quotaMessage, type Plan } from './plans.ts';
+import { quotaMessage, type Plan } from '../access/plans.ts';
 
 export type Headers = Readonly<Record<string, string>>;
 

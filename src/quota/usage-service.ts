@@ -4,7 +4,7 @@ import { normalizeEmail } from '../access/account-ops.ts';
 import { AccountError, type AccountDetail } from '../access/types.ts';
 import type { DailyUsage, MonthlyUsage, Store } from '../store/types.ts';
 import type { CalendarCache } from './month.ts';
-import type { Plan, Quota } from './plans.ts';
+import type { Plan, Quota } from '../access/plans.ts';
 
 export type { DailyUsage, MonthlyUsage } from '../store/types.ts';
 

@@ -2,7 +2,7 @@
 // place that knows there are two: serve, the CLI commands and startServer() all open stores here.
 import type { ScryptParams } from '../access/secrets.ts';
 import type { Logger } from '../log.ts';
-import type { Plan, Quota } from '../quota/plans.ts';
+import type { Plan, Quota } from '../access/plans.ts';
 import { openFileStore } from './file/file-store.ts';
 import type { Durability } from './file/quota.ts';
 import { openRedisStore } from './redis/redis-store.ts';

@@ -4,7 +4,7 @@
 // dashboard and startServer() talk only to this; nothing else knows which one runs.
 import type { AccountRecord, AccountService, AccountView } from '../access/types.ts';
 import type { DayKey, Moment, MonthKey } from '../quota/month.ts';
-import type { Quota } from '../quota/plans.ts';
+import type { Quota } from '../access/plans.ts';
 
 export interface Store {
   /** For logs and /metrics labels only: nothing may branch on it. */

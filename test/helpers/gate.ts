@@ -2,7 +2,7 @@
 // synchronous (the counters are local), so tests can interleave admits and settles step by step.
 import { openGate, type Admission, type Gate } from '../../src/quota/gate.ts';
 import { CalendarCache } from '../../src/quota/month.ts';
-import { resolveQuotas, type Plan, type Quota } from '../../src/quota/plans.ts';
+import { resolveQuotas, type Plan, type Quota } from '../../src/access/plans.ts';
 import { createUsageService, type UsageService } from '../../src/quota/usage-service.ts';
 import { openFileStore, type FileStoreOptions } from '../../src/store/file/file-store.ts';
 import { FAST_SCRYPT } from './state.ts';

@@ -6,7 +6,7 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openFileGate } from './gate.ts';
-import type { Plan } from '../../src/quota/plans.ts';
+import type { Plan } from '../../src/access/plans.ts';
 import { fixture, type Fixture } from './fixture.ts';
 
 export async function tempDir(prefix: string): Promise<{ dir: string; remove: () => Promise<void> }> {

@@ -5,7 +5,7 @@ import type { Logger } from '../../log.ts';
 import { silentLogger } from '../../log.ts';
 import type { ScryptParams } from '../../access/secrets.ts';
 import type { Moment } from '../../quota/month.ts';
-import { resolveQuotas, type Plan, type Quota } from '../../quota/plans.ts';
+import { resolveQuotas, type Plan, type Quota } from '../../access/plans.ts';
 import type { MonthFigures, QuotaStore, Store, StoreMetric, UsageFigures } from '../types.ts';
 import { AccountStore } from './account-store.ts';
 import { Counters } from './counters.ts';

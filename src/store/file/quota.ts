@@ -2,7 +2,7 @@
 // usage log (group commit for `strict`, a timer for `interval`; CONTRACT 4). In 'memory' state the
 // sink is NULL_SINK and nothing waits.
 import { monthWindow, type Moment } from '../../quota/month.ts';
-import type { Quota } from '../../quota/plans.ts';
+import type { Quota } from '../../access/plans.ts';
 import { AccountError } from '../../access/types.ts';
 import { StoreUnavailableError, Ticket, type MonthFigures, type MonthlyUsage, type QuotaStore, type QuotaTicket, type UsageFigures } from '../types.ts';
 import { withdraw, type Counters, type DayCount, type MonthCount } from './counters.ts';

@@ -2,7 +2,7 @@
 // accounts accounts.json does not have, a month counted past its plan's quota, an emptied month file.
 // Warnings naming file and line, not refusals: each has an innocent cause the operator can judge.
 import { monthOfDay, type MonthKey } from '../../quota/month.ts';
-import type { Quota } from '../../quota/plans.ts';
+import type { Quota } from '../../access/plans.ts';
 import type { Logger } from '../../log.ts';
 import type { UsageRecord } from './usage-records.ts';
 

@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { open, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { isPlan } from '../../quota/plans.ts';
+import { isPlan } from '../../access/plans.ts';
 import { AccountError, type StoreData } from '../../access/types.ts';
 
 export const STORE_FILE = 'accounts.json';

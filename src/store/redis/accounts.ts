@@ -2,7 +2,7 @@
 // time, written back only if nobody changed it meanwhile (optimistic, retried), so the CLI, the
 // dashboard and every instance can change accounts at once without losing an update.
 import * as ops from '../../access/account-ops.ts';
-import type { Plan } from '../../quota/plans.ts';
+import type { Plan } from '../../access/plans.ts';
 import {
   AccountError,
   type AccountDetail,

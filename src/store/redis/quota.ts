@@ -2,7 +2,7 @@
 // request that ends otherwise gives its unit back off the answer's path. The acknowledged reservation
 // is the durable record (issue 13): what Redis keeps of it depends on its persistence (README).
 import { monthWindow, type MonthKey, type MonthWindow, type Moment } from '../../quota/month.ts';
-import type { Quota } from '../../quota/plans.ts';
+import type { Quota } from '../../access/plans.ts';
 import type { UsageSink } from '../file/usage-log.ts';
 import { Ticket, type DailyUsage, type MonthlyUsage, type MonthFigures, type QuotaStore, type QuotaTicket, type UsageFigures } from '../types.ts';
 import { monthExpiresAt, MONTHS_KEPT, monthKey } from './keys.ts';
