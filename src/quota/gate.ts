@@ -2,15 +2,14 @@
 // It knows plans, months and answers; counting and durability belong to the store (src/store/).
 import { isWellFormedKey, keyDigest } from '../access/key-format.ts';
 import type { AccountService } from '../access/types.ts';
-import type { QuotaTicket, Store, StoreStatus } from '../store/types.ts';
-import { StoreUnavailableError } from '../store/types.ts';
+import { StoreUnavailableError, type CountingStore, type QuotaTicket, type StoreStatus } from './counting-store.ts';
 import { CalendarCache, type Moment } from './month.ts';
 import { resolveQuotas, type Plan, type Quota } from '../access/plans.ts';
 import { NO_HEADERS, QuotaRejections, rateLimitHeaders, UNAUTHORIZED, UNAVAILABLE, type Headers, type Rejection } from './responses.ts';
 import { createUsageService, type UsageService } from './usage-service.ts';
 
 export interface GateOptions {
-  readonly store: Store;
+  readonly store: CountingStore;
   /** ms since epoch; drives quota months and daily counters. Default Date.now. */
   readonly clock?: () => number;
   /** Quota overrides; null = unlimited. */
@@ -34,7 +33,7 @@ export interface Gate {
   settle(ticket: QuotaTicket, status: number): Promise<void> | null;
   /** The RateLimit headers after a settle: a request that did not count leaves `r` as it was before it. */
   quotaHeaders(ticket: QuotaTicket, status: number): Headers;
-  readonly store: Store;
+  readonly store: CountingStore;
   readonly accounts: AccountService;
   readonly usage: UsageService;
   status(): StoreStatus;

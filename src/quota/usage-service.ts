@@ -2,11 +2,11 @@
 // and its last use, from whichever store runs; `set` for test suites.
 import { normalizeEmail } from '../access/account-ops.ts';
 import { AccountError, type AccountDetail } from '../access/types.ts';
-import type { DailyUsage, MonthlyUsage, Store } from '../store/types.ts';
+import type { CountingStore, DailyUsage, MonthlyUsage } from './counting-store.ts';
 import type { CalendarCache } from './month.ts';
 import type { Plan, Quota } from '../access/plans.ts';
 
-export type { DailyUsage, MonthlyUsage } from '../store/types.ts';
+export type { DailyUsage, MonthlyUsage } from './counting-store.ts';
 
 export interface UsageReport {
   readonly email: string;
@@ -34,7 +34,7 @@ export interface UsageService {
 }
 
 export interface UsageServiceDeps {
-  readonly store: Store;
+  readonly store: CountingStore;
   readonly quotas: Readonly<Record<Plan, Quota>>;
   readonly calendar: CalendarCache;
   readonly clock: () => number;

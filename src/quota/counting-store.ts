@@ -1,0 +1,120 @@
+// What the quota gate needs of a store (CONTRACT 4 and 9): the key lookup, one unit reserved and
+// settled, the usage figures, health. The gate stands below src/store/, so it names this here and
+// both stores implement it as part of their Store (src/store/types.ts).
+import type { AccountService, AccountView } from '../access/types.ts';
+import type { Quota } from '../access/plans.ts';
+import type { DayKey, Moment, MonthKey } from './month.ts';
+
+/** The part of a Store the gate and the usage service use. */
+export interface CountingStore {
+  /** For logs and /metrics labels only: nothing may branch on it. */
+  readonly kind: 'memory' | 'file' | 'redis';
+  /** Account and key operations: the same ones for the CLI, the dashboard and the embedding API. */
+  readonly accounts: AccountService;
+  /**
+   * The hot-path key check: SHA-256 digest of a presented key -> its account. Answered from a local
+   * replica that follows changes made anywhere within 2 seconds (CONTRACT 4 and 9), so it is
+   * synchronous and costs a Map lookup.
+   */
+  lookupKey(digest: string): AccountView | undefined;
+  readonly quota: QuotaStore;
+  /** Health for /healthz and /api/v1 (false: 503), and the store's own series for /metrics. */
+  status(): StoreStatus;
+  /** Makes what was counted durable (the file store's log); a no-op where every change already is. */
+  flush(): Promise<void>;
+  /** Flushes, stops following changes and releases what the store holds (locks, connections). */
+  close(): Promise<void>;
+}
+
+/** An admitted request's reservation, to be settled exactly once. Implementations extend it. */
+export interface QuotaTicket {
+  readonly account: string;
+  /** The plan's monthly quota when reserved; null = unlimited. */
+  readonly total: Quota;
+  /** Units left after this reservation (what RateLimit `r` says); null when unlimited. */
+  readonly remaining: number | null;
+  /** The month and day it counts in (the gate's per-day Moment object). */
+  readonly at: Moment;
+}
+
+/** A reserved unit, or null when the month is used up (the store has then counted the day's rejection). */
+export type Reservation = QuotaTicket | null;
+
+export interface QuotaStore {
+  /**
+   * Reserves one unit of the month atomically, or refuses when the month's count (with the units
+   * reserved by requests in flight, on any instance) has reached `total`. Never counts first and
+   * refunds later. Synchronous where the counters are local; a Promise where they are remote, which
+   * rejects with StoreUnavailableError when the store cannot answer in time.
+   */
+  reserve(account: string, total: Quota, at: Moment, now: number): Reservation | Promise<Reservation>;
+  /**
+   * Once per reservation: a 200 keeps the unit, a 304 gives it back and counts nothing (a
+   * revalidation is neither a success nor a rejection, CONTRACT 11), anything else gives it back and
+   * counts a rejection for the day. Returns a Promise when the answer must wait until the count is durable
+   * (`--usage-durability strict`, CONTRACT 4), else null. The Promise rejects with
+   * StoreUnavailableError when the count could not be made durable: the unit is then given back.
+   */
+  settle(ticket: QuotaTicket, status: number): Promise<void> | null;
+  /** The account's figures around `at`: this month, its days, the last six months, the last use. */
+  report(account: string, at: Moment): Promise<UsageFigures>;
+  /** Puts the month's count at `used` (test suites); resolves once that is durable. */
+  set(account: string, used: number, at: Moment): Promise<void>;
+  /** Puts the account's month at these figures, days and last use included (`state import`); resolves once durable. */
+  restore(account: string, month: MonthFigures, at: Moment): Promise<void>;
+}
+
+/** One account's month as `state export` moves it. */
+export interface MonthFigures {
+  readonly used: number;
+  readonly daily: readonly DailyUsage[];
+  readonly lastUsedMs: number | null;
+}
+
+export interface DailyUsage {
+  readonly date: DayKey;
+  readonly success: number;
+  readonly rejected: number;
+}
+
+export interface MonthlyUsage {
+  readonly month: MonthKey;
+  /** Requests counted against the quota that month (a `set` may differ from the days' successes). */
+  readonly used: number;
+  readonly success: number;
+  readonly rejected: number;
+}
+
+export interface UsageFigures {
+  /** 200 responses this month (with the Redis store, also units reserved by requests in flight). */
+  readonly used: number;
+  /** This month's days with any traffic, oldest first. */
+  readonly daily: readonly DailyUsage[];
+  /** This month and the five before it, newest first; months without traffic show zeros. */
+  readonly months: readonly MonthlyUsage[];
+  /** ms since the epoch of the account's last authenticated request, or null. */
+  readonly lastUsedMs: number | null;
+}
+
+/** One Prometheus series a store exposes (names start with `celebrity_api_store_` or `celebrity_api_usage_`). */
+export interface StoreMetric {
+  readonly name: string;
+  readonly type: 'gauge' | 'counter';
+  readonly help: string;
+  readonly value: number;
+  /** Optional labels, already escaped. */
+  readonly labels?: string;
+}
+
+export interface StoreStatus {
+  readonly healthy: boolean;
+  readonly metrics: readonly StoreMetric[];
+}
+
+/** The shared store did not answer in time or refused: the request gets 503, nothing is served uncounted. */
+export class StoreUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreUnavailableError';
+  }
+}
