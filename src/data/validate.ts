@@ -1,4 +1,5 @@
 // Checks one data record against its source schema and lists every problem (CONTRACT 7).
+import { PATTERNS, SLUG } from '../resources/patterns.ts';
 import type { ObjectSchema, Schema } from '../resources/schema.ts';
 
 export interface Problem {
@@ -25,13 +26,6 @@ export interface Findings {
   readonly refs: RefSite[];
 }
 
-/** The string rules, as pattern text: the loader tests them, and the schemas publish them verbatim. */
-export const PATTERNS = {
-  slug: '^[a-z0-9]+(-[a-z0-9]+)*$',
-  timestamp: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,3})?Z$',
-  urlStart: '^https?://[^\\s/]',
-} as const;
-export const SLUG = new RegExp(PATTERNS.slug);
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const TIMESTAMP = new RegExp(PATTERNS.timestamp);
 const URL_START = new RegExp(PATTERNS.urlStart);

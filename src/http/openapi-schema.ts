@@ -1,6 +1,6 @@
 // JSON Schema (2020-12, as OpenAPI 3.1 uses it) of what the serializer emits, read from the same
 // definitions and the same src/data/shape.ts lookups, so the document cannot drift from the responses.
-import { PATTERNS } from '../data/validate.ts';
+import { PATTERNS } from '../resources/patterns.ts';
 import { embeddedSchema } from '../data/shape.ts';
 import { RESOURCES } from '../resources/index.ts';
 import { render, type JsonSchema, type Rendering } from '../resources/json-schema.ts';

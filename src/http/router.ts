@@ -1,6 +1,6 @@
 // The routes, matched by hand on the path (no regex per request): the ten resource endpoints of
 // SPEC 4, plus the few that need no key, and the dashboard's pages.
-import { SLUG } from '../data/validate.ts';
+import { SLUG } from '../resources/patterns.ts';
 import { COLLECTIONS, type CollectionName } from '../resources/types.ts';
 
 export type Route =

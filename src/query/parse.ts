@@ -1,6 +1,6 @@
 // Query string of a list endpoint -> QueryPlan, or a ParameterError (400) naming the parameter (CONTRACT 3).
 import { fold } from '../data/fold.ts';
-import { SLUG } from '../data/validate.ts';
+import { SLUG } from '../resources/patterns.ts';
 import { ParameterError } from '../errors.ts';
 import type { FilterDef, ResourceDefinition } from '../resources/types.ts';
 import { DEFAULT_LIMIT, MAX_LIMIT, MAX_SEARCH_LENGTH, type QueryPlan } from './plan.ts';

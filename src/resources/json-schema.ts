@@ -1,7 +1,7 @@
 // JSON Schema (2020-12) of each data file, from the same source schema the loader validates with
 // (src/data/validate.ts), so an editor flags what `data check` would. What a schema of one file
 // cannot say, `data check` still does: unique _id and slug, and references that resolve.
-import { PATTERNS } from '../data/validate.ts';
+import { PATTERNS } from './patterns.ts';
 import type { ObjectSchema, Schema, StringSchema } from './schema.ts';
 import type { ResourceDefinition } from './types.ts';
 
