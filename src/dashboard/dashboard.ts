@@ -2,8 +2,8 @@
 // then for a form its body and CSRF check, then the page or action (src/dashboard/actions.ts).
 // It talks only to the store interface and the usage service, so it runs on every store.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { clientAddress } from '../access/client-address.ts';
 import type { AccountDetail, AccountService } from '../access/types.ts';
-import { clientAddress } from '../http/access-log.ts';
 import type { Logger } from '../log.ts';
 import type { UsageService } from '../quota/usage-service.ts';
 import { StoreUnavailableError, type SessionRecord, type SessionStore, type ThrottleStore } from '../store/types.ts';

@@ -1,7 +1,7 @@
 // Writing dashboard answers: HTML pages, redirects and the two assets, each with the security headers
 // of CONTRACT 8 (ASVS 5.0 3.4): a CSP without inline script, no referrer, nothing stored by caches.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { HSTS } from '../http/respond.ts';
+import { HSTS } from '../tls/profile.ts';
 import type { Asset } from './assets.ts';
 
 /** What the app knows of a request before the dashboard sees it. */

@@ -1,6 +1,7 @@
 // The access log: one line per response through the structured logger (JSON lines or text),
 // with the client address, and never an API key (SPEC 5.5, CONTRACT 4).
 import type { IncomingMessage } from 'node:http';
+import { clientAddress } from '../access/client-address.ts';
 import { isKeyBody, KEY_LENGTH, KEY_PREFIX } from '../access/key-format.ts';
 import type { Logger } from '../log.ts';
 
@@ -61,19 +62,6 @@ function redactPart(part: string, at: number, target: string): string {
 export function redactTarget(target: string): string {
   const short = target.length > MAX_PATH ? target.slice(0, MAX_PATH) + '...' : target;
   return short.replace(PART, redactPart);
-}
-
-/**
- * The client's address. Behind a trusted proxy the last X-Forwarded-For entry is the one that proxy
- * appended (the peer it saw); entries before it were sent by the client and can be forged.
- */
-export function clientAddress(req: IncomingMessage, trustProxy: boolean): string {
-  const peer = req.socket.remoteAddress ?? '';
-  if (!trustProxy) return peer;
-  const forwarded = req.headers['x-forwarded-for'];
-  if (typeof forwarded !== 'string') return peer;
-  const last = forwarded.slice(forwarded.lastIndexOf(',') + 1).trim();
-  return last.length > 0 && last.length <= 45 ? last : peer;
 }
 
 export type AccessLogEntry = {

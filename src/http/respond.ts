@@ -2,6 +2,7 @@
 import type { ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { errorBody, ERRORS, type ErrorCode } from '../errors.ts';
+import { HSTS } from '../tls/profile.ts';
 
 /** Headers every response carries (issue 4): JSON, never cached, never sniffed. */
 const BASE_HEADERS: readonly string[] = [
@@ -9,9 +10,6 @@ const BASE_HEADERS: readonly string[] = [
   'Cache-Control', 'no-store',
   'X-Content-Type-Options', 'nosniff',
 ];
-
-/** HSTS for responses sent over HTTPS (RFC 6797): one year, subdomains included. */
-export const HSTS: readonly string[] = ['Strict-Transport-Security', 'max-age=31536000; includeSubDomains'];
 
 /** Per-listener header prefix: the base headers, plus HSTS and CORS where they apply. */
 export function listenerHeaders(options: { https: boolean; corsOrigin: string | null }): readonly string[] {

@@ -4,7 +4,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { isWellFormedKey } from '../../src/access/key-format.ts';
-import { clientAddress, createAccessLog, redactTarget } from '../../src/http/access-log.ts';
+import { clientAddress } from '../../src/access/client-address.ts';
+import { createAccessLog, redactTarget } from '../../src/http/access-log.ts';
 import { createLogger } from '../../src/log.ts';
 
 const KEY = 'cel_4fQ9x2LmZp8RtY6wKd3NbV7sHc1JgE5u';
