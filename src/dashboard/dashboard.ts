@@ -1,9 +1,10 @@
 // The dashboard's own pipeline under /dashboard (CONTRACT 8): transport, route and method, session,
 // then for a form its body and CSRF check, then the page or action (src/dashboard/actions.ts).
 // It talks only to the store interface and the usage service, so it runs on every store.
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { clientAddress } from '../access/client-address.ts';
 import type { AccountDetail, AccountService } from '../access/types.ts';
+import type { MountedSite } from '../http/mounted.ts';
 import type { Logger } from '../log.ts';
 import type { UsageService } from '../quota/usage-service.ts';
 import { StoreUnavailableError, type SessionRecord, type SessionStore, type ThrottleStore } from '../store/types.ts';
@@ -13,7 +14,7 @@ import { readForm } from './form.ts';
 import { LoginThrottle } from './login-throttle.ts';
 import type { DashboardOptions, SignupMode } from './options.ts';
 import { messagePage } from './pages.ts';
-import { sendAsset, sendPage, seeOther, type Arrival, type Exchange } from './respond-page.ts';
+import { sendAsset, sendPage, seeOther, type Exchange } from './respond-page.ts';
 import { clearCookie, FORM_COOKIE, readCookie, sameToken, SESSION_COOKIE, Sessions } from './session.ts';
 
 export interface DashboardDeps {
@@ -47,10 +48,8 @@ export interface DashboardContext extends DashboardDeps {
   readonly logins: LoginThrottle;
 }
 
-export interface Dashboard {
-  /** Answers any request under /dashboard; resolves with the status sent. */
-  handle(req: IncomingMessage, res: ServerResponse, arrival: Arrival): Promise<number>;
-}
+/** Mounted by the API pipeline under /dashboard. */
+export type Dashboard = MountedSite;
 
 // Browsers accept Secure (and so __Host-) cookies over plain HTTP from loopback hosts only.
 const LOOPBACK = /^(?:localhost|[a-z0-9.-]+\.localhost|127(?:\.\d{1,3}){3}|\[::1\])(?::\d{1,5})?$/i;

@@ -1,21 +1,9 @@
 // Writing dashboard answers: HTML pages, redirects and the two assets, each with the security headers
 // of CONTRACT 8 (ASVS 5.0 3.4): a CSP without inline script, no referrer, nothing stored by caches.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Arrival } from '../http/mounted.ts';
 import { HSTS } from '../tls/profile.ts';
 import type { Asset } from './assets.ts';
-
-/** What the app knows of a request before the dashboard sees it. */
-export interface Arrival {
-  readonly requestId: string;
-  /** The request target as the app's router read it (absolute form and %-decoding included). */
-  readonly path: string;
-  /** The query string, without its `?`. */
-  readonly search: string;
-  /** Reached over HTTPS (or a trusted proxy's): HSTS is sent. */
-  readonly secure: boolean;
-  /** The server drains: the answer ends its HTTP/1.1 connection. */
-  readonly close: boolean;
-}
 
 export interface Exchange extends Arrival {
   readonly req: IncomingMessage;

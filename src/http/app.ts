@@ -4,7 +4,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { utcYmd } from '../data/fragments.ts';
 import type { Snapshot } from '../data/snapshot.ts';
 import { errorBody, ERRORS, type ErrorCode } from '../errors.ts';
-import type { Dashboard } from '../dashboard/dashboard.ts';
 import type { Logger } from '../log.ts';
 import { MAX_TARGET_LENGTH, rawResponse, type RawAnswer } from './client-error.ts';
 import { accepts, compressBest, compressNow, MIN_COMPRESS_BYTES, type Encoding } from './compress.ts';
@@ -13,6 +12,7 @@ import { encodedTag, entityTag, fixedTag, isAnyTag, noneMatch, revalidating, sen
 import type { Fault, Faults } from './faults.ts';
 import { detail, listPage, NOT_FOUND, type Outcome } from './handlers.ts';
 import { sendMetrics } from './metrics.ts';
+import type { MountedSite } from './mounted.ts';
 import { ALLOW, listenerHeaders, pushHeaders, RequestIds, send, sendError, sendHealth, type Health } from './respond.ts';
 import { route, type Route } from './router.ts';
 import { authorityOf, splitTarget, type Target } from './target.ts';
@@ -52,7 +52,7 @@ export interface AppOptions {
   readonly health: () => Health;
   readonly observe: Observer | null;
   /** The customer dashboard under /dashboard (src/dashboard/), or null: 404 there. */
-  readonly dashboard: Dashboard | null;
+  readonly dashboard: MountedSite | null;
 }
 
 const NOT_ALLOWED: Outcome = { ok: false, code: 'METHOD_NOT_ALLOWED' };
