@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { resolve } from 'node:path';
 import { SIGNUP_MODES, type SignupMode } from './dashboard/options.ts';
 import { LOG_LEVELS, type LogLevel } from './log.ts';
-import type { Durability } from './store/file/quota.ts';
+import type { Durability } from './store/types.ts';
 
 /** The sample data shipped with the package, so `serve` works from any directory. */
 export const BUNDLED_DATA = fileURLToPath(new URL('../data', import.meta.url));

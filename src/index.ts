@@ -11,7 +11,7 @@ import type { Plan } from './access/plans.ts';
 import type { UsageService } from './quota/usage-service.ts';
 import type { FaultRule } from './http/faults.ts';
 import { startService } from './service.ts';
-import type { Durability } from './store/file/quota.ts';
+import type { Durability } from './store/types.ts';
 import { canonicalEmail } from './access/account-ops.ts';
 
 export { AccountError, type AccountErrorCode, type AccountSummary, type IssuedKey, type KeySummary } from './access/types.ts';
@@ -19,7 +19,7 @@ export { DataError, type DataInput } from './data/load.ts';
 export { PLANS, PLAN_QUOTAS, type Plan } from './access/plans.ts';
 export type { DailyUsage, UsageReport, UsageService } from './quota/usage-service.ts';
 export type { Logger } from './log.ts';
-export type { Durability } from './store/file/quota.ts';
+export type { Durability } from './store/types.ts';
 export type { DashboardOptions, SignupMode } from './dashboard/options.ts';
 export { COLLECTIONS, type CollectionName } from './resources/types.ts';
 export { FaultRuleError, type FaultRule } from './http/faults.ts';

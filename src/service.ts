@@ -15,10 +15,9 @@ import { closeListeners, listen, type Limits, type Listener } from './http/serve
 import { silentLogger, type Logger } from './log.ts';
 import { openGate, type Gate } from './quota/gate.ts';
 import { resolveQuotas, type Plan } from './access/plans.ts';
-import type { Durability } from './store/file/quota.ts';
 import { openStore } from './store/open.ts';
 import { ensureStateDir } from './store/state-dir.ts';
-import type { Store } from './store/types.ts';
+import type { Durability, Store } from './store/types.ts';
 
 export interface ServiceOptions {
   readonly data: DataInput;

@@ -4,9 +4,8 @@ import type { ScryptParams } from '../access/secrets.ts';
 import type { Logger } from '../log.ts';
 import type { Plan, Quota } from '../access/plans.ts';
 import { openFileStore } from './file/file-store.ts';
-import type { Durability } from './file/quota.ts';
 import { openRedisStore } from './redis/redis-store.ts';
-import type { Store } from './types.ts';
+import type { Durability, Store } from './types.ts';
 
 export interface OpenStoreOptions {
   /** The state directory (accounts and counters for the file store; the local usage log with Redis), or 'memory'. */

@@ -22,6 +22,14 @@ export type {
 } from '../quota/counting-store.ts';
 export { StoreUnavailableError } from '../quota/counting-store.ts';
 
+/**
+ * Which 200s wait for their usage record to be on disk (CONTRACT 4): `strict` all of them,
+ * `interval` none, and the default `auto` those of plans with a finite quota (an unlimited plan has
+ * no quota a lost count could overrun).
+ */
+const DURABILITIES = ['strict', 'interval', 'auto'] as const;
+export type Durability = (typeof DURABILITIES)[number];
+
 export interface Store extends CountingStore {
   readonly sessions: SessionStore;
   readonly throttle: ThrottleStore;

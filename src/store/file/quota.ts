@@ -4,17 +4,9 @@
 import { monthWindow, type Moment } from '../../quota/month.ts';
 import type { Quota } from '../../access/plans.ts';
 import { AccountError } from '../../access/types.ts';
-import { StoreUnavailableError, Ticket, type MonthFigures, type MonthlyUsage, type QuotaStore, type QuotaTicket, type UsageFigures } from '../types.ts';
+import { StoreUnavailableError, Ticket, type Durability, type MonthFigures, type MonthlyUsage, type QuotaStore, type QuotaTicket, type UsageFigures } from '../types.ts';
 import { withdraw, type Counters, type DayCount, type MonthCount } from './counters.ts';
 import type { UsageSink } from './usage-log.ts';
-
-/**
- * Which 200s wait for their usage record to be on disk (CONTRACT 4): `strict` all of them,
- * `interval` none, and the default `auto` those of plans with a finite quota (an unlimited plan has
- * no quota a lost count could overrun).
- */
-const DURABILITIES = ['strict', 'interval', 'auto'] as const;
-export type Durability = (typeof DURABILITIES)[number];
 
 /** A ticket holding its month's and day's counters, so settling looks nothing up. */
 class FileTicket extends Ticket {
