@@ -2,12 +2,15 @@
 // then frozen and passed down (STYLE habit 5). Flags win over environment variables.
 import { fileURLToPath } from 'node:url';
 import { resolve } from 'node:path';
-import { SIGNUP_MODES, type SignupMode } from './dashboard/options.ts';
 import { LOG_LEVELS, type LogLevel } from './log.ts';
 import type { Durability } from './store/types.ts';
 
 /** The sample data shipped with the package, so `serve` works from any directory. */
 export const BUNDLED_DATA = fileURLToPath(new URL('../data', import.meta.url));
+
+/** Who may create an account on the dashboard (`--signup`): 'open' anyone, 'closed' the operator only. */
+export const SIGNUP_MODES = ['open', 'closed'] as const;
+export type SignupMode = (typeof SIGNUP_MODES)[number];
 
 export const LOG_FORMATS = ['json', 'text'] as const;
 

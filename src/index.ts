@@ -20,7 +20,8 @@ export { PLANS, PLAN_QUOTAS, type Plan } from './access/plans.ts';
 export type { DailyUsage, UsageReport, UsageService } from './quota/usage-service.ts';
 export type { Logger } from './log.ts';
 export type { Durability } from './store/types.ts';
-export type { DashboardOptions, SignupMode } from './dashboard/options.ts';
+export type { SignupMode } from './config.ts';
+export type { DashboardOptions } from './dashboard/options.ts';
 export { COLLECTIONS, type CollectionName } from './resources/types.ts';
 export { FaultRuleError, type FaultRule } from './http/faults.ts';
 

@@ -4,6 +4,7 @@
 import type { IncomingMessage } from 'node:http';
 import { clientAddress } from '../access/client-address.ts';
 import type { AccountDetail, AccountService } from '../access/types.ts';
+import type { SignupMode } from '../config.ts';
 import type { MountedSite } from '../http/mounted.ts';
 import type { Logger } from '../log.ts';
 import type { UsageService } from '../quota/usage-service.ts';
@@ -12,7 +13,7 @@ import { ACTIONS } from './actions.ts';
 import { ASSETS } from './assets.ts';
 import { readForm } from './form.ts';
 import { LoginThrottle } from './login-throttle.ts';
-import type { DashboardOptions, SignupMode } from './options.ts';
+import type { DashboardOptions } from './options.ts';
 import { messagePage } from './pages.ts';
 import { sendAsset, sendPage, seeOther, type Exchange } from './respond-page.ts';
 import { clearCookie, FORM_COOKIE, readCookie, sameToken, SESSION_COOKIE, Sessions } from './session.ts';

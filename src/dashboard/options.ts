@@ -1,7 +1,5 @@
 // The dashboard's options, set by `serve --signup/--operator-email` and `startServer({ dashboard })`.
-
-export const SIGNUP_MODES = ['open', 'closed'] as const;
-export type SignupMode = (typeof SIGNUP_MODES)[number];
+import type { SignupMode } from '../config.ts';
 
 export interface DashboardOptions {
   /** 'open': anyone may create a free account; 'closed' (the default): accounts come from the CLI or the embedding API. */
