@@ -1,6 +1,7 @@
 // Deterministic synthetic data: the bundled sample files and data sets of any scale, streamed to disk.
 import type { CollectionName } from '../resources/types.ts';
-import { Deck, Rng, SlugBook, slugify } from './random.ts';
+import { Rng } from '../random.ts';
+import { Deck, SlugBook, slugify } from './random.ts';
 import * as V from './vocabulary.ts';
 
 export interface GenerateOptions {

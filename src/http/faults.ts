@@ -1,7 +1,7 @@
 // Faults on purpose (CONTRACT 11), for client test suites: added latency, a 500 or 503, or a dropped
 // connection, for every request or those under a path, at a seeded rate or for the next N requests.
 // Off unless asked for: the app's hook is null then, and `serve` needs an explicit --fault.
-import { Rng } from '../generate/random.ts';
+import { Rng } from '../random.ts';
 
 export interface FaultRule {
   /** Milliseconds added before the answer (or before the drop). */
