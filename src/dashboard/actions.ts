@@ -90,13 +90,12 @@ const loginAction: Action = {
     const email = field(v.fields, 'email');
     const password = field(v.fields, 'password');
     const who = { requestId: v.requestId, email: loggable(email), client: v.address };
-    if (!(await ctx.logins.allows(email, v.address))) {
+    if (!(await ctx.logins.reserve(email, v.address))) {
       ctx.log.warn('dashboard login throttled', who);
       return login(v, ctx, 429, email, THROTTLED);
     }
     const account = await ctx.accounts.authenticate(email, password);
     if (account === null) {
-      await ctx.logins.failed(email, v.address);
       ctx.log.warn('dashboard login failed', who);
       // One answer for an unknown email and a wrong password (CONTRACT 8), after the same scrypt work.
       return login(v, ctx, 400, email, 'The email or the password is not right.');
@@ -159,7 +158,7 @@ function keyAction(kind: 'generated' | 'revealed' | 'rotated'): Action {
       const account = v.account!;
       const password = field(v.fields, 'password');
       const who = { requestId: v.requestId, account: account.id, email: account.email, client: v.address };
-      if (!(await ctx.logins.allows(account.email, v.address))) {
+      if (!(await ctx.logins.reserve(account.email, v.address))) {
         ctx.log.warn('dashboard password check throttled', who);
         return home(ctx, v, 429, { keyError: THROTTLED });
       }
@@ -171,11 +170,13 @@ function keyAction(kind: 'generated' | 'revealed' | 'rotated'): Action {
       } catch (err) {
         if (!(err instanceof AccountError)) throw err;
         if (err.code === 'WRONG_PASSWORD') {
-          await ctx.logins.failed(account.email, v.address);
           ctx.log.warn(`dashboard key not ${kind}: wrong password`, who);
           return home(ctx, v, 400, { keyError: password === '' ? 'Enter your password.' : 'That password is not right.' });
         }
-        if (err.code === 'KEY_ACTIVE' || err.code === 'NO_KEY') return seeOther(v, '/dashboard'); // sent twice, or changed elsewhere
+        if (err.code === 'KEY_ACTIVE' || err.code === 'NO_KEY') {
+          await ctx.logins.succeeded(account.email, v.address); // the password was right
+          return seeOther(v, '/dashboard'); // sent twice, or changed elsewhere
+        }
         throw err;
       }
       await ctx.logins.succeeded(account.email, v.address);
@@ -212,17 +213,17 @@ const passwordAction: Action = {
     const who = { requestId: v.requestId, account: account.id, email: account.email, client: v.address };
     const again = (status: number, f: 'current' | 'new', text: string, extra?: Record<string, string>) =>
       sendPage(v, status, passwordPage({ user: user(v), error: { field: f, text } }), extra);
-    if (!(await ctx.logins.allows(account.email, v.address))) {
+    // The new password's rules first: they hash nothing, so they cost no password check.
+    const problem = passwordProblem(next, account.email);
+    if (problem !== null) return again(400, 'new', problem);
+    if (!(await ctx.logins.reserve(account.email, v.address))) {
       ctx.log.warn('dashboard password check throttled', who);
       return again(429, 'current', THROTTLED, RETRY_AFTER);
     }
-    const problem = passwordProblem(next, account.email);
-    if (problem !== null) return again(400, 'new', problem);
     try {
       await ctx.accounts.setPassword(account.email, current, next);
     } catch (err) {
       if (!(err instanceof AccountError && err.code === 'WRONG_PASSWORD')) throw err;
-      await ctx.logins.failed(account.email, v.address);
       ctx.log.warn('dashboard password not changed: wrong current password', who);
       return again(400, 'current', 'That is not your current password.');
     }

@@ -5,9 +5,11 @@
 //  - per account: after 5 failures on an account in 15 minutes, only addresses that have not failed
 //    on it in that window may still try it. A guesser spread over many addresses gets one try per
 //    address per window; the owner, from any address that has not failed, still logs in at once.
+// A check is counted as a failure before the password is hashed and given back when it was right,
+// so parallel guesses cannot all pass the check while the first ones are still hashing.
 // Nothing is permanent: every counter expires 15 minutes after its first failure.
 import { isIP } from 'node:net';
-import type { ThrottleStore } from '../store/types.ts';
+import type { AttemptKeys, AttemptLimits, ThrottleStore } from '../store/types.ts';
 import { canonicalEmail } from '../access/account-ops.ts';
 
 export const WINDOW_MS = 15 * 60_000;
@@ -37,37 +39,35 @@ export class LoginThrottle {
     private readonly clock: () => number,
   ) {}
 
-  /** True when a password check for `email` from `address` may run now. */
-  async allows(email: string, address: string): Promise<boolean> {
-    const now = this.clock();
-    const unit = addressUnit(address);
-    const account = canonical(email);
-    if ((await this.store.count(`login:address:${unit}`, now)) >= ADDRESS_LIMIT) return false;
-    if ((await this.store.count(`login:account:${account}`, now)) < ACCOUNT_LIMIT) return true;
-    return (await this.store.count(`login:pair:${account}|${unit}`, now)) === 0;
+  /**
+   * Reserves a password check for `email` from `address`, counted as a failure from now on; false
+   * when the limits refuse it (then no password may be hashed). Counting first is what holds against
+   * parallel guesses: every request in flight has already been counted (issue 24).
+   */
+  reserve(email: string, address: string): Promise<boolean> {
+    return this.store.reserve(keysOf(email, address), LIMITS, this.clock());
   }
 
-  /** Counts a wrong password, for a known email or not alike (the answer must not tell them apart). */
-  async failed(email: string, address: string): Promise<void> {
-    const now = this.clock();
-    const unit = addressUnit(address);
-    const account = canonical(email);
-    await Promise.all([
-      this.store.hit(`login:address:${unit}`, WINDOW_MS, now),
-      this.store.hit(`login:account:${account}`, WINDOW_MS, now),
-      this.store.hit(`login:pair:${account}|${unit}`, WINDOW_MS, now),
-    ]);
-  }
-
-  /** The owner got in from this address: its own failures there are forgiven, the account's count is not. */
+  /**
+   * The password was right: the reserved check is given back, and the owner's own failures at this
+   * address are forgiven; the account's other failures still count. A wrong password keeps it counted.
+   */
   succeeded(email: string, address: string): Promise<void> {
-    return this.store.clear(`login:pair:${canonical(email)}|${addressUnit(address)}`);
+    return this.store.release(keysOf(email, address), this.clock());
   }
 
   /** Counts a sign-up attempt from the address; false once the address has made too many this hour. */
   async signupAllowed(address: string): Promise<boolean> {
     return (await this.store.hit(`signup:address:${addressUnit(address)}`, SIGNUP_WINDOW_MS, this.clock())) <= SIGNUP_LIMIT;
   }
+}
+
+const LIMITS: AttemptLimits = { address: ADDRESS_LIMIT, account: ACCOUNT_LIMIT, windowMs: WINDOW_MS };
+
+function keysOf(email: string, address: string): AttemptKeys {
+  const unit = addressUnit(address);
+  const account = canonical(email);
+  return { address: `login:address:${unit}`, account: `login:account:${account}`, pair: `login:pair:${account}|${unit}` };
 }
 
 /** Emails as the account store compares them, capped so a huge field cannot make a huge key. */

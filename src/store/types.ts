@@ -99,5 +99,35 @@ export interface ThrottleStore {
   /** The live count of `key` (0 when expired or unknown). */
   count(key: string, now: number): Promise<number>;
   clear(key: string): Promise<void>;
+  /**
+   * Reserves one password check in a single atomic step, whatever runs in parallel on any instance:
+   * refused (false, nothing counted) when `address` has reached `limits.address`, or when `account`
+   * has reached `limits.account` and `pair` is not zero; else adds one to all three, as a failure,
+   * before the password is hashed. Counting only after the ~100 ms hash let every request in flight
+   * pass the check (issue 24). Counters start their window as hit() does.
+   */
+  reserve(keys: AttemptKeys, limits: AttemptLimits, now: number): Promise<boolean>;
+  /**
+   * Gives a reserved check back (the password was right): `address` and `account` down by one where
+   * their window still runs, `pair` removed (the owner's failures at that address are forgiven).
+   */
+  release(keys: AttemptKeys, now: number): Promise<void>;
+}
+
+/** The three counters one password check is reserved against (src/dashboard/login-throttle.ts names them). */
+export interface AttemptKeys {
+  /** Every check from one client address (IPv6: its /64), whatever the account. */
+  readonly address: string;
+  /** Every check on one account, from anywhere. */
+  readonly account: string;
+  /** The checks on that account from that address. */
+  readonly pair: string;
+}
+
+export interface AttemptLimits {
+  readonly address: number;
+  /** Past it, only addresses whose pair count is zero may still try the account. */
+  readonly account: number;
+  readonly windowMs: number;
 }
 

@@ -21,13 +21,24 @@ test('addressUnit: input -> the unit it is counted in', () => {
 test('per account: 5 failures, then the failing address waits and a fresh one may try; all of it expires', async () => {
   let now = 0;
   const throttle = new LoginThrottle(new MemoryThrottle(), () => now);
-  for (let i = 0; i < 5; i++) {
-    assert.equal(await throttle.allows('Owner@Example.com', '198.51.100.1'), true);
-    await throttle.failed('owner@example.com', '198.51.100.1');
-  }
-  assert.equal(await throttle.allows('owner@example.com', '198.51.100.1'), false);
-  assert.equal(await throttle.allows('OWNER@example.com', '198.51.100.2'), true, 'emails compare case-insensitively; a fresh address passes');
-  assert.equal(await throttle.allows('other@example.com', '198.51.100.1'), true, 'other accounts from that address are not concerned');
+  for (let i = 0; i < 5; i++) assert.equal(await throttle.reserve('Owner@Example.com', '198.51.100.1'), true);
+  assert.equal(await throttle.reserve('owner@example.com', '198.51.100.1'), false);
+  assert.equal(await throttle.reserve('OWNER@example.com', '198.51.100.2'), true, 'emails compare case-insensitively; a fresh address passes');
+  assert.equal(await throttle.reserve('other@example.com', '198.51.100.1'), true, 'other accounts from that address are not concerned');
   now += WINDOW_MS;
-  assert.equal(await throttle.allows('owner@example.com', '198.51.100.1'), true);
+  assert.equal(await throttle.reserve('owner@example.com', '198.51.100.1'), true);
+});
+
+test('a check given back (the right password) counts nothing: the owner never uses up the limits', async () => {
+  const throttle = new LoginThrottle(new MemoryThrottle(), () => 0);
+  for (let i = 0; i < 30; i++) {
+    assert.equal(await throttle.reserve('owner@example.com', '198.51.100.1'), true, `login ${i + 1}`);
+    await throttle.succeeded('owner@example.com', '198.51.100.1');
+  }
+});
+
+test('reserved in parallel: 100 checks at once from one address on one account -> 5 pass', async () => {
+  const throttle = new LoginThrottle(new MemoryThrottle(), () => 0);
+  const passed = (await Promise.all(Array.from({ length: 100 }, () => throttle.reserve('owner@example.com', '198.51.100.1')))).filter(Boolean);
+  assert.equal(passed.length, 5);
 });

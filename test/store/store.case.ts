@@ -195,6 +195,40 @@ export function storeSuite(name: string, fixture: StoreFixture): void {
       assert.equal(await store.throttle.count('login:a', NOW + 61_000), 0);
     });
 
+    const attempt = (address: string, account = 'acc') => ({ address: `a:${address}`, account: `c:${account}`, pair: `p:${account}|${address}` });
+    const LIMITS = { address: 4, account: 2, windowMs: 60_000 };
+
+    withStore('throttle reserve: the address limit, then the account limit for addresses that failed on it; all of it expires', async (store) => {
+      const t = store.throttle;
+      assert.equal(await t.reserve(attempt('x'), LIMITS, NOW), true);
+      assert.equal(await t.reserve(attempt('x'), LIMITS, NOW), true);
+      assert.equal(await t.reserve(attempt('x'), LIMITS, NOW), false, 'the account has 2 and x has failed on it');
+      assert.equal(await t.count('a:x', NOW), 2, 'a refusal counts nothing');
+      assert.equal(await t.reserve(attempt('y'), LIMITS, NOW), true, 'a fresh address may still try the account');
+      assert.equal(await t.reserve(attempt('y'), LIMITS, NOW), false);
+      assert.equal(await t.reserve(attempt('x', 'other'), LIMITS, NOW), true);
+      assert.equal(await t.reserve(attempt('x', 'third'), LIMITS, NOW), true);
+      assert.equal(await t.reserve(attempt('x', 'fourth'), LIMITS, NOW), false, 'x has used its 4');
+      assert.equal(await t.reserve(attempt('x'), LIMITS, NOW + 60_000), true, 'the window passed');
+    });
+
+    withStore('throttle reserve: 100 at once from one address -> exactly the account limit; given back, they count nothing', async (store) => {
+      const t = store.throttle;
+      const got = await Promise.all(Array.from({ length: 100 }, () => t.reserve(attempt('x'), LIMITS, NOW)));
+      assert.equal(got.filter(Boolean).length, 2);
+      const spread = await Promise.all(Array.from({ length: 100 }, (_, i) => t.reserve(attempt(`z${i % 10}`, 'spread'), LIMITS, NOW)));
+      assert.equal(spread.filter(Boolean).length, 10, 'past the account limit, one each for 10 fresh addresses');
+      await t.release(attempt('x'), NOW);
+      assert.equal(await t.count('a:x', NOW), 1);
+      assert.equal(await t.count('c:acc', NOW), 1);
+      assert.equal(await t.count('p:acc|x', NOW), 0, 'the pair is forgiven');
+      for (let i = 0; i < 5; i++) {
+        assert.equal(await t.reserve(attempt('w', 'owner'), LIMITS, NOW), true, `the owner's login ${i + 1}`);
+        await t.release(attempt('w', 'owner'), NOW);
+      }
+      assert.equal(await t.count('a:w', NOW), 0);
+    });
+
     withStore('transfer: export, then import (refused unless replacing) keeps keys and passwords; restore sets a month', async (store) => {
       const { key } = await store.accounts.create({ email: 'e@x.io', plan: 'starter', password: 'pw' });
       await store.accounts.register({ email: 'f@x.io', plan: 'free', password: 'pw2' });

@@ -41,4 +41,8 @@ export function monthExpiresAt(window: MonthWindow): number {
 export const sessionKey = (id: string) => `${PREFIX}:session:${id}`;
 /** The session ids of one account, so a password change can end them all (deleteForAccount). */
 export const accountSessionsKey = (account: string) => `${PREFIX}:{${account}}:sessions`;
-export const throttleKey = (key: string) => `${PREFIX}:throttle:${key}`;
+/**
+ * Every throttle counter in one slot ({throttle}): a password check is reserved against three of them
+ * in one script (scripts.ts throttleReserve). Login traffic is small, so one node holding them all costs nothing.
+ */
+export const throttleKey = (key: string) => `${PREFIX}:{throttle}:${key}`;

@@ -12,7 +12,8 @@ import { RedisAccounts } from './accounts.ts';
 import { RedisLink } from './link.ts';
 import { RedisQuota } from './quota.ts';
 import { KeyReplica } from './replica.ts';
-import { RedisSessions, RedisThrottle } from './sessions.ts';
+import { RedisSessions } from './sessions.ts';
+import { RedisThrottle } from './throttle.ts';
 
 export interface RedisStoreOptions {
   /** redis://[user:password@]host:port[/db], or rediss:// for TLS. */

@@ -141,16 +141,44 @@ for _, id in ipairs(changed) do
 end
 return out`);
 
+// Throttle counters (keys.ts throttleKey): a hash of n, the count, and until, the end of its window
+// on the caller's clock (an injected one in tests); the TTL only lets Redis forget old counters.
+const COUNTER = `
+local function live(k, now)
+  local h = redis.call('HMGET', k, 'n', 'until')
+  if h[2] and tonumber(h[2]) > now then return tonumber(h[1]) end
+  return nil
+end
+local function add(k, now, window)
+  if live(k, now) then return redis.call('HINCRBY', k, 'n', 1) end
+  redis.call('HSET', k, 'n', 1, 'until', now + window)
+  redis.call('PEXPIRE', k, window)
+  return 1
+end`;
+
+/** throttleHit: KEYS counter; ARGV window (ms), now (ms). Adds one; returns the new count. */
+const THROTTLE_HIT = script(`${COUNTER}
+return add(KEYS[1], tonumber(ARGV[2]), tonumber(ARGV[1]))`);
+
 /**
- * throttleHit: KEYS counter; ARGV window (ms), now (ms), now + window. The window is kept in the hash
- * against the server's clock (an injected one in tests); the TTL only lets Redis forget old counters.
+ * throttleReserve: KEYS address, account, pair; ARGV address limit, account limit, window (ms), now (ms).
+ * One password check, counted before it runs (ThrottleStore.reserve): 0 when refused, nothing
+ * counted; else 1, and all three counters have one more.
  */
-const THROTTLE_HIT = script(`
-local k = KEYS[1]
-local h = redis.call('HMGET', k, 'n', 'until')
-if h[2] and tonumber(h[2]) > tonumber(ARGV[2]) then return redis.call('HINCRBY', k, 'n', 1) end
-redis.call('HSET', k, 'n', 1, 'until', ARGV[3])
-redis.call('PEXPIRE', k, ARGV[1])
+const THROTTLE_RESERVE = script(`${COUNTER}
+local window, now = tonumber(ARGV[3]), tonumber(ARGV[4])
+if (live(KEYS[1], now) or 0) >= tonumber(ARGV[1]) then return 0 end
+if (live(KEYS[2], now) or 0) >= tonumber(ARGV[2]) and (live(KEYS[3], now) or 0) > 0 then return 0 end
+for i = 1, 3 do add(KEYS[i], now, window) end
+return 1`);
+
+/** throttleRelease: KEYS address, account, pair; ARGV now (ms). A reserved check given back (ThrottleStore.release). */
+const THROTTLE_RELEASE = script(`${COUNTER}
+local now = tonumber(ARGV[1])
+for i = 1, 2 do
+  if (live(KEYS[i], now) or 0) > 0 then redis.call('HINCRBY', KEYS[i], 'n', -1) end
+end
+redis.call('DEL', KEYS[3])
 return 1`);
 
 export const SCRIPTS = {
@@ -163,6 +191,8 @@ export const SCRIPTS = {
   clearAccounts: CLEAR_ACCOUNTS,
   syncAccounts: SYNC_ACCOUNTS,
   throttleHit: THROTTLE_HIT,
+  throttleReserve: THROTTLE_RESERVE,
+  throttleRelease: THROTTLE_RELEASE,
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;

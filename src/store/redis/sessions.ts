@@ -1,7 +1,7 @@
-// Dashboard sessions and login throttles on Redis, shared by every instance (CONTRACT 8 and 9): a
-// session opened through one instance is valid on all, and a login throttle counts on all.
-import type { SessionRecord, SessionStore, ThrottleStore } from '../types.ts';
-import { accountSessionsKey, sessionKey, throttleKey } from './keys.ts';
+// Dashboard sessions on Redis, shared by every instance (CONTRACT 8 and 9): a session opened through
+// one instance is valid on all.
+import type { SessionRecord, SessionStore } from '../types.ts';
+import { accountSessionsKey, sessionKey } from './keys.ts';
 import type { RedisLink } from './link.ts';
 
 /** Never longer than this, whatever expiresMs says: Redis forgets abandoned records by itself. */
@@ -53,22 +53,5 @@ export class RedisSessions implements SessionStore {
     const deleted = (await Promise.all(ids.map((id) => this.link.command('sessions', ['DEL', sessionKey(id)])))) as number[];
     await this.link.command('sessions', ['SREM', index, ...ids]);
     return deleted.reduce((a, b) => a + b, 0);
-  }
-}
-
-export class RedisThrottle implements ThrottleStore {
-  constructor(private readonly link: RedisLink) {}
-
-  async hit(key: string, windowMs: number, now: number): Promise<number> {
-    return (await this.link.script('throttle', 'throttleHit', [throttleKey(key)], [String(windowMs), String(now), String(now + windowMs)])) as number;
-  }
-
-  async count(key: string, now: number): Promise<number> {
-    const [n, until] = (await this.link.command('throttle', ['HMGET', throttleKey(key), 'n', 'until'])) as (string | null)[];
-    return n !== null && until !== null && Number(until) > now ? Number(n) : 0;
-  }
-
-  async clear(key: string): Promise<void> {
-    await this.link.command('throttle', ['DEL', throttleKey(key)]);
   }
 }
