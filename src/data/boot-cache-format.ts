@@ -102,13 +102,15 @@ export const KIND_BYTES = { u8: 1, u16: 2, i32: 4, u32: 4, f64: 8 } as const;
 export interface Section { readonly kind: Kind; readonly offset: number; readonly bytes: number; readonly crc: number | null }
 export interface TableRef { readonly units: number; readonly starts: number; readonly slots: number }
 export interface FragmentsRef { readonly bytes: number; readonly starts: number; readonly gaps: number | null; readonly keys: number | null }
+/** `planned`: the detail-only layout of detail-layout.ts (else `own` holds whole bodies). */
+export interface DetailsRef { readonly planned: boolean; readonly own: FragmentsRef; readonly cuts: number; readonly ownCuts: number }
 export interface GramsRef { readonly keys: number; readonly offsets: number; readonly ids: number }
 export interface PostingRef { readonly param: string; readonly keys: TableRef; readonly offsets: number; readonly ids: number; readonly sorted: readonly number[]; readonly bitsAt: number; readonly bits: number }
 export interface CollectionRef {
   readonly size: number;
   readonly slugs: TableRef;
   readonly list: FragmentsRef;
-  readonly detail: FragmentsRef;
+  readonly detail: DetailsRef;
   readonly orders: readonly number[];
   readonly ranks: readonly number[];
   readonly postings: readonly PostingRef[];

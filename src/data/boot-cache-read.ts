@@ -4,13 +4,14 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { RESOURCE_LIST, RESOURCES } from '../resources/index.ts';
 import type { ResourceDefinition } from '../resources/types.ts';
+import { detailPlan, type Details } from './detail-layout.ts';
 import type { Fragments } from './fragments.ts';
 import type { CollectionIndex, PostingTable } from './indexes.ts';
 import type { GramPostings } from './search-index.ts';
 import { consistent, type StringTable } from './string-table.ts';
 import {
   align8, cacheFile, cacheKey, crc32, KIND_BYTES, MAGIC, PREFIX_BYTES, READ_CHUNK, readDataIdentity,
-  type CollectionRef, type Collections, type FragmentsRef, type GramsRef, type Header, type Kind, type PostingRef, type TableRef, type View,
+  type CollectionRef, type Collections, type DetailsRef, type FragmentsRef, type GramsRef, type Header, type Kind, type PostingRef, type TableRef, type View,
 } from './boot-cache-format.ts';
 
 /** Why the cache was not used; thrown and turned into a miss by the caller. */
@@ -28,12 +29,15 @@ async function readExactly(fh: FileHandle, into: Uint8Array, position: number): 
   }
 }
 
-/** Every record of an arena starts with `{` and ends with `}` at its offsets: a torn or zeroed page shows. */
-function wellCut(bytes: Uint8Array, starts: Float64Array, n: number): boolean {
+/**
+ * Every record of an arena is not empty and starts with `first` (and ends with `}` when `closed`) at
+ * its offsets: a torn or zeroed page shows at the record boundaries in it.
+ */
+function wellCut(bytes: Uint8Array, starts: Float64Array, n: number, first: number, closed: boolean): boolean {
   for (let i = 0; i < n; i++) {
     const a = starts[i]!;
     const b = starts[i + 1]!;
-    if (!(b > a) || bytes[a] !== 0x7b || bytes[b - 1] !== 0x7d) return false;
+    if (!(b > a) || bytes[a] !== first || (closed && bytes[b - 1] !== 0x7d)) return false;
   }
   return true;
 }
@@ -56,13 +60,14 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, .
     check(consistent(out) && (count === undefined || out.starts.length === count + 1));
     return out;
   };
-  const fragments = (f: FragmentsRef, fields: readonly unknown[]): Fragments => {
-    const late = def.late && fields.includes(def.late.field) ? def.late : null;
+  /** `first`: the byte each record starts with (-1: records may be empty, nothing to check); `closed`: each ends with `}`. */
+  const fragments = (f: FragmentsRef, shown: boolean, first: number, closed: boolean): Fragments => {
+    const late = shown ? def.late! : null;
     check((f.gaps === null) === (late === null) && (f.keys === null) === (late === null));
     const bytes = sec(f.bytes, 'u8') as Uint8Array;
     const starts = f64(f.starts, n + 1);
     check(starts[0] === 0 && starts[n] === bytes.length);
-    check(wellCut(bytes, starts, n), 'a JSON arena is torn');
+    check(first < 0 || wellCut(bytes, starts, n, first, closed), 'a JSON arena is torn');
     const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     return { bytes: buf, starts, gaps: f.gaps === null ? null : f64(f.gaps, n), keys: f.keys === null ? null : f64(f.keys, n), late };
   };
@@ -88,6 +93,19 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, .
     return { param: p.param, keys, offsets, ids, sorted: p.sorted.map((s) => i32(s, ids.length)), bitsAt, bits };
   };
 
+  const lateIn = (fields: readonly unknown[]) => def.late !== undefined && fields.includes(def.late.field);
+  const details = (d: DetailsRef): Details => {
+    const plan = detailPlan(def);
+    check((plan !== null) === d.planned);
+    if (plan === null) return { plan, own: fragments(d.own, lateIn(def.detailFields), 0x7b, true), cuts: new Uint32Array(0), ownCuts: new Uint32Array(0) };
+    // Own text starts a field: its name's quote when it is the detail's first field, else a comma.
+    const firstOwn = plan.runs.find((r) => !r.list);
+    const own = fragments(d.own, false, firstOwn === undefined ? -1 : firstOwn.from === 0 ? 0x22 : 0x2c, false);
+    const cuts = sec(d.cuts, 'u32') as Uint32Array;
+    const ownCuts = sec(d.ownCuts, 'u32') as Uint32Array;
+    check(cuts.length === n * plan.listCuts.length && ownCuts.length === n * Math.max(plan.ownRuns - 1, 0));
+    return { plan, own, cuts, ownCuts };
+  };
   check(ref.orders.length === def.sorts.length && ref.ranks.length === def.sorts.length);
   const r = ref.range;
   const range = r && { param: r.param, ids: i32(r.ids), values: f64(r.values), byId: f64(r.byId, n) };
@@ -96,8 +114,8 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, .
     def,
     size: n,
     slugs: table(ref.slugs, n),
-    list: fragments(ref.list, def.listFields),
-    detail: fragments(ref.detail, def.detailFields),
+    list: fragments(ref.list, lateIn(def.listFields), 0x7b, true),
+    detail: details(ref.detail),
     orders: ref.orders.map((s) => i32(s, n)),
     ranks: ref.ranks.map((s) => i32(s, n)),
     postings: ref.postings.map(posting),

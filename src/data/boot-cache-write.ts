@@ -4,13 +4,14 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { RESOURCE_LIST } from '../resources/index.ts';
+import type { Details } from './detail-layout.ts';
 import type { Fragments } from './fragments.ts';
 import type { CollectionIndex, PostingTable } from './indexes.ts';
 import type { GramPostings } from './search-index.ts';
 import type { StringTable } from './string-table.ts';
 import {
   align8, cacheFile, cacheKey, crc32, MAGIC, PREFIX_BYTES, racy, READ_CHUNK, readDataIdentity,
-  type CollectionRef, type Collections, type DataIdentity, type FragmentsRef, type GramsRef, type Header, type Kind,
+  type CollectionRef, type Collections, type DataIdentity, type DetailsRef, type FragmentsRef, type GramsRef, type Header, type Kind,
   type PostingRef, type Section, type TableRef, type View,
 } from './boot-cache-format.ts';
 
@@ -42,6 +43,10 @@ class SectionWriter {
     };
   }
 
+  details(d: Details): DetailsRef {
+    return { planned: d.plan !== null, own: this.fragments(d.own), cuts: this.add('u32', d.cuts), ownCuts: this.add('u32', d.ownCuts) };
+  }
+
   grams(g: GramPostings): GramsRef {
     const keys = new Float64Array(g.offsets.length - 1);
     for (const [key, slot] of g.slots) keys[slot] = key;
@@ -66,7 +71,7 @@ class SectionWriter {
       size: ix.size,
       slugs: this.table(ix.slugs),
       list: this.fragments(ix.list),
-      detail: this.fragments(ix.detail),
+      detail: this.details(ix.detail),
       orders: ix.orders.map((o) => this.add('i32', o)),
       ranks: ix.ranks.map((o) => this.add('i32', o)),
       postings: ix.postings.map((p) => this.posting(p)),
