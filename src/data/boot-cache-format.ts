@@ -1,9 +1,17 @@
-// The boot cache (issue 5): every structure of a validated snapshot written raw to one file in the state
-// directory, so the next start on the same data files reads them back instead of parsing, validating
-// and indexing again. File: "CAPIBOOT", the header length (u32 LE), a JSON header, then each section
-// 8-byte aligned with its CRC-32. The header holds the key: the identity (stat) of the five data
-// files, the format version and a fingerprint of the code and definitions that build the structures.
-// Any mismatch or damage is a miss, and the caller loads the data the normal way.
+// The boot cache (issues 5, 19): the typed arrays of a validated snapshot written as they are to one
+// file in the state directory, so the next start on the same data files reads them back into the
+// very buffers the server answers from, instead of parsing, validating and indexing again.
+// File: "CAPIBOOT", the header length and the header's CRC-32 (u32 LE each), a JSON header, then the
+// sections back to back, each 8-byte aligned. The header holds the key (the identity (stat) of the
+// five data files, the format version and a fingerprint of the code and definitions that build the
+// structures), the file's size, and a CRC-32 of every index section.
+// Why that is enough without hashing the JSON arenas (most of the file; hashing them was the largest
+// cost of a restart): the file only ever appears under its name complete (written to a temp file,
+// fsynced, renamed, directory fsynced), so a crash while writing leaves the old file or none; a
+// truncated or extended file fails the size check, a foreign or old one the magic, header CRC or key;
+// damage inside an index section (which could send a request out of bounds) fails its CRC; and every
+// record of an arena must start with `{` and end with `}` at its offsets, which catches a torn or
+// zeroed page there (a check per record, not per byte). Any mismatch is a miss with a log line.
 import { createHash } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { endianness } from 'node:os';
@@ -15,14 +23,12 @@ import type { CollectionName } from '../resources/types.ts';
 import type { CollectionIndex } from './indexes.ts';
 
 /** Bump when the layout, or anything the structures are built from that the fingerprint misses, changes. */
-export const BOOT_CACHE_FORMAT = 3;
+export const BOOT_CACHE_FORMAT = 4;
 export const MAGIC = Buffer.from('CAPIBOOT');
 /** Data files changed this recently before the load may change again within one timestamp tick. */
 const RACY_MS = 100;
 /** Whole-second timestamps (ext3, HFS+, some network file systems) need a wider margin. */
 const RACY_COARSE_MS = 2000;
-/** Longest string decoded at once, well below V8's maximum string length. */
-export const STRING_CHUNK = 1 << 26;
 /** One read() call is limited to 2 GiB. */
 export const READ_CHUNK = 1 << 30;
 // zlib.crc32 is Node >= 20.15; without it there is no cache (a miss every time).
@@ -86,26 +92,37 @@ export async function cacheKey(dataDir: string, id: DataIdentity): Promise<strin
 
 export const cacheFile = (stateDir: string): string => join(stateDir, 'cache', 'snapshot.bin');
 
-export type Kind = 'u8' | 'i32' | 'u32' | 'f64';
-export type View = Buffer | Int32Array | Uint32Array | Float64Array;
-export interface Section { readonly kind: Kind; readonly offset: number; readonly bytes: number; readonly crc: number }
-export interface StringsRef { readonly lengths: number; readonly chunks: readonly { section: number; latin1: boolean; count: number }[] }
+export type Kind = 'u8' | 'u16' | 'i32' | 'u32' | 'f64';
+export type View = Uint8Array | Uint16Array | Int32Array | Uint32Array | Float64Array;
+export const KIND_BYTES = { u8: 1, u16: 2, i32: 4, u32: 4, f64: 8 } as const;
+/**
+ * A section: one typed array, 8-byte aligned in the file. `crc` is the CRC-32 of an index section
+ * (offsets, orders, postings, hash tables), or null for a JSON byte arena (the bulk of the file).
+ */
+export interface Section { readonly kind: Kind; readonly offset: number; readonly bytes: number; readonly crc: number | null }
+export interface TableRef { readonly units: number; readonly starts: number; readonly slots: number }
 export interface FragmentsRef { readonly bytes: number; readonly starts: number; readonly gaps: number | null; readonly keys: number | null }
+/** `planned`: the detail-only layout of detail-layout.ts (else `own` holds whole bodies). */
+export interface DetailsRef { readonly planned: boolean; readonly own: FragmentsRef; readonly cuts: number; readonly ownCuts: number }
 export interface GramsRef { readonly keys: number; readonly offsets: number; readonly ids: number }
+export interface PostingRef { readonly param: string; readonly keys: TableRef; readonly offsets: number; readonly ids: number; readonly sorted: readonly number[]; readonly bitsAt: number; readonly bits: number }
 export interface CollectionRef {
   readonly size: number;
-  readonly slugs: StringsRef;
+  readonly slugs: TableRef;
   readonly list: FragmentsRef;
-  readonly detail: FragmentsRef;
-  readonly sorts: readonly { name: string; order: number; rank: number }[];
-  /** Per filter param: its keys in map order, CSR offsets and ids, and [posting index, bitmap section]. */
-  readonly postings: readonly { param: string; keys: StringsRef; offsets: number; ids: number; bits: [number, number][]; inOrder: { sort: string; ids: number }[] }[];
+  readonly detail: DetailsRef;
+  readonly orders: readonly number[];
+  readonly ranks: readonly number[];
+  readonly postings: readonly PostingRef[];
   readonly range: { param: string; ids: number; values: number; byId: number } | null;
-  readonly searchText: StringsRef;
+  readonly searchText: TableRef;
   readonly unigrams: GramsRef;
   readonly bigrams: GramsRef;
   readonly trigrams: GramsRef;
 }
-export interface Header { readonly key: string; readonly sections: readonly Section[]; readonly collections: Record<string, CollectionRef> }
+/** `size`: the whole file's length, so a truncated or extended file is a miss before any section is read. */
+export interface Header { readonly key: string; readonly size: number; readonly sections: readonly Section[]; readonly collections: Record<string, CollectionRef> }
 
 export const align8 = (n: number) => (n + 7) & ~7;
+/** Magic, header length (u32 LE), CRC-32 of the header (u32 LE), then the header JSON. */
+export const PREFIX_BYTES = MAGIC.length + 8;

@@ -1,31 +1,49 @@
-// Reads the boot cache back: the structures of a snapshot as views over the file's sections, when
-// the key matches the data files exactly and every section passes its CRC; otherwise null.
+// Reads the boot cache back: each section read straight into the typed array the server answers
+// from (no copy, no decoding), when the key matches the data files exactly and the checks of
+// boot-cache-format.ts pass. Otherwise a miss: null, and the reason for the log line.
 import { open, type FileHandle } from 'node:fs/promises';
 import { RESOURCE_LIST, RESOURCES } from '../resources/index.ts';
 import type { ResourceDefinition } from '../resources/types.ts';
+import { detailPlan, type Details } from './detail-layout.ts';
 import type { Fragments } from './fragments.ts';
-import type { CollectionIndex } from './indexes.ts';
+import type { CollectionIndex, PostingTable } from './indexes.ts';
 import type { GramPostings } from './search-index.ts';
+import { consistent, type StringTable } from './string-table.ts';
 import {
-  align8, cacheFile, cacheKey, crc32, MAGIC, READ_CHUNK, readDataIdentity,
-  type CollectionRef, type Collections, type FragmentsRef, type GramsRef, type Header, type Kind, type StringsRef, type View,
+  align8, cacheFile, cacheKey, crc32, KIND_BYTES, MAGIC, PREFIX_BYTES, READ_CHUNK, readDataIdentity,
+  type CollectionRef, type Collections, type DetailsRef, type FragmentsRef, type GramsRef, type Header, type Kind, type PostingRef, type TableRef, type View,
 } from './boot-cache-format.ts';
+
+/** Why the cache was not used; thrown and turned into a miss by the caller. */
+class Miss extends Error {}
+
+function check(ok: boolean, why = 'inconsistent structure'): void {
+  if (!ok) throw new Miss(why);
+}
 
 async function readExactly(fh: FileHandle, into: Uint8Array, position: number): Promise<void> {
   for (let off = 0; off < into.length; ) {
     const { bytesRead } = await fh.read(into, off, Math.min(into.length - off, READ_CHUNK), position + off);
-    if (bytesRead === 0) throw new Error('cache file truncated');
+    if (bytesRead === 0) throw new Miss('truncated');
     off += bytesRead;
   }
 }
 
-/** Throws on any inconsistency: the caller turns every throw into a miss. */
-function check(ok: boolean): void {
-  if (!ok) throw new Error('cache file inconsistent');
+/**
+ * Every record of an arena is not empty and starts with `first` (and ends with `}` when `closed`) at
+ * its offsets: a torn or zeroed page shows at the record boundaries in it.
+ */
+function wellCut(bytes: Uint8Array, starts: Float64Array, n: number, first: number, closed: boolean): boolean {
+  for (let i = 0; i < n; i++) {
+    const a = starts[i]!;
+    const b = starts[i + 1]!;
+    if (!(b > a) || bytes[a] !== first || (closed && bytes[b - 1] !== 0x7d)) return false;
+  }
+  return true;
 }
 
 /** Rebuilds the structures over the section buffers (views, no copies) and checks their sizes. */
-function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, kind: Kind) => View): CollectionIndex {
+function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, ...kinds: Kind[]) => View): CollectionIndex {
   const n = ref.size;
   const i32 = (i: number, len?: number) => {
     const v = sec(i, 'i32') as Int32Array;
@@ -37,26 +55,21 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, k
     check(len === undefined || v.length === len);
     return v;
   };
-  const strings = (s: StringsRef, count: number): string[] => {
-    const lengths = i32(s.lengths, count);
-    const out = new Array<string>(count);
-    let i = 0;
-    for (const chunk of s.chunks) {
-      const text = (sec(chunk.section, 'u8') as Buffer).toString(chunk.latin1 ? 'latin1' : 'utf16le');
-      let p = 0;
-      for (const end = i + chunk.count; i < end; i++) out[i] = text.slice(p, (p += lengths[i]!));
-      check(p === text.length);
-    }
-    check(i === count);
+  const table = (t: TableRef, count?: number): StringTable => {
+    const out = { units: sec(t.units, 'u8', 'u16') as Uint8Array | Uint16Array, starts: f64(t.starts), slots: i32(t.slots) };
+    check(consistent(out) && (count === undefined || out.starts.length === count + 1));
     return out;
   };
-  const fragments = (f: FragmentsRef, fields: readonly unknown[]): Fragments => {
-    const late = def.late && fields.includes(def.late.field) ? def.late : null;
+  /** `first`: the byte each record starts with (-1: records may be empty, nothing to check); `closed`: each ends with `}`. */
+  const fragments = (f: FragmentsRef, shown: boolean, first: number, closed: boolean): Fragments => {
+    const late = shown ? def.late! : null;
     check((f.gaps === null) === (late === null) && (f.keys === null) === (late === null));
-    const bytes = sec(f.bytes, 'u8') as Buffer;
+    const bytes = sec(f.bytes, 'u8') as Uint8Array;
     const starts = f64(f.starts, n + 1);
-    check(starts[n] === bytes.length);
-    return { bytes, starts, gaps: f.gaps === null ? null : f64(f.gaps, n), keys: f.keys === null ? null : f64(f.keys, n), late };
+    check(starts[0] === 0 && starts[n] === bytes.length);
+    check(first < 0 || wellCut(bytes, starts, n, first, closed), 'a JSON arena is torn');
+    const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    return { bytes: buf, starts, gaps: f.gaps === null ? null : f64(f.gaps, n), keys: f.keys === null ? null : f64(f.keys, n), late };
   };
   const grams = (g: GramsRef): GramPostings => {
     const keys = f64(g.keys);
@@ -66,101 +79,118 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, k
     for (let s = 0; s < keys.length; s++) slots.set(keys[s]!, s);
     return { slots, offsets, ids };
   };
+  const posting = (p: PostingRef): PostingTable => {
+    const keys = table(p.keys);
+    const count = keys.starts.length - 1;
+    const offsets = i32(p.offsets, count + 1);
+    const ids = i32(p.ids, offsets[count]);
+    const bitsAt = i32(p.bitsAt, count);
+    let dense = 0;
+    for (let k = 0; k < count; k++) if (bitsAt[k]! >= 0) dense++;
+    const bits = sec(p.bits, 'u32') as Uint32Array;
+    check(bits.length === dense * ((n + 31) >>> 5) && offsets[0] === 0);
+    check(p.sorted.length === def.sorts.length);
+    return { param: p.param, keys, offsets, ids, sorted: p.sorted.map((s) => i32(s, ids.length)), bitsAt, bits };
+  };
 
-  const slugs = new Map<string, number>();
-  strings(ref.slugs, n).forEach((slug, id) => slugs.set(slug, id));
-  check(slugs.size === n);
-  const orders = new Map<string, Int32Array>();
-  const ranks = new Map<string, Int32Array>();
-  for (const s of ref.sorts) {
-    orders.set(s.name, i32(s.order, n));
-    ranks.set(s.name, i32(s.rank, n));
-  }
-  check(def.sorts.every((s) => orders.has(s.name)));
-  const postings = new Map<string, Map<string, Int32Array>>();
-  const bits = new Map<Int32Array, Uint32Array>();
-  const inOrder = new Map<Int32Array, Map<string, Int32Array>>();
-  for (const p of ref.postings) {
-    const keys = (sec(p.keys.lengths, 'i32') as Int32Array).length;
-    const offsets = i32(p.offsets, keys + 1);
-    const ids = i32(p.ids, offsets[keys]);
-    const lists = strings(p.keys, keys).map((key, k) => [key, ids.subarray(offsets[k], offsets[k + 1])] as const);
-    postings.set(p.param, new Map(lists));
-    for (const [k, b] of p.bits) bits.set(lists[k]![1], sec(b, 'u32') as Uint32Array);
-    for (const [, ids] of lists) inOrder.set(ids, new Map());
-    check(def.sorts.every((s) => p.inOrder.some((o) => o.sort === s.name)));
-    for (const o of p.inOrder) {
-      const sorted = i32(o.ids, offsets[keys]);
-      lists.forEach(([, ids], k) => inOrder.get(ids)!.set(o.sort, sorted.subarray(offsets[k], offsets[k + 1])));
-    }
-  }
+  const lateIn = (fields: readonly unknown[]) => def.late !== undefined && fields.includes(def.late.field);
+  const details = (d: DetailsRef): Details => {
+    const plan = detailPlan(def);
+    check((plan !== null) === d.planned);
+    if (plan === null) return { plan, own: fragments(d.own, lateIn(def.detailFields), 0x7b, true), cuts: new Uint32Array(0), ownCuts: new Uint32Array(0) };
+    // Own text starts a field: its name's quote when it is the detail's first field, else a comma.
+    const firstOwn = plan.runs.find((r) => !r.list);
+    const own = fragments(d.own, false, firstOwn === undefined ? -1 : firstOwn.from === 0 ? 0x22 : 0x2c, false);
+    const cuts = sec(d.cuts, 'u32') as Uint32Array;
+    const ownCuts = sec(d.ownCuts, 'u32') as Uint32Array;
+    check(cuts.length === n * plan.listCuts.length && ownCuts.length === n * Math.max(plan.ownRuns - 1, 0));
+    return { plan, own, cuts, ownCuts };
+  };
+  check(ref.orders.length === def.sorts.length && ref.ranks.length === def.sorts.length);
   const r = ref.range;
   const range = r && { param: r.param, ids: i32(r.ids), values: f64(r.values), byId: f64(r.byId, n) };
   check(range === null || range.ids.length === range.values.length);
-  const searchText = strings(ref.searchText, n);
   return {
     def,
     size: n,
-    slugs,
-    list: fragments(ref.list, def.listFields),
-    detail: fragments(ref.detail, def.detailFields),
-    orders,
-    ranks,
-    postings,
-    bits,
-    inOrder,
+    slugs: table(ref.slugs, n),
+    list: fragments(ref.list, lateIn(def.listFields), 0x7b, true),
+    detail: details(ref.detail),
+    orders: ref.orders.map((s) => i32(s, n)),
+    ranks: ref.ranks.map((s) => i32(s, n)),
+    postings: ref.postings.map(posting),
     range,
-    searchText,
+    searchText: table(ref.searchText, n),
     search: { unigrams: grams(ref.unigrams), bigrams: grams(ref.bigrams), trigrams: grams(ref.trigrams) },
   };
 }
 
-const KINDS = { u8: 1, i32: 4, u32: 4, f64: 8 } as const;
+function view(kind: Kind, buf: ArrayBuffer, bytes: number): View {
+  const len = bytes / KIND_BYTES[kind];
+  switch (kind) {
+    case 'u8': return new Uint8Array(buf, 0, len);
+    case 'u16': return new Uint16Array(buf, 0, len);
+    case 'i32': return new Int32Array(buf, 0, len);
+    case 'u32': return new Uint32Array(buf, 0, len);
+    case 'f64': return new Float64Array(buf, 0, len);
+  }
+}
 
-/** The cached structures of the data in `dataDir` when the cache matches those files exactly; null otherwise. */
-export async function loadSnapshotCache(stateDir: string, dataDir: string): Promise<Collections | null> {
-  if (!crc32) return null;
+export type CacheResult = { readonly collections: Collections; readonly miss: null } | { readonly collections: null; readonly miss: string };
+
+/** The cached structures of the data in `dataDir` when the cache matches those files exactly; else why not. */
+export async function readSnapshotCache(stateDir: string, dataDir: string): Promise<CacheResult> {
+  if (!crc32) return { collections: null, miss: 'this Node has no zlib.crc32' };
   let fh: FileHandle | null = null;
   try {
     const key = await cacheKey(dataDir, await readDataIdentity(dataDir));
-    fh = await open(cacheFile(stateDir), 'r');
+    try {
+      fh = await open(cacheFile(stateDir), 'r');
+    } catch (err) {
+      return { collections: null, miss: (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'none yet' : `cannot open: ${(err as Error).message}` };
+    }
     const size = (await fh.stat()).size;
-    const start = Buffer.alloc(MAGIC.length + 4);
+    check(size >= PREFIX_BYTES, 'truncated');
+    const start = Buffer.alloc(PREFIX_BYTES);
     await readExactly(fh, start, 0);
-    if (!start.subarray(0, MAGIC.length).equals(MAGIC)) return null;
+    check(start.subarray(0, MAGIC.length).equals(MAGIC), 'not a boot cache (magic)');
     const jsonLength = start.readUInt32LE(MAGIC.length);
-    if (start.length + jsonLength > size) return null;
+    check(PREFIX_BYTES + jsonLength <= size, 'truncated');
     const json = Buffer.alloc(jsonLength);
-    await readExactly(fh, json, start.length);
+    await readExactly(fh, json, PREFIX_BYTES);
+    check(crc32(json) === start.readUInt32LE(MAGIC.length + 4), 'header damaged');
     const header = JSON.parse(json.toString('utf8')) as Header;
-    if (header.key !== key) return null;
-    const base = align8(start.length + jsonLength);
-    const last = header.sections.at(-1);
-    if (last !== undefined && base + last.offset + align8(last.bytes) !== size) return null;
-    // Each section in its own allocation: aligned for any typed array, and freed with its structure.
+    check(header.key === key, 'written for other data files, another version or other code');
+    check(header.size === size, 'truncated or extended');
+    const base = align8(PREFIX_BYTES + jsonLength);
+    // Each section in an allocation of its own: aligned for any typed array, and freed with its structure.
     const views: View[] = [];
     for (const s of header.sections) {
-      const buf = Buffer.allocUnsafeSlow(s.bytes);
-      await readExactly(fh, buf, base + s.offset);
-      if (crc32(buf) !== s.crc || s.bytes % KINDS[s.kind] !== 0) return null;
-      const len = s.bytes / KINDS[s.kind];
-      const at = buf.byteOffset; // 0: allocUnsafeSlow never pools
-      views.push(s.kind === 'u8' ? buf : s.kind === 'i32' ? new Int32Array(buf.buffer, at, len) : s.kind === 'u32' ? new Uint32Array(buf.buffer, at, len) : new Float64Array(buf.buffer, at, len));
+      check(s.bytes % KIND_BYTES[s.kind] === 0 && base + s.offset + s.bytes <= size);
+      const buf = new ArrayBuffer(s.bytes);
+      await readExactly(fh, new Uint8Array(buf), base + s.offset);
+      check(s.crc === null || crc32(new Uint8Array(buf)) === s.crc, 'an index section is damaged');
+      views.push(view(s.kind, buf, s.bytes));
     }
-    const sec = (i: number, kind: Kind): View => {
-      check(header.sections[i]?.kind === kind);
+    const sec = (i: number, ...kinds: Kind[]): View => {
+      check(kinds.includes(header.sections[i]?.kind as Kind));
       return views[i]!;
     };
     const collections = {} as Collections;
     for (const def of RESOURCE_LIST) {
       const ref = header.collections[def.name];
-      if (!ref) return null;
-      collections[def.name] = rebuild(RESOURCES[def.name], ref, sec);
+      check(ref !== undefined);
+      collections[def.name] = rebuild(RESOURCES[def.name], ref!, sec);
     }
-    return collections;
-  } catch {
-    return null;
+    return { collections, miss: null };
+  } catch (err) {
+    return { collections: null, miss: err instanceof Miss ? err.message : `unreadable: ${(err as Error).message}` };
   } finally {
     await fh?.close().catch(() => {});
   }
+}
+
+/** The cached structures, or null on any miss. */
+export async function loadSnapshotCache(stateDir: string, dataDir: string): Promise<Collections | null> {
+  return (await readSnapshotCache(stateDir, dataDir)).collections;
 }

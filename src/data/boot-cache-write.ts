@@ -1,16 +1,18 @@
-// Writes the boot cache of a freshly validated snapshot: every structure raw, 8-byte aligned, with a
-// CRC-32 per section, to a temp file that is fsynced and renamed into place.
+// Writes the boot cache of a freshly validated snapshot: every typed array as it is, 8-byte aligned,
+// a CRC-32 per index section, to a temp file that is fsynced and renamed into place.
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { RESOURCE_LIST } from '../resources/index.ts';
+import type { Details } from './detail-layout.ts';
 import type { Fragments } from './fragments.ts';
-import type { CollectionIndex } from './indexes.ts';
+import type { CollectionIndex, PostingTable } from './indexes.ts';
 import type { GramPostings } from './search-index.ts';
+import type { StringTable } from './string-table.ts';
 import {
-  align8, cacheFile, cacheKey, crc32, MAGIC, racy, READ_CHUNK, readDataIdentity, STRING_CHUNK,
-  type CollectionRef, type Collections, type DataIdentity, type FragmentsRef, type GramsRef, type Header, type Kind,
-  type Section, type StringsRef, type View,
+  align8, cacheFile, cacheKey, crc32, MAGIC, PREFIX_BYTES, racy, READ_CHUNK, readDataIdentity,
+  type CollectionRef, type Collections, type DataIdentity, type DetailsRef, type FragmentsRef, type GramsRef, type Header, type Kind,
+  type PostingRef, type Section, type TableRef, type View,
 } from './boot-cache-format.ts';
 
 /** Collects the sections in file order; each is written straight from its typed array. */
@@ -19,42 +21,30 @@ class SectionWriter {
   readonly views: View[] = [];
   private pos = 0;
 
-  add(kind: Kind, view: View): number {
+  /** `index`: a structure the server indexes with (checksummed); else a JSON arena (checked per record). */
+  add(kind: Kind, view: View, index = true): number {
     const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
-    this.sections.push({ kind, offset: this.pos, bytes: view.byteLength, crc: crc32!(bytes) });
+    this.sections.push({ kind, offset: this.pos, bytes: view.byteLength, crc: index ? crc32!(bytes) : null });
     this.views.push(view);
     this.pos += align8(view.byteLength);
     return this.sections.length - 1;
   }
 
-  /** Strings as lengths plus joined text, latin1 when every unit fits (exact, unlike UTF-8 with lone surrogates). */
-  strings(list: readonly string[]): StringsRef {
-    const lengths = new Int32Array(list.length);
-    const chunks: { section: number; latin1: boolean; count: number }[] = [];
-    let first = 0;
-    let units = 0;
-    for (let i = 0; i <= list.length; i++) {
-      if (i === list.length || units >= STRING_CHUNK) {
-        if (i > first) {
-          const text = list.slice(first, i).join('');
-          const latin1 = !/[^\u0000-\u00ff]/.test(text);
-          chunks.push({ section: this.add('u8', Buffer.from(text, latin1 ? 'latin1' : 'utf16le')), latin1, count: i - first });
-        }
-        first = i;
-        units = 0;
-      }
-      if (i < list.length) units += lengths[i] = list[i]!.length;
-    }
-    return { lengths: this.add('i32', lengths), chunks };
+  table(t: StringTable): TableRef {
+    return { units: this.add(t.units instanceof Uint8Array ? 'u8' : 'u16', t.units), starts: this.add('f64', t.starts), slots: this.add('i32', t.slots) };
   }
 
   fragments(f: Fragments): FragmentsRef {
     return {
-      bytes: this.add('u8', f.bytes),
+      bytes: this.add('u8', f.bytes, false),
       starts: this.add('f64', f.starts),
       gaps: f.gaps && this.add('f64', f.gaps),
       keys: f.keys && this.add('f64', f.keys),
     };
+  }
+
+  details(d: Details): DetailsRef {
+    return { planned: d.plan !== null, own: this.fragments(d.own), cuts: this.add('u32', d.cuts), ownCuts: this.add('u32', d.ownCuts) };
   }
 
   grams(g: GramPostings): GramsRef {
@@ -63,47 +53,35 @@ class SectionWriter {
     return { keys: this.add('f64', keys), offsets: this.add('i32', g.offsets), ids: this.add('i32', g.ids) };
   }
 
+  posting(p: PostingTable): PostingRef {
+    return {
+      param: p.param,
+      keys: this.table(p.keys),
+      offsets: this.add('i32', p.offsets),
+      ids: this.add('i32', p.ids),
+      sorted: p.sorted.map((ids) => this.add('i32', ids)),
+      bitsAt: this.add('i32', p.bitsAt),
+      bits: this.add('u32', p.bits),
+    };
+  }
+
   collection(ix: CollectionIndex): CollectionRef {
-    const postings = [...ix.postings].map(([param, byKey]) => {
-      const lists = [...byKey.values()];
-      const offsets = new Int32Array(lists.length + 1);
-      lists.forEach((ids, k) => (offsets[k + 1] = offsets[k]! + ids.length));
-      const flat = new Int32Array(offsets[lists.length]!);
-      lists.forEach((ids, k) => flat.set(ids, offsets[k]!));
-      const bits: [number, number][] = [];
-      lists.forEach((ids, k) => {
-        const b = ix.bits.get(ids);
-        if (b) bits.push([k, this.add('u32', b)]);
-      });
-      // The lists of one sort order lie back to back in one array, in key order: one section per sort.
-      const inOrder = [...ix.orders.keys()].map((sort) => {
-        const sorted = new Int32Array(flat.length);
-        lists.forEach((ids, k) => sorted.set(ix.inOrder.get(ids)!.get(sort)!, offsets[k]!));
-        return { sort, ids: this.add('i32', sorted) };
-      });
-      return { param, keys: this.strings([...byKey.keys()]), offsets: this.add('i32', offsets), ids: this.add('i32', flat), bits, inOrder };
-    });
     const r = ix.range;
     return {
       size: ix.size,
-      slugs: this.strings(slugList(ix)),
+      slugs: this.table(ix.slugs),
       list: this.fragments(ix.list),
-      detail: this.fragments(ix.detail),
-      sorts: [...ix.orders].map(([name, order]) => ({ name, order: this.add('i32', order), rank: this.add('i32', ix.ranks.get(name)!) })),
-      postings,
+      detail: this.details(ix.detail),
+      orders: ix.orders.map((o) => this.add('i32', o)),
+      ranks: ix.ranks.map((o) => this.add('i32', o)),
+      postings: ix.postings.map((p) => this.posting(p)),
       range: r && { param: r.param, ids: this.add('i32', r.ids), values: this.add('f64', r.values), byId: this.add('f64', r.byId) },
-      searchText: this.strings(ix.searchText),
+      searchText: this.table(ix.searchText),
       unigrams: this.grams(ix.search.unigrams),
       bigrams: this.grams(ix.search.bigrams),
       trigrams: this.grams(ix.search.trigrams),
     };
   }
-}
-
-function slugList(ix: CollectionIndex): string[] {
-  const slugs = new Array<string>(ix.size);
-  for (const [slug, id] of ix.slugs) slugs[id] = slug;
-  return slugs;
 }
 
 async function writeAll(fh: FileHandle, data: Uint8Array): Promise<void> {
@@ -122,12 +100,22 @@ export async function saveSnapshotCache(stateDir: string, dataDir: string, snaps
   const w = new SectionWriter();
   const collections: Record<string, CollectionRef> = {};
   for (const def of RESOURCE_LIST) collections[def.name] = w.collection(snapshot.collections[def.name]);
-  const header: Header = { key: await cacheKey(dataDir, before), sections: w.sections, collections };
-  const json = Buffer.from(JSON.stringify(header));
-  const head = Buffer.alloc(align8(MAGIC.length + 4 + json.length));
+  const key = await cacheKey(dataDir, before);
+  const last = w.sections.at(-1);
+  const body = last === undefined ? 0 : last.offset + align8(last.bytes);
+  // The file's size is in the header, which sits before the sections: find the fixed point (the
+  // header grows by a digit at most once).
+  let json = Buffer.alloc(0);
+  for (let size = 0, prev = -1; size !== prev; ) {
+    prev = size;
+    json = Buffer.from(JSON.stringify({ key, size, sections: w.sections, collections } satisfies Header));
+    size = align8(PREFIX_BYTES + json.length) + body;
+  }
+  const head = Buffer.alloc(align8(PREFIX_BYTES + json.length));
   MAGIC.copy(head, 0);
   head.writeUInt32LE(json.length, MAGIC.length);
-  json.copy(head, MAGIC.length + 4);
+  head.writeUInt32LE(crc32!(json), MAGIC.length + 4);
+  json.copy(head, PREFIX_BYTES);
 
   const file = cacheFile(stateDir);
   await mkdir(dirname(file), { recursive: true, mode: 0o700 }); // the state directory is owner-only, its cache too

@@ -21,55 +21,136 @@ export function utcYmd(ms: number): number {
   return d.getUTCFullYear() * 10_000 + (d.getUTCMonth() + 1) * 100 + d.getUTCDate();
 }
 
-/** Collects the JSON text of each record into one growing Buffer. */
+/** A Float64Array that grows by doubling; `finish` trims it. */
+export class GrowingF64 {
+  private a: Float64Array;
+  length = 0;
+  constructor(capacity: number) {
+    this.a = new Float64Array(Math.max(capacity, 16));
+  }
+  push(v: number): void {
+    if (this.length === this.a.length) {
+      const b = new Float64Array(this.a.length * 2);
+      b.set(this.a);
+      this.a = b;
+    }
+    this.a[this.length++] = v;
+  }
+  finish(): Float64Array {
+    return this.a.length === this.length ? this.a : this.a.slice(0, this.length);
+  }
+}
+
+/** Bytes written into one chunk before the next starts: no doubling copies, at most one chunk unused. */
+const CHUNK_BYTES = 32 << 20;
+
+/**
+ * Collects the JSON text of each record, chunk after chunk, then into one Buffer of the exact size.
+ * A record may be cut at positions given in UTF-16 units; the byte offsets of the cuts (from the
+ * record's start) are what a reader needs to copy part of it (a detail's run of list fields).
+ */
 export class FragmentBuilder {
-  private buf = Buffer.allocUnsafe(1 << 20);
+  private chunks: Buffer[] = [];
+  private buf: Buffer;
   private pos = 0;
-  private readonly starts: Float64Array;
-  private readonly gaps: Float64Array | null;
-  private readonly keys: Float64Array | null;
-  private count = 0;
+  /** Bytes in the chunks before `buf`. */
+  private base = 0;
+  private readonly starts: GrowingF64;
+  private readonly gaps: GrowingF64 | null;
+  private readonly keys: GrowingF64 | null;
 
   constructor(
     size: number,
     private readonly late: LateField | null,
+    bytes = CHUNK_BYTES,
   ) {
-    this.starts = new Float64Array(size + 1);
-    this.gaps = late ? new Float64Array(size) : null;
-    this.keys = late ? new Float64Array(size) : null;
+    this.starts = new GrowingF64(size + 1);
+    this.gaps = late ? new GrowingF64(size) : null;
+    this.keys = late ? new GrowingF64(size) : null;
+    this.buf = Buffer.allocUnsafeSlow(Math.min(Math.max(bytes, 1 << 16), CHUNK_BYTES));
+  }
+
+  private get at(): number {
+    return this.base + this.pos;
   }
 
   private put(text: string): void {
     // UTF-8 takes at most 3 bytes per UTF-16 unit: make room for the worst case, then write once.
     if (this.buf.length - this.pos < text.length * 3) {
-      const bigger = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + text.length * 3));
-      this.buf.copy(bigger, 0, 0, this.pos);
-      this.buf = bigger;
+      this.chunks.push(this.buf.subarray(0, this.pos));
+      this.base += this.pos;
+      this.buf = Buffer.allocUnsafeSlow(Math.max(CHUNK_BYTES, text.length * 3));
+      this.pos = 0;
     }
     this.pos += this.buf.write(text, this.pos);
   }
 
   /** Adds the next record: its whole JSON, or the text before and after its late value, and the late key. */
   add(head: string, tail: string | null = null, key: number | null = null): void {
-    this.starts[this.count] = this.pos;
+    this.starts.push(this.at);
     this.put(head);
     if (this.gaps && this.keys) {
-      this.gaps[this.count] = this.pos;
-      this.keys[this.count] = key ?? NaN;
+      this.gaps.push(this.at);
+      this.keys.push(key ?? NaN);
       this.put(tail ?? '');
     }
-    this.count++;
+  }
+
+  /**
+   * Adds the next record from one text, its late value's place at unit `gapAt` (-1: none) with `key`,
+   * and writes the byte offset (from the record's start) of each unit position of `cuts` (ascending,
+   * never `gapAt`) to `out` from `outAt` on.
+   */
+  addCut(text: string, cuts: readonly number[], gapAt: number, key: number | null, out: Uint32Array, outAt: number): void {
+    const start = this.at;
+    this.starts.push(start);
+    const gapped = this.gaps !== null;
+    let gapDone = !gapped || gapAt < 0;
+    let from = 0;
+    for (let c = 0; ; ) {
+      const cut = c < cuts.length ? cuts[c]! : Infinity;
+      const gapNext = !gapDone && gapAt < cut;
+      const next = gapNext ? gapAt : cut;
+      if (next === Infinity) break;
+      this.put(text.slice(from, next));
+      from = next;
+      if (gapNext) {
+        this.gaps!.push(this.at);
+        this.keys!.push(key ?? NaN);
+        gapDone = true;
+      } else out[outAt + c++] = this.at - start;
+    }
+    this.put(text.slice(from));
+    if (gapped && gapAt < 0) {
+      this.gaps!.push(this.at);
+      this.keys!.push(key ?? NaN);
+    }
+  }
+
+  get count(): number {
+    return this.starts.length;
   }
 
   finish(): Fragments {
-    this.starts[this.count] = this.pos;
-    // Copy to the exact size: the doubling leaves up to half the buffer unused.
-    return { bytes: Buffer.from(this.buf.subarray(0, this.pos)), starts: this.starts, gaps: this.gaps, late: this.late, keys: this.keys };
+    this.starts.push(this.at);
+    // One exact-size copy; each chunk is let go as soon as it is copied.
+    const bytes = Buffer.allocUnsafeSlow(this.at);
+    this.chunks.push(this.buf.subarray(0, this.pos));
+    this.buf = Buffer.alloc(0);
+    let at = 0;
+    for (let i = 0; i < this.chunks.length; i++) {
+      at += this.chunks[i]!.copy(bytes, at);
+      this.chunks[i] = EMPTY_BUFFER;
+    }
+    this.chunks = [];
+    return { bytes, starts: this.starts.finish(), gaps: this.gaps?.finish() ?? null, late: this.late, keys: this.keys?.finish() ?? null };
   }
 }
 
+const EMPTY_BUFFER = Buffer.alloc(0);
+
 /** The late value of record `id` on day `today` (yyyymmdd), as JSON text. */
-function lateText(f: Fragments, id: number, today: number): string {
+export function lateText(f: Fragments, id: number, today: number): string {
   const key = f.keys![id]!;
   return key !== key ? 'null' : String(f.late!.value(key, today));
 }

@@ -1,10 +1,13 @@
-// Load-time work so that requests only join precomputed pieces (STYLE habit 2): slug map, one order
-// per sort value, folded value -> ids postings per filter, folded search text, serialized JSON.
+// Load-time work so that requests only join precomputed pieces (STYLE habit 2): a slug hash table, one
+// order per sort value, folded value -> ids postings per filter, folded search text, serialized JSON,
+// all in typed arrays; and the functions through which the server reads them.
 import type { LinkedRecord, ResourceDefinition } from '../resources/types.ts';
 import { fold } from './fold.ts';
-import { FragmentBuilder, type Fragments } from './fragments.ts';
+import { detailBytes, detailPlan, fieldStarts, type Details } from './detail-layout.ts';
+import { fragment, FragmentBuilder, fragmentLength, GrowingF64, writeFragment, type Fragments } from './fragments.ts';
 import { buildSearchIndex, type SearchIndex } from './search-index.ts';
 import { compileShapes } from './shape.ts';
+import { count, includes, lookup, stringAt, stringTable, type StringTable } from './string-table.ts';
 
 export interface RangeIndex {
   /** The `minParam` of the range filter it serves. */
@@ -17,125 +20,168 @@ export interface RangeIndex {
   readonly byId: Float64Array;
 }
 
-export interface CollectionIndex {
-  readonly def: ResourceDefinition;
-  readonly size: number;
-  readonly slugs: ReadonlyMap<string, number>;
-  /** Each record's list-shape JSON. */
-  readonly list: Fragments;
-  /** Each record's whole 200 detail response body. */
-  readonly detail: Fragments;
-  /** Sort name -> record ids in that order. */
-  readonly orders: ReadonlyMap<string, Int32Array>;
-  /** Sort name -> position of each record id in that order. */
-  readonly ranks: ReadonlyMap<string, Int32Array>;
-  /** Filter param -> key (folded value, slug, enum value, 'true'/'false') -> ascending ids. */
-  readonly postings: ReadonlyMap<string, ReadonlyMap<string, Int32Array>>;
-  /** A bitmap (bit per record id) of each dense posting, so intersecting with it is a bit test. */
-  readonly bits: ReadonlyMap<Int32Array, Uint32Array>;
-  /** Each posting's ids in each sort order (posting -> sort name -> ids): a one-filter page is a slice. */
-  readonly inOrder: ReadonlyMap<Int32Array, ReadonlyMap<string, Int32Array>>;
-  readonly range: RangeIndex | null;
-  /** Folded search text by id. */
-  readonly searchText: readonly string[];
-  /** 1-, 2- and 3-gram postings over `searchText`. */
-  readonly search: SearchIndex;
-}
-
-/** The list JSON and whole detail bodies of every record, each shape with a gap where its late field goes. */
-function serialize(def: ResourceDefinition, records: readonly LinkedRecord[]): { list: Fragments; detail: Fragments } {
-  const shapes = compileShapes(def);
-  const late = def.late ?? null;
-  const list = new FragmentBuilder(records.length, late && def.listFields.includes(late.field) ? late : null);
-  const detail = new FragmentBuilder(records.length, late && def.detailFields.includes(late.field) ? late : null);
-  const open = `{"success":true,"version":"v1","resource":"${def.name}","data":`;
-  for (const r of records) {
-    const json = shapes(r);
-    const key = late ? late.key(r) : null;
-    list.add(json.list[0], json.list[1], key);
-    if (json.detail[1] === null) detail.add(open + json.detail[0] + '}');
-    else detail.add(open + json.detail[0], json.detail[1] + '}', key);
-  }
-  return { list: list.finish(), detail: detail.finish() };
-}
-
-/** Ascending rank of each record's `_id`, so ties break on `_id` with an integer compare. */
-function idRanks(records: readonly LinkedRecord[]): Int32Array {
-  const byId = Int32Array.from(records.keys()).sort((a, b) => (records[a]!._id < records[b]!._id ? -1 : 1));
-  const rank = new Int32Array(records.length);
-  byId.forEach((id, pos) => (rank[id] = pos));
-  return rank;
-}
-
-function buildOrder(def: ResourceDefinition, sortName: string, records: readonly LinkedRecord[], idRank: Int32Array): Int32Array {
-  const sort = def.sorts.find((s) => s.name === sortName)!;
-  const sign = sort.dir === 'asc' ? 1 : -1;
-  const keys = records.map((r) => {
-    const k = sort.key(r);
-    return k === null || k === undefined ? null : sort.type === 'text' ? fold(String(k)) : Number(k);
-  });
-  return Int32Array.from(records.keys()).sort((a, b) => {
-    const ka = keys[a]!, kb = keys[b]!;
-    if (ka !== kb) {
-      if (ka === null) return 1; // nulls last in either direction
-      if (kb === null) return -1;
-      return ka < kb ? -sign : sign;
-    }
-    return idRank[a]! - idRank[b]!;
-  });
-}
-
-function buildPostings(def: ResourceDefinition, records: readonly LinkedRecord[]): Map<string, Map<string, Int32Array>> {
-  const postings = new Map<string, Map<string, Int32Array>>();
-  for (const filter of def.filters) {
-    if (filter.kind === 'range') continue;
-    const lists = new Map<string, number[]>();
-    records.forEach((r, id) => {
-      const raw = filter.get(r);
-      const values = raw === null || raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
-      const keys = new Set(values.map((v) => (filter.kind === 'text' ? fold(String(v).trim()) : String(v))));
-      for (const key of keys) {
-        let list = lists.get(key);
-        if (!list) lists.set(key, (list = []));
-        list.push(id);
-      }
-    });
-    postings.set(filter.param, new Map([...lists].map(([k, ids]) => [k, Int32Array.from(ids)])));
-  }
-  return postings;
+/**
+ * The postings of one equality filter in compressed (CSR) form: key k (a string of `keys`) holds the
+ * ascending ids `ids[offsets[k], offsets[k + 1])`; the same lists in each sort order lie at the same
+ * offsets in `sorted`; a posting holding at least 1/64 of the records also has a bitmap, words
+ * `bits[bitsAt[k] * words, ...)`. No Map entry and no object per key: a key per celebrity is three
+ * numbers, and the boot cache maps the arrays back as they are.
+ */
+export interface PostingTable {
+  readonly param: string;
+  readonly keys: StringTable;
+  readonly offsets: Int32Array;
+  readonly ids: Int32Array;
+  /** Per sort of the definition (in its order): the lists in that order, at the offsets of `ids`. */
+  readonly sorted: readonly Int32Array[];
+  /** Posting -> its bitmap's number in `bits`, or -1. */
+  readonly bitsAt: Int32Array;
+  /** The bitmaps of the dense postings, (size + 31) >>> 5 words each, back to back. */
+  readonly bits: Uint32Array;
 }
 
 /**
- * Every posting of one filter in every sort order, in one linear pass per sort: walk the order and
- * append each id to the lists that hold it. The lists share one flat array per sort.
+ * Everything a collection answers from, as a few large typed arrays. The server reads it only
+ * through the functions below (slugId, postingIds, sortOrder, listLength, detailBody...), so the
+ * layout can change without touching src/http or src/query.
  */
-function postingsInOrder(byKey: ReadonlyMap<string, Int32Array>, orders: ReadonlyMap<string, Int32Array>, size: number): Map<Int32Array, Map<string, Int32Array>> {
-  const lists = [...byKey.values()];
-  const offsets = new Int32Array(lists.length + 1);
-  lists.forEach((ids, k) => (offsets[k + 1] = offsets[k]! + ids.length));
-  // Which lists each record is in, as CSR: record id -> list numbers.
-  const perRecord = new Int32Array(size + 1);
-  for (const ids of lists) for (let i = 0; i < ids.length; i++) perRecord[ids[i]! + 1]!++;
-  for (let id = 0; id < size; id++) perRecord[id + 1]! += perRecord[id]!;
-  const member = new Int32Array(perRecord[size]!);
-  const fill = perRecord.slice(0, size);
-  lists.forEach((ids, k) => {
-    for (let i = 0; i < ids.length; i++) member[fill[ids[i]!]!++] = k;
-  });
-  const out = new Map<Int32Array, Map<string, Int32Array>>(lists.map((ids) => [ids, new Map()]));
-  for (const [sort, order] of orders) {
-    const flat = new Int32Array(offsets[lists.length]!);
-    const cursor = offsets.slice(0, lists.length);
-    for (let pos = 0; pos < order.length; pos++) {
-      const id = order[pos]!;
-      for (let m = perRecord[id]!; m < perRecord[id + 1]!; m++) flat[cursor[member[m]!]!++] = id;
-    }
-    lists.forEach((ids, k) => out.get(ids)!.set(sort, flat.subarray(offsets[k]!, offsets[k + 1]!)));
-  }
-  return out;
+export interface CollectionIndex {
+  readonly def: ResourceDefinition;
+  readonly size: number;
+  /** Slug of record i is string i; its hash table finds the id of a slug. */
+  readonly slugs: StringTable;
+  /** Each record's list-shape JSON. */
+  readonly list: Fragments;
+  /** Each record's detail: the detail-only JSON, the rest read from `list` (src/data/detail-layout.ts). */
+  readonly detail: Details;
+  /** Per sort of the definition (in its order): record ids in that order. */
+  readonly orders: readonly Int32Array[];
+  /** Per sort: the position of each record id in that order. */
+  readonly ranks: readonly Int32Array[];
+  /** One table per equality filter, in the definition's order. */
+  readonly postings: readonly PostingTable[];
+  readonly range: RangeIndex | null;
+  /** Folded search text of record i is string i (no hash table). */
+  readonly searchText: StringTable;
+  /** 1-, 2- and 3-gram postings over the search texts. */
+  readonly search: SearchIndex;
 }
 
-/** Bitmaps of the postings that hold at least 1/64 of the records: their bitmap is at most 2x the posting. */
+const EMPTY = new Int32Array(0);
+
+/** The record id of `slug`, or -1. */
+export function slugId(ix: CollectionIndex, slug: string): number {
+  return lookup(ix.slugs, slug);
+}
+
+/** The slug of record `id` (decoded; not for the request path). */
+export function slugOf(ix: CollectionIndex, id: number): string {
+  return stringAt(ix.slugs, id);
+}
+
+function sortNumber(ix: CollectionIndex, sort: string): number {
+  const sorts = ix.def.sorts;
+  for (let i = 0; i < sorts.length; i++) if (sorts[i]!.name === sort) return i;
+  return -1;
+}
+
+/** Record ids in the order of sort `sort` (a sort name of the definition). */
+export function sortOrder(ix: CollectionIndex, sort: string): Int32Array {
+  return ix.orders[sortNumber(ix, sort)]!;
+}
+
+/** The position of each record id in the order of `sort`. */
+export function sortRank(ix: CollectionIndex, sort: string): Int32Array {
+  return ix.ranks[sortNumber(ix, sort)]!;
+}
+
+function table(ix: CollectionIndex, param: string): PostingTable | null {
+  for (const t of ix.postings) if (t.param === param) return t;
+  return null;
+}
+
+/** Ascending ids of the records whose filter `param` has `key` (empty when none). */
+export function postingIds(ix: CollectionIndex, param: string, key: string): Int32Array {
+  const t = table(ix, param);
+  const k = t === null ? -1 : lookup(t.keys, key);
+  return k === -1 ? EMPTY : t!.ids.subarray(t!.offsets[k]!, t!.offsets[k + 1]!);
+}
+
+/** The filter keys of `param`, in table order (decoded; for tests and tools). */
+export function postingKeys(ix: CollectionIndex, param: string): string[] {
+  const t = table(ix, param);
+  return t === null ? [] : Array.from({ length: count(t.keys) }, (_, k) => stringAt(t.keys, k));
+}
+
+/**
+ * The table and posting number of `ids` when it is a whole posting that postingIds returned: found
+ * by where it lies in the table's ids (its offset), not by object identity, so the views made per
+ * request and those read back from the boot cache are recognized alike.
+ */
+function postingOf(ix: CollectionIndex, ids: Int32Array): { t: PostingTable; k: number } | null {
+  if (ids.length === 0) return null;
+  for (const t of ix.postings) {
+    const all = t.ids;
+    if (ids.buffer !== all.buffer || ids.byteOffset < all.byteOffset || ids.byteOffset >= all.byteOffset + all.byteLength) continue;
+    const start = (ids.byteOffset - all.byteOffset) >>> 2;
+    const offsets = t.offsets;
+    let lo = 0;
+    let hi = offsets.length - 2;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const v = offsets[mid]!;
+      if (v === start) return offsets[mid + 1]! - start === ids.length ? { t, k: mid } : null;
+      if (v < start) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return null;
+  }
+  return null;
+}
+
+/** The bitmap of a dense posting (a bit per record id), or null for any other set. */
+export function postingBits(ix: CollectionIndex, ids: Int32Array): Uint32Array | null {
+  const p = postingOf(ix, ids);
+  if (p === null) return null;
+  const n = p.t.bitsAt[p.k]!;
+  if (n < 0) return null;
+  const words = (ix.size + 31) >>> 5;
+  return p.t.bits.subarray(n * words, (n + 1) * words);
+}
+
+/** A posting's ids in the order of `sort`, or null when `ids` is not a posting. */
+export function postingInOrder(ix: CollectionIndex, ids: Int32Array, sort: string): Int32Array | null {
+  const p = postingOf(ix, ids);
+  if (p === null) return null;
+  const sorted = p.t.sorted[sortNumber(ix, sort)];
+  return sorted === undefined ? null : sorted.subarray(p.t.offsets[p.k]!, p.t.offsets[p.k + 1]!);
+}
+
+/** True when the folded search text of record `id` contains the folded `text`. */
+export function searchTextIncludes(ix: CollectionIndex, id: number, text: string): boolean {
+  return includes(ix.searchText, id, text);
+}
+
+/** Bytes of record `id`'s list item as served on day `today`. */
+export function listLength(ix: CollectionIndex, id: number, today: number): number {
+  return fragmentLength(ix.list, id, today);
+}
+
+/** Copies record `id`'s list item as served on `today` into `out` at `pos`; returns the position after it. */
+export function writeList(ix: CollectionIndex, id: number, today: number, out: Buffer, pos: number): number {
+  return writeFragment(ix.list, id, today, out, pos);
+}
+
+/** Record `id`'s list item alone. */
+export function listItem(ix: CollectionIndex, id: number, today: number): Buffer {
+  return fragment(ix.list, id, today);
+}
+
+/** Record `id`'s whole 200 detail body as served on `today`. */
+export function detailBody(ix: CollectionIndex, id: number, today: number): Buffer {
+  return detailBytes(ix.list, ix.detail, id, today);
+}
+
 /** A bit per record id, set for the ids given. */
 export function bitmapOf(ids: Int32Array, size: number): Uint32Array {
   const bits = new Uint32Array((size + 31) >>> 5);
@@ -143,54 +189,227 @@ export function bitmapOf(ids: Int32Array, size: number): Uint32Array {
   return bits;
 }
 
-function densePostingBits(postings: ReadonlyMap<string, ReadonlyMap<string, Int32Array>>, size: number): Map<Int32Array, Uint32Array> {
-  const bits = new Map<Int32Array, Uint32Array>();
-  for (const byKey of postings.values()) {
-    for (const ids of byKey.values()) {
-      if (ids.length * 64 >= size) bits.set(ids, bitmapOf(ids, size));
-    }
-  }
-  return bits;
+/** Ascending rank of each record's `_id`, so ties break on `_id` with an integer compare. */
+function idRanks(ids: readonly string[]): Int32Array {
+  const byId = Int32Array.from(ids.keys()).sort((a, b) => (ids[a]! < ids[b]! ? -1 : 1));
+  const rank = new Int32Array(ids.length);
+  byId.forEach((id, pos) => (rank[id] = pos));
+  return rank;
 }
 
-function buildRange(def: ResourceDefinition, records: readonly LinkedRecord[]): RangeIndex | null {
-  const filter = def.filters.find((f) => f.kind === 'range');
-  if (!filter) return null;
-  const vals = records.map((r) => filter.get(r));
-  const ids = Int32Array.from(records.keys())
-    .filter((id) => typeof vals[id] === 'number')
-    .sort((a, b) => vals[a]! - vals[b]! || a - b);
-  const byId = Float64Array.from(vals, (v) => (typeof v === 'number' ? v : NaN));
-  return { param: filter.minParam, ids, values: Float64Array.from(ids, (id) => vals[id]!), byId };
+/** Record ids ordered by `keys` (NaN or null: no value, last in either direction), ties by `_id`. */
+function buildOrder(keys: Float64Array | readonly (string | null)[], dir: 'asc' | 'desc', idRank: Int32Array): Int32Array {
+  const sign = dir === 'asc' ? 1 : -1;
+  const none = (k: number | string | null) => k === null || k !== k;
+  return Int32Array.from({ length: keys.length }, (_, i) => i).sort((a, b) => {
+    const ka = keys[a]!, kb = keys[b]!;
+    if (ka !== kb) {
+      const na = none(ka), nb = none(kb);
+      if (na || nb) return na && nb ? idRank[a]! - idRank[b]! : na ? 1 : -1;
+      return ka < kb ? -sign : sign;
+    }
+    return idRank[a]! - idRank[b]!;
+  });
+}
+
+type EqualityFilter = Exclude<ResourceDefinition['filters'][number], { kind: 'range' }>;
+
+/**
+ * One filter's keys while records are added: key numbers in order of first appearance, and which
+ * keys each record holds (CSR: record id -> key numbers).
+ */
+class PostingCollector {
+  private readonly number = new Map<string, number>();
+  private readonly counts: number[] = [];
+  private readonly members: number[] = [];
+  private readonly perRecord: number[] = [0];
+
+  constructor(readonly filter: EqualityFilter) {}
+
+  add(r: LinkedRecord): void {
+    const raw = this.filter.get(r);
+    const values = raw === null || raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
+    const seen = this.members.length;
+    for (const v of values) {
+      const key = this.filter.kind === 'text' ? fold(String(v).trim()) : String(v);
+      let k = this.number.get(key);
+      if (k === undefined) {
+        this.number.set(key, (k = this.counts.length));
+        this.counts.push(0);
+      }
+      // The same key twice in one record counts once.
+      let again = false;
+      for (let m = seen; m < this.members.length; m++) if (this.members[m] === k) again = true;
+      if (again) continue;
+      this.counts[k]!++;
+      this.members.push(k);
+    }
+    this.perRecord.push(this.members.length);
+  }
+
+  /**
+   * The table: ascending ids per key, the same lists in every sort order (one linear pass per sort:
+   * walk the order and append each id to the lists that hold it), and bitmaps of the postings that
+   * hold at least 1/64 of the records (their bitmap is then at most 2x the posting).
+   */
+  finish(size: number, orders: readonly Int32Array[]): PostingTable {
+    const keys = this.counts.length;
+    const perRecord = Int32Array.from(this.perRecord);
+    const member = Int32Array.from(this.members);
+    const offsets = new Int32Array(keys + 1);
+    for (let k = 0; k < keys; k++) offsets[k + 1] = offsets[k]! + this.counts[k]!;
+    const fill = (order: Int32Array | null): Int32Array => {
+      const flat = new Int32Array(offsets[keys]!);
+      const cursor = offsets.slice(0, keys);
+      for (let pos = 0; pos < size; pos++) {
+        const id = order === null ? pos : order[pos]!;
+        for (let m = perRecord[id]!; m < perRecord[id + 1]!; m++) flat[cursor[member[m]!]!++] = id;
+      }
+      return flat;
+    };
+    const ids = fill(null);
+    const bitsAt = new Int32Array(keys).fill(-1);
+    const words = (size + 31) >>> 5;
+    let dense = 0;
+    for (let k = 0; k < keys; k++) if ((offsets[k + 1]! - offsets[k]!) * 64 >= size) bitsAt[k] = dense++;
+    const bits = new Uint32Array(dense * words);
+    for (let k = 0; k < keys; k++) {
+      if (bitsAt[k]! < 0) continue;
+      bits.set(bitmapOf(ids.subarray(offsets[k]!, offsets[k + 1]!), size), bitsAt[k]! * words);
+    }
+    return { param: this.filter.param, keys: stringTable([...this.number.keys()]), offsets, ids, sorted: orders.map(fill), bitsAt, bits };
+  }
+}
+
+/**
+ * Builds a collection's index one record at a time: `add` keeps only what the index needs (the list
+ * and detail-only JSON, sort keys, filter keys, search text, slug, range value), never the record, so
+ * a loader can let each record go once added; `finish` sorts and builds the postings and search grams.
+ * Record ids are the order of `add` calls.
+ */
+export interface IndexBuilder {
+  add(r: LinkedRecord): void;
+  finish(): CollectionIndex;
+}
+
+/** `hint`: about how many records and bytes of source JSON to expect, so arrays start near their size. */
+export function indexBuilder(def: ResourceDefinition, hint: { readonly records: number; readonly bytes: number } = { records: 0, bytes: 0 }): IndexBuilder {
+  const shapes = compileShapes(def);
+  const late = def.late ?? null;
+  const plan = detailPlan(def);
+  const listLate = late && def.listFields.some((f) => f === late.field) ? late : null;
+  const list = new FragmentBuilder(hint.records, listLate, hint.bytes);
+  const own = new FragmentBuilder(hint.records, plan === null && late && def.detailFields.some((f) => f === late.field) ? late : null, hint.bytes);
+  const cutsPerRecord = plan?.listCuts.length ?? 0;
+  const ownCutsPerRecord = plan === null ? 0 : plan.ownRuns - 1;
+  let cuts = new Uint32Array(Math.max(hint.records, 16) * cutsPerRecord);
+  let ownCuts = new Uint32Array(Math.max(hint.records, 16) * ownCutsPerRecord);
+  const open = `{"success":true,"version":"v1","resource":"${def.name}","data":`;
+  const ids: string[] = [];
+  const slugs: string[] = [];
+  const texts: string[] = [];
+  const sortKeys = def.sorts.map((s) => (s.type === 'number' ? new GrowingF64(hint.records) : ([] as (string | null)[])));
+  const rangeFilter = def.filters.find((f) => f.kind === 'range') ?? null;
+  const rangeValues = new GrowingF64(rangeFilter ? hint.records : 0);
+  const collectors = def.filters.flatMap((f) => (f.kind === 'range' ? [] : [new PostingCollector(f)]));
+  const ownPieces: string[] = [];
+  const ownUnitCuts: number[] = [];
+
+  const grow = (a: Uint32Array<ArrayBuffer>, need: number): Uint32Array<ArrayBuffer> => {
+    if (need <= a.length) return a;
+    const b = new Uint32Array(Math.max(need, a.length * 2));
+    b.set(a);
+    return b;
+  };
+
+  const add = (r: LinkedRecord): void => {
+    const id = ids.length;
+    const json = shapes(r);
+    const key = late ? late.key(r) : null;
+    if (plan === null) {
+      list.add(json.list[0], json.list[1], key);
+      if (json.detail[1] === null) own.add(open + json.detail[0] + '}');
+      else own.add(open + json.detail[0], json.detail[1] + '}', key);
+    } else {
+      const text = json.list[1] === null ? json.list[0] : json.list[0] + json.list[1];
+      cuts = grow(cuts, (id + 1) * cutsPerRecord);
+      list.addCut(text, fieldStarts(text, plan.listCuts, plan.listFields), json.list[1] === null ? -1 : json.list[0].length, key, cuts, id * cutsPerRecord);
+      // The detail-only runs, back to back; its late value (if any) lies in a list run, so is not here.
+      const detail = json.detail[1] === null ? json.detail[0] : json.detail[0] + json.detail[1];
+      const at = fieldStarts(detail, plan.detailCuts, plan.detailFields);
+      const pos = (b: number) => (b === 0 ? 1 : b === plan.detailFields ? detail.length - 1 : at[plan.detailCuts.indexOf(b)]!);
+      ownPieces.length = 0;
+      ownUnitCuts.length = 0;
+      let units = 0;
+      for (const run of plan.runs) {
+        if (run.list) continue;
+        if (ownPieces.length > 0) ownUnitCuts.push(units);
+        const piece = detail.slice(pos(run.from), pos(run.to));
+        ownPieces.push(piece);
+        units += piece.length;
+      }
+      ownCuts = grow(ownCuts, (id + 1) * ownCutsPerRecord);
+      own.addCut(ownPieces.join(''), ownUnitCuts, -1, null, ownCuts, id * ownCutsPerRecord);
+    }
+    ids.push(r._id as string);
+    slugs.push(r.slug);
+    texts.push(fold(def.searchText(r) ?? ''));
+    def.sorts.forEach((s, i) => {
+      const k = s.key(r);
+      if (s.type === 'number') (sortKeys[i] as GrowingF64).push(k === null || k === undefined ? NaN : Number(k));
+      else (sortKeys[i] as (string | null)[]).push(k === null || k === undefined ? null : fold(String(k)));
+    });
+    if (rangeFilter) {
+      const v = rangeFilter.get(r);
+      rangeValues.push(typeof v === 'number' ? v : NaN);
+    }
+    for (const c of collectors) c.add(r);
+  };
+
+  const finish = (): CollectionIndex => {
+    const size = ids.length;
+    const idRank = idRanks(ids);
+    ids.length = 0;
+    const orders: Int32Array[] = [];
+    const ranks: Int32Array[] = [];
+    def.sorts.forEach((s, i) => {
+      const k = sortKeys[i]!;
+      const order = buildOrder(k instanceof GrowingF64 ? k.finish() : k, s.dir, idRank);
+      const rank = new Int32Array(size);
+      for (let pos = 0; pos < size; pos++) rank[order[pos]!] = pos;
+      orders.push(order);
+      ranks.push(rank);
+    });
+    let range: RangeIndex | null = null;
+    if (rangeFilter && rangeFilter.kind === 'range') {
+      const byId = rangeValues.finish();
+      const withValue = Int32Array.from({ length: size }, (_, i) => i).filter((i) => byId[i] === byId[i]);
+      withValue.sort((a, b) => byId[a]! - byId[b]! || a - b);
+      range = { param: rangeFilter.minParam, ids: withValue, values: Float64Array.from(withValue, (i) => byId[i]!), byId };
+    }
+    const postings = collectors.map((c) => c.finish(size, orders));
+    const listFragments = list.finish();
+    const detail: Details = { plan, own: own.finish(), cuts: cuts.slice(0, size * cutsPerRecord), ownCuts: ownCuts.slice(0, size * ownCutsPerRecord) };
+    const search = buildSearchIndex(texts);
+    return {
+      def,
+      size,
+      slugs: stringTable(slugs),
+      list: listFragments,
+      detail,
+      orders,
+      ranks,
+      postings,
+      range,
+      searchText: stringTable(texts, false),
+      search,
+    };
+  };
+  return { add, finish };
 }
 
 export function buildIndex(def: ResourceDefinition, records: readonly LinkedRecord[]): CollectionIndex {
-  const idRank = idRanks(records);
-  const orders = new Map<string, Int32Array>();
-  const ranks = new Map<string, Int32Array>();
-  for (const sort of def.sorts) {
-    const order = buildOrder(def, sort.name, records, idRank);
-    const rank = new Int32Array(order.length);
-    order.forEach((id, pos) => (rank[id] = pos));
-    orders.set(sort.name, order);
-    ranks.set(sort.name, rank);
-  }
-  const { list, detail } = serialize(def, records);
-  const searchText = records.map((r) => fold(def.searchText(r) ?? ''));
-  const postings = buildPostings(def, records);
-  return {
-    def,
-    size: records.length,
-    slugs: new Map(records.map((r, id) => [r.slug, id])),
-    list,
-    detail,
-    orders,
-    ranks,
-    postings,
-    bits: densePostingBits(postings, records.length),
-    inOrder: new Map([...postings.values()].flatMap((byKey) => [...postingsInOrder(byKey, orders, records.length)])),
-    range: buildRange(def, records),
-    searchText,
-    search: buildSearchIndex(searchText),
-  };
+  const builder = indexBuilder(def, { records: records.length, bytes: 0 });
+  for (const r of records) builder.add(r);
+  return builder.finish();
 }

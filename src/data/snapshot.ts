@@ -4,7 +4,7 @@ import { RESOURCE_LIST } from '../resources/index.ts';
 import type { CollectionName } from '../resources/types.ts';
 import type { Logger } from '../log.ts';
 import { readDataIdentity, type DataIdentity } from './boot-cache-format.ts';
-import { loadSnapshotCache } from './boot-cache-read.ts';
+import { readSnapshotCache } from './boot-cache-read.ts';
 import { saveSnapshotCache } from './boot-cache-write.ts';
 import { buildIndex, type CollectionIndex } from './indexes.ts';
 import { loadLinked, type DataInput } from './load.ts';
@@ -49,11 +49,12 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
   const { cacheDir, log } = options;
   if (typeof input !== 'string' || cacheDir === undefined || cacheDir === 'memory') return build(input);
   const started = performance.now();
-  const cached = await loadSnapshotCache(cacheDir, input);
-  if (cached) {
+  const cached = await readSnapshotCache(cacheDir, input);
+  if (cached.collections) {
     log?.info('data loaded from the boot cache', { ms: Math.round(performance.now() - started) });
-    return stamp(cached);
+    return stamp(cached.collections);
   }
+  log?.info('boot cache not used; loading the data files', { reason: cached.miss });
   // Stat before reading: a change while loading then makes the saved cache a miss, never stale.
   const before: DataIdentity | null = await readDataIdentity(input).catch(() => null);
   const snapshot = await build(input); // throws on invalid data: nothing is saved

@@ -2,6 +2,7 @@
 // and parameters (404/405/400) -> 200. One instance per server; no closures per request.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { utcYmd } from '../data/fragments.ts';
+import { slugId } from '../data/indexes.ts';
 import type { Snapshot } from '../data/snapshot.ts';
 import { errorBody, ERRORS, type ErrorCode } from '../errors.ts';
 import type { Logger } from '../log.ts';
@@ -133,7 +134,7 @@ export class App {
       const page = bodies !== null && r.kind === 'list' ? bodies.page(r.collection, query) : null;
       encoding = accepted === 'either' ? (page === null ? 'gzip' : 'br') : accepted;
       if (page !== null) out = packedOrNow(page, bodies!.day(r.collection, today), encoding, body);
-      else if (bodies !== null && r.kind === 'detail') out = bodies.detail(r.collection, snapshot.collections[r.collection].slugs.get(r.slug)!, bodies.day(r.collection, today), encoding, body);
+      else if (bodies !== null && r.kind === 'detail') out = bodies.detail(r.collection, slugId(snapshot.collections[r.collection], r.slug), bodies.day(r.collection, today), encoding, body);
       else out = compressNow(body, encoding);
     } else {
       return send(res, 200, body, base, extra);

@@ -1,7 +1,6 @@
 // The two generic resource handlers: a list page and a single record, assembled from the
 // pre-serialized fragments of the snapshot (no JSON.stringify of records per request).
-import { fragment, fragmentLength, writeFragment } from '../data/fragments.ts';
-import type { CollectionIndex } from '../data/indexes.ts';
+import { detailBody, listLength, slugId, writeList, type CollectionIndex } from '../data/indexes.ts';
 import { ParameterError } from '../errors.ts';
 import { parseListQuery } from '../query/parse.ts';
 import { executeQuery } from '../query/execute.ts';
@@ -24,14 +23,13 @@ export function listPage(index: CollectionIndex, query: string, today: number): 
   const pages = Math.ceil(total / plan.limit);
   // One allocation: measure every piece, then copy the head, the records and the tail into place.
   const head = `{"success":true,"version":"v1","resource":"${index.def.name}","pagination":{"page":${plan.page},"limit":${plan.limit},"total":${total},"pages":${pages}},"data":[`;
-  const list = index.list;
   let length = head.length + 2 + Math.max(ids.length - 1, 0);
-  for (let i = 0; i < ids.length; i++) length += fragmentLength(list, ids[i]!, today);
+  for (let i = 0; i < ids.length; i++) length += listLength(index, ids[i]!, today);
   const body = Buffer.allocUnsafe(length);
   let pos = body.write(head, 0, 'latin1');
   for (let i = 0; i < ids.length; i++) {
     if (i > 0) body[pos++] = 0x2c; // ,
-    pos = writeFragment(list, ids[i]!, today, body, pos);
+    pos = writeList(index, ids[i]!, today, body, pos);
   }
   body[pos++] = 0x5d; // ]
   body[pos] = 0x7d; // }
@@ -40,6 +38,6 @@ export function listPage(index: CollectionIndex, query: string, today: number): 
 
 /** `today` is the serving day as yyyymmdd, for the fields that depend on it (celebrity `age`). */
 export function detail(index: CollectionIndex, slug: string, today: number): Outcome {
-  const id = index.slugs.get(slug);
-  return id === undefined ? NOT_FOUND : { ok: true, body: fragment(index.detail, id, today) };
+  const id = slugId(index, slug);
+  return id === -1 ? NOT_FOUND : { ok: true, body: detailBody(index, id, today) };
 }

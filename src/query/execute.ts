@@ -1,6 +1,8 @@
 // Runs a QueryPlan against a collection's indexes: smallest candidate set first, then the page in
 // the precomputed sort order. No record is looked at unless a constraint needs it.
-import { bitmapOf, type CollectionIndex, type RangeIndex } from '../data/indexes.ts';
+import {
+  bitmapOf, postingBits, postingIds, postingInOrder, searchTextIncludes, sortOrder, sortRank, type CollectionIndex, type RangeIndex,
+} from '../data/indexes.ts';
 import { searchCandidates } from '../data/search-index.ts';
 import type { QueryPlan } from './plan.ts';
 
@@ -54,7 +56,7 @@ interface Constraints {
 
 function constraints(index: CollectionIndex, plan: QueryPlan): Constraints {
   const sets: Int32Array[] = [];
-  for (const f of plan.filters) sets.push(index.postings.get(f.param)?.get(f.key) ?? EMPTY);
+  for (const f of plan.filters) sets.push(postingIds(index, f.param, f.key));
   let range: RangeIndex | null = null;
   let rangeSet: Int32Array | null = null;
   let min = 0;
@@ -84,7 +86,7 @@ function accepts(index: CollectionIndex, c: Constraints, skip: Int32Array, id: n
       if (!(v >= c.min && v <= c.max)) return false;
     } else if (!contains(s, id)) return false;
   }
-  return c.verify === null || index.searchText[id]!.includes(c.verify);
+  return c.verify === null || searchTextIncludes(index, id, c.verify);
 }
 
 /** Ids matching every constraint, in no particular order; null when the plan has none. */
@@ -106,8 +108,8 @@ function matches(index: CollectionIndex, c: Constraints): Int32Array | null {
     const others: Int32Array[] = [];
     for (const s of c.sets) {
       if (s === base || s === c.rangeSet) continue;
-      const b = index.bits.get(s);
-      if (b === undefined) others.push(s);
+      const b = postingBits(index, s);
+      if (b === null) others.push(s);
       else bitmaps.push(b);
     }
     const cursors = new Int32Array(others.length);
@@ -126,7 +128,7 @@ function matches(index: CollectionIndex, c: Constraints): Int32Array | null {
         const v = c.range!.byId[id]!;
         if (!(v >= c.min && v <= c.max)) continue;
       }
-      if (c.verify === null || index.searchText[id]!.includes(c.verify)) out[k++] = id;
+      if (c.verify === null || searchTextIncludes(index, id, c.verify)) out[k++] = id;
     }
     return out.subarray(0, k);
   }
@@ -144,8 +146,8 @@ function matches(index: CollectionIndex, c: Constraints): Int32Array | null {
 function denseIntersection(index: CollectionIndex, sets: readonly Int32Array[]): { bits: Uint32Array; total: number } | null {
   const maps: Uint32Array[] = [];
   for (const s of sets) {
-    const b = index.bits.get(s);
-    if (b === undefined) return null;
+    const b = postingBits(index, s);
+    if (b === null) return null;
     maps.push(b);
   }
   const bits = maps[0]!.slice();
@@ -160,7 +162,7 @@ function denseIntersection(index: CollectionIndex, sets: readonly Int32Array[]):
 
 /** The requested page of ids in the plan's sort order, and the total. */
 export function executeQuery(index: CollectionIndex, plan: QueryPlan): PageResult {
-  const order = index.orders.get(plan.sort)!;
+  const order = sortOrder(index, plan.sort);
   const start = (plan.page - 1) * plan.limit;
   const c = constraints(index, plan);
   const dense = c.sets.length > 1 && c.verify === null ? denseIntersection(index, c.sets) : null;
@@ -177,8 +179,8 @@ export function executeQuery(index: CollectionIndex, plan: QueryPlan): PageResul
   if (start >= total) return { total, ids: EMPTY };
   const end = Math.min(start + plan.limit, total);
   // One filter alone: its posting is stored in every sort order, so the page is a slice.
-  const ordered = index.inOrder.get(found)?.get(plan.sort);
-  if (ordered !== undefined && c.verify === null) return { total, ids: ordered.subarray(start, end) };
+  const ordered = c.verify === null ? postingInOrder(index, found, plan.sort) : null;
+  if (ordered !== null) return { total, ids: ordered.subarray(start, end) };
   // Shallow pages of large sets: walk the sort order and test each position for membership: a bit
   // test when the set is a dense posting (its bitmap) or an intersection (a bitmap made for this
   // request), else a binary search in the ascending set.
@@ -186,12 +188,12 @@ export function executeQuery(index: CollectionIndex, plan: QueryPlan): PageResul
   // name); past it, or for deep pages, the selection below is cheaper.
   const budget = Math.min(order.length, ((end * index.size) / total) * 4 + 64);
   const raw = c.sets.length === 1 && found === c.sets[0] && found !== c.rangeSet; // an ascending set of the index
-  const bits = index.bits.get(found) ?? (raw || budget >= total ? undefined : bitmapOf(found, index.size));
+  const bits = postingBits(index, found) ?? (raw || budget >= total ? undefined : bitmapOf(found, index.size));
   if (bits !== undefined ? budget < total : raw && budget * Math.log2(total + 1) < total) {
     const ids = bits !== undefined ? walkBits(order, bits, start, end, budget) : walkSorted(order, found, start, end, budget);
     if (ids !== null) return { total, ids };
   }
-  return { total, ids: selectPage(found, index.ranks.get(plan.sort)!, order, start, end) };
+  return { total, ids: selectPage(found, sortRank(index, plan.sort), order, start, end) };
 }
 
 /** Page [start, end) of the ids whose bit is set, in `order`, walking at most `budget` positions; null when over budget. */

@@ -7,14 +7,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { cacheFile } from '../../src/data/boot-cache-format.ts';
-import { loadSnapshotCache } from '../../src/data/boot-cache-read.ts';
+import { align8, cacheFile, crc32, MAGIC, PREFIX_BYTES, type Header, type Section } from '../../src/data/boot-cache-format.ts';
+import { loadSnapshotCache, readSnapshotCache } from '../../src/data/boot-cache-read.ts';
 import { generateRecords } from '../../src/generate/generate.ts';
 import { DataError } from '../../src/data/load.ts';
 import { loadSnapshot, type Snapshot } from '../../src/data/snapshot.ts';
 import { writeDataset } from '../../src/generate/write-dataset.ts';
 import { detail, listPage } from '../../src/http/handlers.ts';
-import type { CollectionIndex } from '../../src/data/indexes.ts';
+import { postingKeys, slugOf, type CollectionIndex } from '../../src/data/indexes.ts';
+import { stringAt } from '../../src/data/string-table.ts';
 import { COLLECTIONS } from '../../src/resources/types.ts';
 import { startService } from '../../src/service.ts';
 
@@ -40,8 +41,8 @@ async function setup(): Promise<{ data: string; state: string }> {
 function queries(ix: CollectionIndex): string[] {
   const out = ['', 'page=2', 'limit=100', `page=${Math.ceil(ix.size / 7)}&limit=7`, 'page=9999'];
   for (const sort of ix.def.sorts) out.push(`sort=${sort.name}`, `sort=${sort.name}&page=3&limit=5`, `sort=${sort.name}&limit=1&page=${ix.size}`);
-  for (const [param, byKey] of ix.postings) {
-    const keys = [...byKey.keys()];
+  for (const { param } of ix.postings) {
+    const keys = postingKeys(ix, param);
     for (const key of [keys[0]!, keys[keys.length >> 1]!, keys.at(-1)!, 'no-such-value']) {
       const value = encodeURIComponent(key);
       out.push(`${param}=${value}`, `${param}=${value}&sort=${ix.def.sorts.at(-1)!.name}&page=2&limit=3`);
@@ -55,11 +56,11 @@ function queries(ix: CollectionIndex): string[] {
     }
   }
   for (const id of [0, 1, ix.size >> 1, ix.size - 1]) {
-    const text = ix.searchText[id]!;
+    const text = stringAt(ix.searchText, id);
     for (const len of [1, 2, 3, 5, 9]) {
       const q = encodeURIComponent(text.slice(1, 1 + len));
       out.push(`search=${q}`, `search=${q}&limit=3&page=2`, `search=${encodeURIComponent(text.slice(0, len))}`);
-      for (const [param, byKey] of ix.postings) out.push(`search=${q}&${param}=${encodeURIComponent([...byKey.keys()][0]!)}`);
+      for (const { param } of ix.postings) out.push(`search=${q}&${param}=${encodeURIComponent(postingKeys(ix, param)[0]!)}`);
     }
   }
   out.push('search=zzqx', 'sort=nope', 'limit=0');
@@ -78,7 +79,7 @@ function assertSameAnswers(a: Snapshot, b: Snapshot): number {
       compared++;
     }
     for (const id of [0, 1, x.size >> 1, x.size - 1]) {
-      const slug = x.searchText.length > id ? [...x.slugs.keys()][id]! : '';
+      const slug = x.size > id ? slugOf(x, id) : '';
       assert.deepEqual(detail(y, slug, TODAY), detail(x, slug, TODAY), `${name}/${slug}`);
       assert.deepEqual(detail(y, slug, TODAY + 10_000), detail(x, slug, TODAY + 10_000), `${name}/${slug} a year later`);
     }
@@ -99,14 +100,8 @@ describe('boot cache', () => {
     const viaCache = await loadSnapshot(data, { cacheDir: state });
     assert.notEqual(viaCache.version, first.version);
     assert.ok(assertSameAnswers(fresh, { ...fresh, collections: cached }) > 500);
-    // And structure by structure: maps, typed arrays, fragments, gram postings.
-    for (const name of COLLECTIONS) {
-      assert.deepEqual(cached[name], fresh.collections[name], name);
-      // A bitmap is found by its posting's identity (src/query/execute.ts), not by value.
-      const lists = new Set([...cached[name].postings.values()].flatMap((m) => [...m.values()]));
-      assert.equal(cached[name].bits.size, fresh.collections[name].bits.size);
-      for (const ids of cached[name].bits.keys()) assert.ok(lists.has(ids), `${name}: bitmap of a posting`);
-    }
+    // And structure by structure: typed arrays, string tables, fragments, gram postings.
+    for (const name of COLLECTIONS) assert.deepEqual(cached[name], fresh.collections[name], name);
     assertSameAnswers(fresh, viaCache);
     assertSameAnswers(fresh, first);
   });
@@ -143,6 +138,18 @@ describe('boot cache', () => {
     assert.equal(await loadSnapshotCache(state, data), null, 'rewritten with the same bytes');
   });
 
+  it('a crash while writing leaves the old cache: a half-written temp file beside it is never read', async () => {
+    const { data, state } = await setup();
+    await loadSnapshot(data, { cacheDir: state });
+    const whole = await readFile(cacheFile(state));
+    // What a writer killed mid-way leaves: its temp file, never the cache's own name.
+    await writeFile(`${cacheFile(state)}.99999.deadbeef.tmp`, whole.subarray(0, whole.length >> 1));
+    const read = await readSnapshotCache(state, data);
+    assert.ok(read.collections, 'the old cache is still whole');
+    await rm(cacheFile(state));
+    assert.equal((await readSnapshotCache(state, data)).miss, 'none yet', 'no cache at all: the temp file is not taken for one');
+  });
+
   it('files changed just before the load -> not cached (a same-tick rewrite could not be told apart)', async () => {
     const data = join(root, 'racy');
     await writeDataset(data, { scale: 5 });
@@ -161,8 +168,12 @@ describe('boot cache', () => {
     for (const [name, damage] of [
       ['truncated to half', async (f: string) => truncate(f, (await stat(f)).size >> 1)],
       ['truncated by one byte', async (f: string) => truncate(f, (await stat(f)).size - 1)],
-      ['a byte flipped in the data', async (f: string) => flip(f, (await stat(f)).size - 1000)],
+      ['a byte flipped in the last section', async (f: string) => flip(f, (await stat(f)).size - 1000)],
+      ['a byte flipped in an index section', async (f: string) => flip(f, await sectionAt(f, (s) => s.kind === 'i32' && s.bytes > 64, 33))],
+      ['a zeroed page inside a JSON arena (torn)', async (f: string) => zero(f, await sectionAt(f, (s) => s.crc === null && s.bytes > 20_000, 10_000), 4096)],
       ['a byte flipped in the header', (f: string) => flip(f, 20)],
+      ['from another format version', (f: string) => rewriteHeader(f, (h) => ({ ...h, key: h.key.replace(/"format":\d+/, '"format":3') }))],
+      ['written for another data directory (foreign)', (f: string) => rewriteHeader(f, (h) => ({ ...h, key: h.key.replace(/"dir":"./, '"dir":"X') }))],
       ['bad magic', (f: string) => flip(f, 0)],
       ['empty', (f: string) => writeFile(f, '')],
       ['garbage', (f: string) => writeFile(f, Buffer.alloc(4096, 7))],
@@ -171,7 +182,9 @@ describe('boot cache', () => {
         const { data, state } = dirs;
         if (!(await loadSnapshotCache(state, data))) await loadSnapshot(data, { cacheDir: state });
         await damage(cacheFile(state));
-        assert.equal(await loadSnapshotCache(state, data), null);
+        const read = await readSnapshotCache(state, data);
+        assert.equal(read.collections, null);
+        assert.match(read.miss!, /\w/, 'a miss says why (the log line)');
         assertSameAnswers(fresh, await loadSnapshot(data, { cacheDir: state }));
         const cached = await loadSnapshotCache(state, data);
         assert.ok(cached, 'rewritten');
@@ -237,6 +250,42 @@ async function flip(file: string, at: number): Promise<void> {
     await fh.read(b, 0, 1, at);
     b[0] = b[0]! ^ 0xff;
     await fh.write(b, 0, 1, at);
+  } finally {
+    await fh.close();
+  }
+}
+
+/** The file offset of byte `at` of the first section that `pick` accepts. */
+async function sectionAt(file: string, pick: (s: Section) => boolean, at: number): Promise<number> {
+  const { header, base } = await readHeader(file);
+  const s = header.sections.find(pick)!;
+  return base + s.offset + Math.min(at, s.bytes - 1);
+}
+
+async function readHeader(file: string): Promise<{ header: Header; base: number; bytes: Buffer }> {
+  const bytes = await readFile(file);
+  const length = bytes.readUInt32LE(MAGIC.length);
+  const header = JSON.parse(bytes.toString('utf8', PREFIX_BYTES, PREFIX_BYTES + length)) as Header;
+  return { header, base: align8(PREFIX_BYTES + length), bytes };
+}
+
+/** Replaces the header by `change(header)`, with a valid header CRC and the sections where they were. */
+async function rewriteHeader(file: string, change: (h: Header) => Header): Promise<void> {
+  const { header, base, bytes } = await readHeader(file);
+  const json = Buffer.from(JSON.stringify(change(header)));
+  assert.ok(align8(PREFIX_BYTES + json.length) === base, 'same padded header length');
+  const head = Buffer.alloc(base);
+  bytes.copy(head, 0, 0, MAGIC.length);
+  head.writeUInt32LE(json.length, MAGIC.length);
+  head.writeUInt32LE(crc32!(json), MAGIC.length + 4);
+  json.copy(head, PREFIX_BYTES);
+  await writeFile(file, Buffer.concat([head, bytes.subarray(base)]));
+}
+
+async function zero(file: string, at: number, length: number): Promise<void> {
+  const fh = await open(file, 'r+');
+  try {
+    await fh.write(Buffer.alloc(length), 0, length, at);
   } finally {
     await fh.close();
   }

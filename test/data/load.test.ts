@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { DataError, readSources } from '../../src/data/load.ts';
-import { fragment, type Fragments } from '../../src/data/fragments.ts';
+import { detailBody, listItem, type CollectionIndex } from '../../src/data/indexes.ts';
 import { loadSnapshot } from '../../src/data/snapshot.ts';
 import { ageOn } from '../../src/resources/celebrities.ts';
 import { formatProblem } from '../../src/data/validate.ts';
@@ -77,42 +77,44 @@ test('files: a missing file and invalid JSON are reported with file, line and co
 });
 
 const TODAY = 20260315; // the serving day, yyyymmdd
-const json = (f: Fragments, id: number, today = TODAY) => JSON.parse(fragment(f, id, today).toString());
+const json = (b: Buffer) => JSON.parse(b.toString());
+const item = (ix: CollectionIndex, id: number, today = TODAY) => json(listItem(ix, id, today));
+const body = (ix: CollectionIndex, id: number, today = TODAY) => json(detailBody(ix, id, today));
 
 test('linking: embedded objects, age, filmography, review movie details, timestamps normalized', async () => {
   const snap = await loadSnapshot(fixture());
-  const celeb = json(snap.collections.celebrities.detail, 0).data;
+  const celeb = body(snap.collections.celebrities, 0).data;
   assert.equal(celeb.age, 36, 'born 1990-03-15, served on 2026-03-15: birthday today');
   assert.deepEqual(celeb.filmography, [
     { title: 'Day Boat', slug: 'day-boat', releaseDate: '2026-05-01T00:00:00.000Z', character: 'Eve', role: 'Supporting' },
     { title: 'Night Train', slug: 'night-train', releaseDate: '2024-05-01T00:00:00.000Z', character: 'Ada', role: 'Lead' },
   ]);
-  const bjorn = json(snap.collections.celebrities.list, 1);
+  const bjorn = item(snap.collections.celebrities, 1);
   assert.equal(bjorn.createdAt, '2025-02-01T00:00:00.000Z', 'served as toISOString gives it');
   assert.equal(bjorn.age, 45);
   assert.equal(bjorn.profileImage, null, 'missing scalar -> null');
-  const outfit = json(snap.collections.outfits.list, 0);
+  const outfit = item(snap.collections.outfits, 0);
   assert.deepEqual(outfit.celebrity, { name: 'Zoë Martín', slug: 'zoe-martin', profileImage: 'https://images.example.com/zoe.jpg' });
   assert.deepEqual(outfit.tags, [], 'missing array -> []');
-  const movie = json(snap.collections.movies.detail, 0).data;
+  const movie = body(snap.collections.movies, 0).data;
   assert.deepEqual(movie.cast, [
     { name: 'Zoë Martín', character: 'Ada', role: 'Lead' },
     { name: 'Sam Extra', character: 'Guard', role: 'Cameo' },
   ]);
-  const review = json(snap.collections.reviews.detail, 0).data;
+  const review = body(snap.collections.reviews, 0).data;
   assert.equal(review.movieTitle, 'Night Train');
   assert.deepEqual(review.movieDetails, { releaseYear: 2024, director: 'Björn Berg', genre: ['Drama'], runtime: 120 });
   assert.deepEqual(review.scores, { criticsScore: 80, audienceScore: null, externalRating: null, externalPercentScore: null });
   assert.equal(review.stats, null, 'missing object -> null, never {} (CONTRACT 1)');
-  assert.equal(json(snap.collections.celebrities.detail, 1).data.socialMedia, null, 'missing map -> null');
-  assert.deepEqual(json(snap.collections.news.list, 0).celebrity, { name: 'Zoë Martín', slug: 'zoe-martin' });
+  assert.equal(body(snap.collections.celebrities, 1).data.socialMedia, null, 'missing map -> null');
+  assert.deepEqual(item(snap.collections.news, 0).celebrity, { name: 'Zoë Martín', slug: 'zoe-martin' });
 });
 
 test('age is right on the day it is served, in both shapes and in its place', async () => {
   const f = fixture();
   delete f.celebrities[1]!.born;
   const snap = await loadSnapshot(f);
-  const { list, detail } = snap.collections.celebrities;
+  const celebrities = snap.collections.celebrities;
   const cases: [day: number, age: number, what: string][] = [
     [20260314, 35, 'the day before the birthday'],
     [20260315, 36, 'on the birthday'],
@@ -121,13 +123,13 @@ test('age is right on the day it is served, in both shapes and in its place', as
     [20900315, 100, 'three digits'],
   ];
   for (const [day, age, what] of cases) {
-    const item = json(list, 0, day);
-    assert.equal(item.age, age, what);
-    assert.deepEqual(Object.keys(item).indexOf('age'), 8, 'age keeps its place in the shape');
-    assert.equal(json(detail, 0, day).data.age, age, `${what} (detail)`);
+    const shown = item(celebrities, 0, day);
+    assert.equal(shown.age, age, what);
+    assert.deepEqual(Object.keys(shown).indexOf('age'), 8, 'age keeps its place in the shape');
+    assert.equal(body(celebrities, 0, day).data.age, age, `${what} (detail)`);
   }
-  assert.equal(json(list, 1).age, null, 'no birth date -> null');
-  assert.equal(json(detail, 1).data.age, null);
+  assert.equal(item(celebrities, 1).age, null, 'no birth date -> null');
+  assert.equal(body(celebrities, 1).data.age, null);
 });
 
 test('a leap-day birthday counts on March 1 in common years', () => {

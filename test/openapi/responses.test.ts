@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { BUNDLED_DATA } from '../../src/config.ts';
-import { fragment } from '../../src/data/fragments.ts';
+import { detailBody, listItem } from '../../src/data/indexes.ts';
 import { loadSnapshot } from '../../src/data/snapshot.ts';
 import { SINGULAR } from '../../src/http/openapi.ts';
 import { startServer, type RunningServer } from '../../src/index.ts';
@@ -23,8 +23,8 @@ for (const [label, data] of [['bundled data', BUNDLED_DATA], ['sparse fixture', 
     for (const c of COLLECTIONS) {
       const index = snapshot.collections[c];
       for (let i = 0; i < index.size; i++) {
-        assert.deepEqual(schemaErrors(`${SINGULAR[c]}ListItem`, JSON.parse(fragment(index.list, i, today).toString())), []);
-        assert.deepEqual(responseErrors(`/api/v1/${c}/x`, 200, JSON.parse(fragment(index.detail, i, today).toString())), []);
+        assert.deepEqual(schemaErrors(`${SINGULAR[c]}ListItem`, JSON.parse(listItem(index, i, today).toString())), []);
+        assert.deepEqual(responseErrors(`/api/v1/${c}/x`, 200, JSON.parse(detailBody(index, i, today).toString())), []);
         checked++;
       }
     }

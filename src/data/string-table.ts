@@ -1,0 +1,124 @@
+// Strings as typed arrays (STYLE habit 2): every string's UTF-16 units back to back, an offset per
+// string, and an open-addressing hash table of their numbers. A million slugs are three typed arrays
+// instead of a million Map entries and strings: nothing for the garbage collector to trace, nothing
+// to rebuild when the boot cache maps them back, and a lookup compares units without decoding.
+
+export interface StringTable {
+  /** Units of every string back to back: one byte each when every unit is below 256, else two. */
+  readonly units: Uint8Array | Uint16Array;
+  /** String i is `units[starts[i], starts[i + 1])`. */
+  readonly starts: Float64Array;
+  /** Open addressing, a power of two long, at most half full: string number, or -1 for an empty slot. */
+  readonly slots: Int32Array;
+}
+
+/** FNV-1a over UTF-16 units: the same hash whether the units come from a string or the table. */
+function hashString(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
+function hashUnits(units: Uint8Array | Uint16Array, start: number, end: number): number {
+  let h = 0x811c9dc5;
+  for (let i = start; i < end; i++) h = Math.imul(h ^ units[i]!, 0x01000193);
+  return h >>> 0;
+}
+
+function equals(t: StringTable, k: number, s: string): boolean {
+  const start = t.starts[k]!;
+  if (t.starts[k + 1]! - start !== s.length) return false;
+  const units = t.units;
+  for (let i = 0; i < s.length; i++) if (units[start + i] !== s.charCodeAt(i)) return false;
+  return true;
+}
+
+/** The hash slots of the strings of `units`/`starts`; -1 when two are equal (the caller decides). */
+function fillSlots(units: Uint8Array | Uint16Array, starts: Float64Array, withSlots: boolean): Int32Array {
+  const count = starts.length - 1;
+  if (!withSlots) return new Int32Array(0);
+  let size = 8;
+  while (size < count * 2) size *= 2;
+  const slots = new Int32Array(size).fill(-1);
+  const mask = size - 1;
+  for (let k = 0; k < count; k++) {
+    let h = hashUnits(units, starts[k]!, starts[k + 1]!) & mask;
+    while (slots[h] !== -1) h = (h + 1) & mask;
+    slots[h] = k;
+  }
+  return slots;
+}
+
+/** A table of `list` in order (string i is number i); `withSlots: false` keeps the strings without a hash table. */
+export function stringTable(list: readonly string[], withSlots = true): StringTable {
+  let total = 0;
+  let wide = false;
+  for (const s of list) {
+    total += s.length;
+    if (!wide) for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0xff) wide = true;
+  }
+  const units = wide ? new Uint16Array(total) : new Uint8Array(total);
+  const starts = new Float64Array(list.length + 1);
+  let pos = 0;
+  for (let k = 0; k < list.length; k++) {
+    const s = list[k]!;
+    starts[k] = pos;
+    for (let i = 0; i < s.length; i++) units[pos++] = s.charCodeAt(i);
+  }
+  starts[list.length] = pos;
+  return { units, starts, slots: fillSlots(units, starts, withSlots) };
+}
+
+/** The number of `s` in the table, or -1. */
+export function lookup(t: StringTable, s: string): number {
+  const mask = t.slots.length - 1;
+  if (mask < 0) return -1;
+  let h = hashString(s) & mask;
+  for (let k = t.slots[h]!; k !== -1; k = t.slots[h]!) {
+    if (equals(t, k, s)) return k;
+    h = (h + 1) & mask;
+  }
+  return -1;
+}
+
+export function count(t: StringTable): number {
+  return t.starts.length - 1;
+}
+
+/** String `k`, decoded (for tests, logs and the rare path; requests compare units instead). */
+export function stringAt(t: StringTable, k: number): string {
+  const u = t.units.subarray(t.starts[k]!, t.starts[k + 1]!);
+  let s = '';
+  for (let i = 0; i < u.length; i += 4096) s += String.fromCharCode(...u.subarray(i, i + 4096));
+  return s;
+}
+
+/** True when string `k` contains `needle` (both UTF-16 units, as String.prototype.includes compares). */
+export function includes(t: StringTable, k: number, needle: string): boolean {
+  const start = t.starts[k]!;
+  const last = t.starts[k + 1]! - needle.length;
+  if (needle.length === 0) return true;
+  const units = t.units;
+  const first = needle.charCodeAt(0);
+  outer: for (let p = start; p <= last; p++) {
+    if (units[p] !== first) continue;
+    for (let i = 1; i < needle.length; i++) if (units[p + i] !== needle.charCodeAt(i)) continue outer;
+    return true;
+  }
+  return false;
+}
+
+/** Checks a table read back from the boot cache: lengths agree, and every slot names a distinct string. */
+export function consistent(t: StringTable): boolean {
+  const count = t.starts.length - 1;
+  if (count < 0 || t.starts[0] !== 0 || t.starts[count] !== t.units.length) return false;
+  if (t.slots.length === 0) return true;
+  if ((t.slots.length & (t.slots.length - 1)) !== 0 || t.slots.length < count * 2) return false;
+  let filled = 0;
+  for (let h = 0; h < t.slots.length; h++) {
+    const k = t.slots[h]!;
+    if (k < -1 || k >= count) return false;
+    if (k !== -1) filled++;
+  }
+  return filled === count;
+}

@@ -1,0 +1,191 @@
+// `npm run bench:boot` (issue 19): what a start costs at each scale, against the same run's baseline
+// (one thread reading the same five files and JSON.parse-ing each, nothing else). Per scale: a first
+// start on a fresh state directory, a restart from the boot cache, a restart after touching one file,
+// and two --watch reloads after touching it (RSS after each, to show growth). Servers run through the
+// real CLI as child processes; RSS and peak RSS come from /proc. Never part of `npm test`.
+//   npm run bench:boot -- [--scales 10k,100k] [--touch outfits.json] [--reloads 2] [--work DIR] [--seed S]
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { cacheFile } from '../../src/data/boot-cache-format.ts';
+import { CLI, cli, memoryOf, stop, stopAll } from './server.ts';
+
+const { values: flags } = parseArgs({
+  options: {
+    scales: { type: 'string', default: '10k,100k' },
+    touch: { type: 'string', default: 'outfits.json' },
+    reloads: { type: 'string', default: '2' },
+    seed: { type: 'string', default: 'bench' },
+    work: { type: 'string', default: join(os.tmpdir(), 'celebrity-api-bench') },
+  },
+});
+const scaleOf = (s: string): number => {
+  const m = /^(\d+(?:\.\d+)?)([kKmM]?)$/.exec(s.trim());
+  if (!m) throw new Error(`--scales: not a scale: ${s}`);
+  return Math.round(Number(m[1]) * (m[2] === '' ? 1 : /k/i.test(m[2]!) ? 1e3 : 1e6));
+};
+const SCALES = flags.scales!.split(',').map(scaleOf);
+const RELOADS = Number(flags.reloads);
+const BOOT_TIMEOUT_MS = 3_600_000;
+const log = (line: string) => process.stderr.write(`[bench:boot] ${line}\n`);
+
+/** Generated data sets are cached by scale and seed (the same directories `npm run bench` uses). */
+async function dataSet(scale: number): Promise<string> {
+  const dir = join(flags.work!, `data-${scale}-${flags.seed}`);
+  if (existsSync(join(dir, '.complete'))) return dir;
+  await mkdir(flags.work!, { recursive: true });
+  const tmp = `${dir}.tmp`;
+  await rm(tmp, { recursive: true, force: true });
+  log(`generating scale ${scale} into ${dir}`);
+  await cli(['data', 'generate', '--out', tmp, '--scale', String(scale), '--seed', flags.seed!], undefined, BOOT_TIMEOUT_MS);
+  await writeFile(join(tmp, '.complete'), '');
+  await rename(tmp, dir);
+  return dir;
+}
+
+async function dataBytes(dir: string): Promise<number> {
+  let total = 0;
+  for (const f of await readdir(dir)) if (f.endsWith('.json')) total += (await stat(join(dir, f))).size;
+  return total;
+}
+
+/** The baseline in a child of its own (a fresh heap, like the server's): seconds in all and per file. */
+function baseline(dir: string): Promise<{ total: number; files: Record<string, number> }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./read-parse.ts', import.meta.url)), dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d));
+    child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`read-parse exited ${code}`))));
+  });
+}
+
+interface Server {
+  readonly child: ChildProcess;
+  readonly seconds: number;
+  /** Resolves at the next stderr line that contains `text`, with the time it was seen. */
+  until(text: string): Promise<number>;
+}
+
+/** `serve` on port 0 over plain HTTP; resolves at its `listening on` line (the server is ready). */
+function serve(data: string, state: string, watch: boolean): Promise<Server> {
+  const args = [CLI, 'serve', '--data', data, '--state', state, '--port', '0', '--insecure-http', '--log-level', watch ? 'info' : 'error'];
+  if (watch) args.push('--watch');
+  const t0 = performance.now();
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  const waiters: { text: string; from: number; done: (t: number) => void }[] = [];
+  child.stderr!.on('data', (d: Buffer) => {
+    err += d;
+    for (const w of [...waiters]) {
+      if (err.indexOf(w.text, w.from) >= 0) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.done(performance.now());
+      }
+    }
+  });
+  const until = (text: string) => new Promise<number>((done) => waiters.push({ text, from: err.length, done }));
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => {
+      void stop(child);
+      reject(new Error(`serve did not listen in time\n${err.slice(-4000)}`));
+    }, BOOT_TIMEOUT_MS);
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d;
+      if (/listening on \S+/.test(out)) {
+        clearTimeout(timer);
+        resolve({ child, seconds: (performance.now() - t0) / 1000, until });
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`serve exited ${code}\n${err.slice(-4000)}`));
+    });
+  });
+}
+
+/** Marks a data file as changed (new mtime and ctime), its content untouched. */
+async function touch(file: string): Promise<void> {
+  const now = new Date();
+  await utimes(file, now, now);
+}
+
+interface Row {
+  scale: number;
+  dataMB: number;
+  first: number;
+  base: number;
+  restart: number;
+  touched: number;
+  touchedBase: number;
+  reloads: number[];
+  reloadRss: number[];
+  rss: number;
+  peak: number;
+  restartRss: number;
+  cacheMB: number;
+}
+
+async function measure(scale: number): Promise<Row> {
+  const data = await dataSet(scale);
+  const touched = join(data, flags.touch!);
+  const bytes = await dataBytes(data);
+  log(`scale ${scale}: ${(bytes / 1e6).toFixed(0)} MB; baseline (read + JSON.parse, one thread)`);
+  const base = await baseline(data);
+  const state = await mkdtemp(join(os.tmpdir(), 'celebrity-api-bench-boot-'));
+  try {
+    log(`scale ${scale}: first start`);
+    const first = await serve(data, state, false);
+    const mem = memoryOf(first.child.pid!);
+    await stop(first.child);
+    const cacheMB = existsSync(cacheFile(state)) ? (await stat(cacheFile(state))).size / 1e6 : NaN;
+    log(`scale ${scale}: first ${first.seconds.toFixed(1)} s; restart from the boot cache`);
+    const again = await serve(data, state, RELOADS > 0);
+    const restartRss = memoryOf(again.child.pid!).rss;
+    const reloads: number[] = [];
+    const reloadRss: number[] = [];
+    for (let i = 0; i < RELOADS; i++) {
+      log(`scale ${scale}: --watch reload ${i + 1} after touching ${flags.touch}`);
+      const seen = again.until('"data reloaded"');
+      const t0 = performance.now();
+      await touch(touched);
+      reloads.push(((await seen) - t0) / 1000);
+      reloadRss.push(memoryOf(again.child.pid!).rss);
+    }
+    await stop(again.child);
+    log(`scale ${scale}: restart after touching ${flags.touch}`);
+    await touch(touched);
+    const afterTouch = await serve(data, state, false);
+    await stop(afterTouch.child);
+    return {
+      scale, dataMB: bytes / 1e6, first: first.seconds, base: base.total, restart: again.seconds, touched: afterTouch.seconds,
+      touchedBase: base.files[flags.touch!] ?? NaN, reloads, reloadRss, rss: mem.rss, peak: mem.peak, restartRss, cacheMB,
+    };
+  } finally {
+    await rm(state, { recursive: true, force: true });
+  }
+}
+
+const f0 = (n: number) => (Number.isFinite(n) ? n.toFixed(0) : '-');
+const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '-');
+const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '-');
+
+const rows: Row[] = [];
+try {
+  for (const scale of SCALES) rows.push(await measure(scale));
+} finally {
+  await stopAll();
+}
+console.log(`Node ${process.version}, ${os.cpus().length} cores; touched file: ${flags.touch}; reload = touch to the "data reloaded" line (300 ms debounce included)\n`);
+console.log('| scale | data MB | first start s | baseline s | ratio | restart s | restart after touch s | touched file baseline s | reload s | RSS MB at ready | peak RSS MB | RSS MB at restart | RSS MB after reloads | boot cache MB |');
+console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|');
+for (const r of rows) {
+  console.log(
+    `| ${r.scale} | ${f0(r.dataMB)} | ${f1(r.first)} | ${f1(r.base)} | ${f2(r.first / r.base)} | ${f2(r.restart)} | ${f1(r.touched)} | ${f1(r.touchedBase)} | ` +
+      `${r.reloads.map(f1).join(', ') || '-'} | ${f0(r.rss * 1.048576)} | ${f0(r.peak * 1.048576)} | ${f0(r.restartRss * 1.048576)} | ${r.reloadRss.map((x) => f0(x * 1.048576)).join(' -> ') || '-'} | ${f0(r.cacheMB)} |`,
+  );
+}

@@ -1,0 +1,49 @@
+// src/data/string-table.ts: strings as typed arrays; lookups and `includes` compare UTF-16 units as
+// Map and String.prototype.includes do.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { consistent, count, includes, lookup, stringAt, stringTable } from '../../src/data/string-table.ts';
+
+const ASCII = ['ada-lovelace', 'b', '', 'grace-hopper', 'x-1', 'x-2'];
+const WIDE = ['zoë martín', 'björk', '東京', 'a\u{1F600}b', 'plain'];
+
+for (const [name, list] of [['latin1 -> one byte a unit', ASCII], ['wider units -> two bytes a unit', WIDE]] as const) {
+  test(`${name}: every string is found at its number, decoded back, and absent ones are -1`, () => {
+    const t = stringTable(list);
+    assert.equal(t.units instanceof Uint8Array, list === ASCII);
+    assert.equal(count(t), list.length);
+    list.forEach((s, k) => {
+      assert.equal(lookup(t, s), k, s);
+      assert.equal(stringAt(t, k), s);
+    });
+    for (const absent of ['ada', 'ada-lovelacex', 'Ada-lovelace', 'zoe martin', '東', ' ']) assert.equal(lookup(t, absent), -1, absent);
+    assert.ok(consistent(t));
+  });
+}
+
+test('includes -> the same as String.prototype.includes, over every substring and a few misses', () => {
+  const t = stringTable([...ASCII, ...WIDE], false);
+  assert.equal(t.slots.length, 0, 'no hash table asked for');
+  assert.equal(lookup(t, 'b'), -1, 'without a hash table nothing is found');
+  [...ASCII, ...WIDE].forEach((s, k) => {
+    const needles = new Set(['', 'zz', 'é', '\u{1F600}', s + 'x']);
+    for (let i = 0; i < s.length; i++) for (let j = i + 1; j <= s.length; j++) needles.add(s.slice(i, j));
+    for (const n of needles) assert.equal(includes(t, k, n), s.includes(n), `${JSON.stringify(s)} includes ${JSON.stringify(n)}`);
+  });
+});
+
+test('many strings -> the hash table stays at most half full and finds each', () => {
+  const list = Array.from({ length: 5000 }, (_, i) => `slug-${i * 7919}`);
+  const t = stringTable(list);
+  assert.ok(t.slots.length >= list.length * 2);
+  for (let k = 0; k < list.length; k += 97) assert.equal(lookup(t, list[k]!), k);
+});
+
+test('consistent -> false for a table whose offsets or slots do not match its strings', () => {
+  const t = stringTable(ASCII);
+  assert.equal(consistent({ ...t, starts: t.starts.slice(0, -1) }), false, 'offsets short of the units');
+  const slots = t.slots.slice();
+  slots[slots.indexOf(-1)] = 0;
+  assert.equal(consistent({ ...t, slots }), false, 'a string in two slots');
+  assert.equal(consistent({ ...t, slots: t.slots.subarray(0, 6) }), false, 'not a power of two');
+});
