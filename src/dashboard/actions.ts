@@ -39,12 +39,12 @@ function loggable(email: string): string | null {
   }
 }
 
-/** The login and sign-up forms' double-submit token: the browser's, or a new one set with the page. */
-function formToken(v: Visit): { token: string; cookies: Record<string, string> } {
+/** The login and sign-up forms' token: bound to the browser's form cookie, or to a new one set with the page. */
+async function formToken(ctx: DashboardContext, v: Visit): Promise<{ token: string; cookies: Record<string, string> }> {
   const held = readCookie(v.req, FORM_COOKIE);
-  if (held !== null && isToken(held)) return { token: held, cookies: {} };
-  const token = randomToken();
-  return { token, cookies: { 'Set-Cookie': setCookie(FORM_COOKIE, token) } };
+  if (held !== null && isToken(held)) return { token: (await ctx.sessionsOf.formCsrf(held))!, cookies: {} };
+  const cookie = randomToken();
+  return { token: (await ctx.sessionsOf.formCsrf(cookie))!, cookies: { 'Set-Cookie': setCookie(FORM_COOKIE, cookie) } };
 }
 
 const user = (v: Visit, session: SessionRecord = v.session!) => ({ email: v.account!.email, csrf: session.csrf });
@@ -62,13 +62,13 @@ async function home(ctx: DashboardContext, v: Visit, status: number, over: Parti
   return sendPage(v, status, homePage(view), status === 429 ? RETRY_AFTER : undefined);
 }
 
-function login(v: Visit, ctx: DashboardContext, status: number, email: string, error: string | null, info: string | null = null): number {
-  const form = formToken(v);
+async function login(v: Visit, ctx: DashboardContext, status: number, email: string, error: string | null, info: string | null = null): Promise<number> {
+  const form = await formToken(ctx, v);
   return sendPage(v, status, loginPage({ csrf: form.token, signupOpen: ctx.signup === 'open', email, error, info }), { ...form.cookies, ...(status === 429 ? RETRY_AFTER : {}) });
 }
 
-function signup(v: Visit, status: number, email: string, error: string | null): number {
-  const form = formToken(v);
+async function signup(ctx: DashboardContext, v: Visit, status: number, email: string, error: string | null): Promise<number> {
+  const form = await formToken(ctx, v);
   return sendPage(v, status, signupPage({ csrf: form.token, email, error }), form.cookies);
 }
 
@@ -111,7 +111,7 @@ const signupAction: Action = {
   async get(ctx, v) {
     if (ctx.signup === 'closed') return sendPage(v, 403, signupClosedPage(ctx.operatorEmail));
     if (v.session) return seeOther(v, '/dashboard');
-    return signup(v, 200, '', null);
+    return signup(ctx, v, 200, '', null);
   },
   async post(ctx, v) {
     if (ctx.signup === 'closed') return sendPage(v, 403, signupClosedPage(ctx.operatorEmail));
@@ -121,14 +121,14 @@ const signupAction: Action = {
       ctx.log.warn('dashboard sign-up throttled', { requestId: v.requestId, client: v.address });
       return sendPage(v, 429, messagePage('Too many sign-ups', 'Too many accounts were made from your network in the last hour. Try again later.', null, { href: '/dashboard/login', text: 'Log in' }), RETRY_AFTER);
     }
-    if (loggable(email) === null) return signup(v, 400, email, 'Enter your email address, like name@example.com.');
+    if (loggable(email) === null) return signup(ctx, v, 400, email, 'Enter your email address, like name@example.com.');
     const problem = passwordProblem(password, email);
-    if (problem !== null) return signup(v, 400, email, problem);
+    if (problem !== null) return signup(ctx, v, 400, email, problem);
     let account: AccountDetail;
     try {
       account = await ctx.accounts.register({ email, plan: 'free', password });
     } catch (err) {
-      if (err instanceof AccountError && err.code === 'EMAIL_TAKEN') return signup(v, 400, email, 'An account with this email already exists. Log in instead.');
+      if (err instanceof AccountError && err.code === 'EMAIL_TAKEN') return signup(ctx, v, 400, email, 'An account with this email already exists. Log in instead.');
       throw err;
     }
     ctx.log.info('dashboard sign-up', { requestId: v.requestId, account: account.id, email: account.email, plan: account.plan, client: v.address });

@@ -95,7 +95,7 @@ export function createDashboard(deps: DashboardDeps, options: DashboardOptions =
       if (!form.ok) return sendPage(x, form.status, messagePage('Form not accepted', 'The form could not be read. Go back and send it again.', null));
       fields = form.fields;
       // Signed-in forms carry the session's token; the login and sign-up forms the form cookie's.
-      const expected = action.signedIn ? session!.csrf : readCookie(req, FORM_COOKIE);
+      const expected = action.signedIn ? session!.csrf : await ctx.sessionsOf.formCsrf(readCookie(req, FORM_COOKIE));
       if (!sameOrigin(req, x.secure) || expected === null || !sameToken(fields.get('csrf'), expected)) {
         deps.log.warn('dashboard form refused: CSRF check failed', { requestId: x.requestId, path, client: clientAddress(req, deps.trustProxy) });
         return sendPage(x, 403, messagePage('This form has expired', 'The form was sent twice, was open from before a login or logout, or came from another site. Nothing was changed. Open the page again and retry.', null));

@@ -151,6 +151,20 @@ describe('forms (ASVS 3.5.1, 3.5.3)', () => {
     assert.equal((await v.post('/dashboard/signup', { csrf: token, email: 'a@b.io', password: PW })).status, 403);
   });
 
+  it('login CSRF: a form cookie and token pair the client makes up is refused; the pair the server gave works', async () => {
+    const { email: owner } = await customer();
+    for (const made of ['x', 'A'.repeat(43)]) {
+      const v = visitor();
+      v.jar.set('__Host-celebrity-form', made);
+      assert.equal((await v.post('/dashboard/login', { csrf: made, email: owner, password: PW })).status, 403, made);
+      assert.equal((await v.post('/dashboard/signup', { csrf: made, email: email(), password: PW })).status, 403, made);
+    }
+    const v = visitor();
+    await v.get('/dashboard/login');
+    assert.notEqual(v.csrf(), v.cookie('__Host-celebrity-form'), 'the form carries a token bound to the cookie, not the cookie');
+    assert.equal((await v.post('/dashboard/login', { email: owner, password: PW })).status, 303);
+  });
+
   it('GET never changes state: logout, key and password addresses answer 405 Allow: POST', async () => {
     const { v, key } = await customer();
     for (const path of ['/dashboard/logout', '/dashboard/key/revoke', '/dashboard/key/rotate', '/dashboard/key/generate', '/dashboard/key/reveal']) {

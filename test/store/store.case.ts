@@ -195,6 +195,23 @@ export function storeSuite(name: string, fixture: StoreFixture): void {
       assert.equal(await store.throttle.count('login:a', NOW + 61_000), 0);
     });
 
+    withStore('sessions: formKey is made once, 256 random bits, then the same every time', async (store) => {
+      const key = await store.sessions.formKey();
+      assert.match(key, /^[A-Za-z0-9_-]{43}$/);
+      assert.equal(await store.sessions.formKey(), key);
+    });
+
+    const { peer: formPeer } = fixture;
+    if (formPeer) withStore('sessions: another instance on the store reads the same formKey', async (store) => {
+      const key = await store.sessions.formKey();
+      const peer = await formPeer(store);
+      try {
+        assert.equal(await peer.sessions.formKey(), key);
+      } finally {
+        await peer.close();
+      }
+    });
+
     const attempt = (address: string, account = 'acc') => ({ address: `a:${address}`, account: `c:${account}`, pair: `p:${account}|${address}` });
     const LIMITS = { address: 4, account: 2, windowMs: 60_000 };
 
