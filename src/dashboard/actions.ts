@@ -1,7 +1,7 @@
 // What each dashboard address does. Every change goes through the same AccountService operations as
 // the CLI and startServer(), so it reaches the API within 2 seconds (CONTRACT 4 and 8). The log gets
 // sign-ups, logins, failed logins and key events, never a key or a password (ASVS 5.0 16.3).
-import { normalizeEmail } from '../access/account-ops.ts';
+import { lookupEmail, normalizeEmail } from '../access/account-ops.ts';
 import { AccountError, type AccountDetail } from '../access/types.ts';
 import { isPlan, PLANS } from '../access/plans.ts';
 import type { SessionRecord } from '../store/types.ts';
@@ -30,12 +30,25 @@ const DONE: Readonly<Record<string, string>> = {
   password: 'Password changed. Every other session of this account is logged out.',
 };
 
-/** An email for the log only when it is one: a password typed into the Email field must not be logged. */
+/**
+ * An email for the log only when it could name an account (the older rule included): a password
+ * typed into the Email field must not be logged. JSON escapes its control characters in the log.
+ */
 function loggable(email: string): string | null {
   try {
-    return normalizeEmail(email);
+    return lookupEmail(email);
   } catch {
     return null;
+  }
+}
+
+/** Whether a new account may have this email (the rule of every new account, src/access/account-ops.ts). */
+function validNewEmail(email: string): boolean {
+  try {
+    normalizeEmail(email);
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -121,7 +134,7 @@ const signupAction: Action = {
       ctx.log.warn('dashboard sign-up throttled', { requestId: v.requestId, client: v.address });
       return sendPage(v, 429, messagePage('Too many sign-ups', 'Too many accounts were made from your network in the last hour. Try again later.', null, { href: '/dashboard/login', text: 'Log in' }), RETRY_AFTER);
     }
-    if (loggable(email) === null) return signup(ctx, v, 400, email, 'Enter your email address, like name@example.com.');
+    if (!validNewEmail(email)) return signup(ctx, v, 400, email, 'Enter your email address, like name@example.com.');
     const problem = passwordProblem(password, email);
     if (problem !== null) return signup(ctx, v, 400, email, problem);
     let account: AccountDetail;
