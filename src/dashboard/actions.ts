@@ -119,6 +119,11 @@ const loginAction: Action = {
   },
 };
 
+/** One 429 for both sign-up limits, per address and per existing email, so it does not tell which. */
+function signupThrottled(v: Visit): number {
+  return sendPage(v, 429, messagePage('Too many sign-ups', 'Too many sign-ups came from your network, or named this email, in the last hour. Try again later.', null, { href: '/dashboard/login', text: 'Log in' }), RETRY_AFTER);
+}
+
 const signupAction: Action = {
   signedIn: false,
   async get(ctx, v) {
@@ -132,7 +137,7 @@ const signupAction: Action = {
     const password = field(v.fields, 'password');
     if (!(await ctx.logins.signupAllowed(v.address))) {
       ctx.log.warn('dashboard sign-up throttled', { requestId: v.requestId, client: v.address });
-      return sendPage(v, 429, messagePage('Too many sign-ups', 'Too many accounts were made from your network in the last hour. Try again later.', null, { href: '/dashboard/login', text: 'Log in' }), RETRY_AFTER);
+      return signupThrottled(v);
     }
     if (!validNewEmail(email)) return signup(ctx, v, 400, email, 'Enter your email address, like name@example.com.');
     const problem = passwordProblem(password, email);
@@ -141,8 +146,12 @@ const signupAction: Action = {
     try {
       account = await ctx.accounts.register({ email, plan: 'free', password });
     } catch (err) {
-      if (err instanceof AccountError && err.code === 'EMAIL_TAKEN') return signup(ctx, v, 400, email, 'An account with this email already exists. Log in instead.');
-      throw err;
+      if (!(err instanceof AccountError && err.code === 'EMAIL_TAKEN')) throw err;
+      // A security event: whoever asks learns that the email has an account (README "Dashboard").
+      const allowed = await ctx.logins.takenEmailAllowed(email);
+      ctx.log.warn('dashboard sign-up named an existing account', { requestId: v.requestId, email: loggable(email), client: v.address, throttled: !allowed });
+      if (!allowed) return signupThrottled(v);
+      return signup(ctx, v, 400, email, 'An account with this email already exists. Log in instead.');
     }
     ctx.log.info('dashboard sign-up', { requestId: v.requestId, account: account.id, email: account.email, plan: account.plan, client: v.address });
     return signIn(ctx, v, account);

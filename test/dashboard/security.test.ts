@@ -287,6 +287,24 @@ describe('logins and passwords (ASVS 6.2, 6.3.1)', () => {
     server.clock.reset();
   });
 
+  it('sign-ups naming an existing email: 5 an hour per email, from any addresses, then 429; each one logged', async () => {
+    const { email: taken } = await customer();
+    const { email: other } = await customer();
+    const named = () => log.lines.filter((l) => l.includes('"msg":"dashboard sign-up named an existing account"') && l.includes(`"email":"${taken}"`));
+    for (let i = 0; i < 5; i++) assert.match((await visitor().signUp(taken, PW)).text, /already exists/, `from address ${i + 1}`);
+    const refused = await visitor().signUp(taken, PW);
+    assert.equal(refused.status, 429, 'a sixth, from yet another address');
+    assert.equal(refused.headers['retry-after'], '900');
+    assert.match(refused.text, /Too many sign-ups/);
+    assert.doesNotMatch(refused.text, /already exists/);
+    assert.equal(named().length, 6);
+    assert.ok(named().at(-1)!.includes('"throttled":true'));
+    assert.equal((await visitor().signUp(other, PW)).status, 400, 'another email is not concerned');
+    server.clock.advance(60 * MIN);
+    assert.equal((await visitor().signUp(taken, PW)).status, 400, 'the hour passed');
+    server.clock.reset();
+  });
+
   it('sign-up closed: no form and no account, whatever is posted', async () => {
     const closed = await startServer({ data: fixture() });
     try {
