@@ -11,16 +11,32 @@ export interface OpsContext {
 }
 
 // Deliberately loose (RFC 5321 allows far more than any regex should try to check): one @, a dot in
-// the domain, no spaces, at most 254 characters.
-const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@.]+$/;
+// the domain, at most 254 characters; no whitespace, no control or format character (an email is
+// printed to the operator's terminal: ESC would drive it, a bidi override would reorder the line)
+// and none of <>"' (it is shown in pages and mails). Issue 24 item 2.
+const EMAIL_RE = /^[^\s@<>"'\p{Cc}\p{Cf}]+@[^\s@<>"'\p{Cc}\p{Cf}]+\.[^\s@.<>"'\p{Cc}\p{Cf}]+$/u;
+/**
+ * What an email may have been before that rule: an account stored then keeps working, by this
+ * pattern, until the operator renames it (`accounts set-email`). Only for finding an account.
+ */
+const STORED_EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@.]+$/;
 
-/** The canonical email: trimmed and lower-cased, so uniqueness is case-insensitive (CONTRACT 4). */
-/** The form an email is stored and looked up in; no check (a lookup of anything finds nothing). */
+/** The form an email is stored and looked up in, trimmed and lower-cased (CONTRACT 4); no check. */
 export const canonicalEmail = (email: string): string => email.trim().toLowerCase();
 
+/** An email for a new account or a rename: canonical, or INVALID_EMAIL. */
 export function normalizeEmail(email: string): string {
+  return checked(email, EMAIL_RE);
+}
+
+/** An email naming an account that exists: the looser rule of accounts stored before EMAIL_RE. */
+export function lookupEmail(email: string): string {
+  return checked(email, STORED_EMAIL_RE);
+}
+
+function checked(email: string, pattern: RegExp): string {
   const canonical = canonicalEmail(email);
-  if (canonical.length > 254 || !EMAIL_RE.test(canonical)) {
+  if (canonical.length > 254 || !pattern.test(canonical)) {
     throw new AccountError('INVALID_EMAIL', `invalid email address: ${JSON.stringify(email)}`);
   }
   return canonical;
@@ -38,7 +54,7 @@ export function checkNewPassword(password: string): void {
 }
 
 export function findAccount(data: StoreData, email: string): AccountRecord {
-  const canonical = normalizeEmail(email);
+  const canonical = lookupEmail(email);
   const account = data.accounts.find((a) => a.email === canonical);
   if (!account) throw new AccountError('UNKNOWN_ACCOUNT', `no account with email ${canonical}`);
   return account;
@@ -148,6 +164,18 @@ function decoyHash(scrypt: ScryptParams): Promise<PasswordHash> {
   let hash = decoys.get(id);
   if (!hash) decoys.set(id, (hash = hashPassword(randomBytes(16).toString('hex'), scrypt)));
   return hash;
+}
+
+/** `accounts set-email`: the account keeps its id, key, password, sessions and usage; only the email changes. */
+export function renameAccount(data: StoreData, email: string, newEmail: string): AccountSummary {
+  const account = findAccount(data, email);
+  const next = normalizeEmail(newEmail);
+  if (next !== account.email && data.accounts.some((a) => a.email === next)) {
+    throw new AccountError('EMAIL_TAKEN', `an account with email ${next} already exists`);
+  }
+  const renamed = { ...account, email: next };
+  data.accounts[data.accounts.indexOf(account)] = renamed;
+  return summarize(renamed);
 }
 
 /** `state import` into a store that has accounts, without being told to replace them. */

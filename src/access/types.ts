@@ -86,6 +86,11 @@ export interface AccountService {
   /** By email, case-insensitively; null when there is none. */
   find(email: string): Promise<AccountDetail | null>;
   setPlan(email: string, plan: string): Promise<AccountSummary>;
+  /**
+   * Renames the account (the operator's `accounts set-email`); its id, key, password, sessions and
+   * usage stay. The new email must pass today's rule; the old one is found by the rule it was made under.
+   */
+  setEmail(email: string, newEmail: string): Promise<AccountSummary>;
   /** Fails with KEY_ACTIVE when the account already has a key: rotate replaces it. */
   createKey(email: string, password: string): Promise<IssuedKey>;
   rotateKey(email: string, password: string): Promise<IssuedKey>;

@@ -1,7 +1,7 @@
-// `celebrity-api accounts create|set-plan|set-password|list` (CONTRACT 6), and the password and key printing that `keys` shares.
+// `celebrity-api accounts create|set-plan|set-email|set-password|list` (CONTRACT 6), and the password and key printing that `keys` shares.
 import type { IssuedKey } from '../access/types.ts';
 import { PLANS } from '../access/plans.ts';
-import { command, noPositionals, parseFlags, readPassword, readStdin, required, UsageError, type CommandGroup, type Io } from './io.ts';
+import { command, noPositionals, parseFlags, printable, readPassword, readStdin, required, UsageError, type CommandGroup, type Io } from './io.ts';
 import { STORE_FLAGS, withStore } from './store.ts';
 import { canonicalEmail } from '../access/account-ops.ts';
 
@@ -13,6 +13,9 @@ Commands:
       (with --json: {"email","plan","key"} on one line)
   set-plan --email E --plan P
       change the plan; a running server applies it within 2 seconds, the month's count carries over
+  set-email --email E --new-email N
+      rename the account (its key, password, sessions and usage stay); N must be a valid email
+      today, while E may be one stored under the older, looser rule
   set-password --email E --password-stdin
       reads two lines, the current password then the new one; the key stays the same
   list [--json]
@@ -34,7 +37,7 @@ export function printKey(io: Io, issued: IssuedKey, json: boolean | undefined, n
     io.stdout.write(JSON.stringify({ email: issued.email, plan: issued.plan, key: issued.key }) + '\n');
     return;
   }
-  io.stdout.write(`email  ${issued.email}\nplan   ${issued.plan}\nkey    ${issued.key}\n${note}\n`);
+  io.stdout.write(`email  ${printable(issued.email)}\nplan   ${issued.plan}\nkey    ${issued.key}\n${note}\n`);
 }
 
 export const SHOWN_ONCE = 'This key is shown once: store it now (`keys reveal` shows it again with the password).';
@@ -42,6 +45,7 @@ export const SHOWN_ONCE = 'This key is shown once: store it now (`keys reveal` s
 const FLAGS = {
   ...STORE_FLAGS,
   email: { type: 'string' },
+  'new-email': { type: 'string' },
   plan: { type: 'string' },
   'password-stdin': { type: 'boolean' },
   json: { type: 'boolean' },
@@ -55,7 +59,7 @@ export const accounts: CommandGroup = command(async (args, io) => {
     io.stdout.write(HELP);
     return;
   }
-  if (sub === undefined) throw new UsageError('missing command (create, set-plan, set-password or list)');
+  if (sub === undefined) throw new UsageError('missing command (create, set-plan, set-email, set-password or list)');
   noPositionals(positionals, 1);
   await withStore(values, io, async ({ accounts: store }) => {
     switch (sub) {
@@ -69,7 +73,13 @@ export const accounts: CommandGroup = command(async (args, io) => {
       case 'set-plan': {
         const email = required(values.email, '--email');
         const account = await store.setPlan(email, required(values.plan, '--plan'));
-        io.stdout.write(values.json ? JSON.stringify(account) + '\n' : `${account.email} is now on the ${account.plan} plan\n`);
+        io.stdout.write(values.json ? JSON.stringify(account) + '\n' : `${printable(account.email)} is now on the ${account.plan} plan\n`);
+        return;
+      }
+      case 'set-email': {
+        const email = required(values.email, '--email');
+        const account = await store.setEmail(email, required(values['new-email'], '--new-email'));
+        io.stdout.write(values.json ? JSON.stringify(account) + '\n' : `${printable(canonicalEmail(email))} is now ${printable(account.email)}\n`);
         return;
       }
       case 'set-password': {
@@ -78,7 +88,7 @@ export const accounts: CommandGroup = command(async (args, io) => {
         const [current, next] = (await readStdin(io.stdin)).split(/\r?\n/);
         if (!current || !next) throw new UsageError('--password-stdin: expected two lines, the current password and the new one');
         await store.setPassword(email, current, next);
-        io.stdout.write(`password of ${canonicalEmail(email)} changed\n`);
+        io.stdout.write(`password of ${printable(canonicalEmail(email))} changed\n`);
         return;
       }
       case 'list': {
@@ -88,11 +98,11 @@ export const accounts: CommandGroup = command(async (args, io) => {
           return;
         }
         if (list.length === 0) io.stdout.write('no accounts\n');
-        for (const a of list) io.stdout.write(`${a.email}\t${a.plan}\t${a.keyPrefix ?? '(no key)'}\t${a.createdAt}\n`);
+        for (const a of list) io.stdout.write([a.email, a.plan, a.keyPrefix ?? '(no key)', a.createdAt].map(printable).join('\t') + '\n');
         return;
       }
       default:
-        throw new UsageError(`unknown command '${sub}' (create, set-plan, set-password or list)`);
+        throw new UsageError(`unknown command '${printable(sub)}' (create, set-plan, set-email, set-password or list)`);
     }
   });
 });

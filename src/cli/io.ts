@@ -44,6 +44,16 @@ export async function readPassword(stdin: NodeJS.ReadableStream): Promise<string
   return line;
 }
 
+/**
+ * Stored text as the terminal should show it: every control character (C0 with tab and newline, DEL,
+ * C1) and Unicode format character (bidi overrides) as a \u{..} escape, so a field can neither drive
+ * the operator's terminal (clear it, colour it, retitle the window) nor break a table's columns or
+ * lines. Every field of a table or message the CLI prints from the store passes through it (issue 24).
+ */
+export function printable(text: string): string {
+  return text.replace(/[\p{Cc}\p{Cf}]/gu, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`);
+}
+
 /** The state directory of every command: `--state DIR`, else $CELEBRITY_API_STATE, else ./state. */
 export function stateDir(flag: string | undefined, io: Io): string {
   return resolve(io.cwd, flag ?? io.env.CELEBRITY_API_STATE ?? 'state');

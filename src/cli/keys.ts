@@ -1,6 +1,6 @@
 // `celebrity-api keys create|rotate|reveal|revoke|list` (CONTRACT 6): the key itself is printed only by create, rotate and reveal.
 import { password, printKey, SHOWN_ONCE } from './accounts.ts';
-import { command, noPositionals, parseFlags, required, UsageError, type CommandGroup } from './io.ts';
+import { command, noPositionals, parseFlags, printable, required, UsageError, type CommandGroup } from './io.ts';
 import { STORE_FLAGS, withStore } from './store.ts';
 
 const HELP = `Usage: celebrity-api keys <command> [options]
@@ -61,7 +61,7 @@ export const keys: CommandGroup = command(async (args, io) => {
       }
       case 'revoke': {
         const revoked = await store.revokeKey(required(values.email, '--email'));
-        io.stdout.write(values.json ? JSON.stringify(revoked) + '\n' : `revoked ${revoked.prefix} of ${revoked.email}\n`);
+        io.stdout.write(values.json ? JSON.stringify(revoked) + '\n' : `revoked ${printable(revoked.prefix)} of ${printable(revoked.email)}\n`);
         return;
       }
       case 'list': {
@@ -71,7 +71,7 @@ export const keys: CommandGroup = command(async (args, io) => {
           return;
         }
         if (list.length === 0) io.stdout.write('no keys\n');
-        for (const k of list) io.stdout.write(`${k.email}\t${k.prefix}\t${k.status}\t${k.createdAt}${k.revokedAt ? `\trevoked ${k.revokedAt}` : ''}\n`);
+        for (const k of list) io.stdout.write([k.email, k.prefix, k.status, k.createdAt, ...(k.revokedAt ? [`revoked ${k.revokedAt}`] : [])].map(printable).join('\t') + '\n');
         return;
       }
       default:

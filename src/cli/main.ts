@@ -3,7 +3,7 @@ import { LockBusyError } from '../store/file/lock-file.ts';
 import { AccountError } from '../access/types.ts';
 import { UsageLogError } from '../store/file/usage-replay.ts';
 import { StoreUnavailableError } from '../store/types.ts';
-import { EXIT, UsageError, CommandError, type CommandGroup, type Io } from './io.ts';
+import { EXIT, UsageError, CommandError, printable, type CommandGroup, type Io } from './io.ts';
 
 const HELP = `Usage: celebrity-api <command> [options]
 
@@ -43,7 +43,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
   }
   const load = Object.hasOwn(GROUPS, name) ? GROUPS[name] : undefined;
   if (!load) {
-    io.stderr.write(`celebrity-api: unknown command '${name}'\n\n${HELP}`);
+    io.stderr.write(`celebrity-api: unknown command '${printable(name)}'\n\n${HELP}`);
     return EXIT.USAGE;
   }
   try {
@@ -51,7 +51,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
   } catch (err) {
     // CONTRACT 6: usage errors and invalid values (a plan, an email) exit 2 with a hint.
     if (err instanceof UsageError || (err instanceof AccountError && err.code.startsWith('INVALID_'))) {
-      io.stderr.write(`celebrity-api ${name}: ${err.message}\nRun 'celebrity-api ${name} --help' for usage.\n`);
+      io.stderr.write(`celebrity-api ${name}: ${shown(err.message)}\nRun 'celebrity-api ${name} --help' for usage.\n`);
       return EXIT.USAGE;
     }
     // What the user can act on (a wrong password, EACCES, ENOSPC, a damaged usage log, a state
@@ -63,7 +63,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
       err instanceof LockBusyError ||
       err instanceof StoreUnavailableError ||
       typeof (err as NodeJS.ErrnoException).code === 'string';
-    io.stderr.write(`celebrity-api ${name}: ${known ? (err as Error).message : ((err as Error).stack ?? String(err))}\n`);
+    io.stderr.write(`celebrity-api ${name}: ${shown(known ? (err as Error).message : ((err as Error).stack ?? String(err)))}\n`);
     return EXIT.FAILED;
   }
 }
@@ -78,3 +78,6 @@ export async function run(): Promise<void> {
   const io: Io = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() };
   process.exitCode = await main(process.argv.slice(2), io);
 }
+
+/** A message may quote what was typed or stored (an email): its lines are kept, their control characters escaped. */
+const shown = (message: string) => message.split('\n').map(printable).join('\n');

@@ -2,7 +2,7 @@
 import { CalendarCache } from '../quota/month.ts';
 import { resolveQuotas } from '../access/plans.ts';
 import { createUsageService } from '../quota/usage-service.ts';
-import { command, noPositionals, parseFlags, required, type CommandGroup } from './io.ts';
+import { command, noPositionals, parseFlags, printable, required, type CommandGroup } from './io.ts';
 import { STORE_FLAGS, withStore } from './store.ts';
 
 const HELP = `Usage: celebrity-api usage --email E [--json] [--state DIR]
@@ -40,7 +40,7 @@ export const usage: CommandGroup = command(async (args, io) => {
     return;
   }
   const lines = [
-    `email      ${report.email}`,
+    `email      ${printable(report.email)}`,
     `plan       ${report.plan}`,
     `used       ${report.used}`,
     `total      ${report.total ?? 'unlimited'}`,

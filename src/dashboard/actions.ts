@@ -1,7 +1,7 @@
 // What each dashboard address does. Every change goes through the same AccountService operations as
 // the CLI and startServer(), so it reaches the API within 2 seconds (CONTRACT 4 and 8). The log gets
 // sign-ups, logins, failed logins and key events, never a key or a password (ASVS 5.0 16.3).
-import { normalizeEmail } from '../access/account-ops.ts';
+import { lookupEmail, normalizeEmail } from '../access/account-ops.ts';
 import { AccountError, type AccountDetail } from '../access/types.ts';
 import { isPlan, PLANS } from '../access/plans.ts';
 import type { SessionRecord } from '../store/types.ts';
@@ -30,21 +30,34 @@ const DONE: Readonly<Record<string, string>> = {
   password: 'Password changed. Every other session of this account is logged out.',
 };
 
-/** An email for the log only when it is one: a password typed into the Email field must not be logged. */
+/**
+ * An email for the log only when it could name an account (the older rule included): a password
+ * typed into the Email field must not be logged. JSON escapes its control characters in the log.
+ */
 function loggable(email: string): string | null {
   try {
-    return normalizeEmail(email);
+    return lookupEmail(email);
   } catch {
     return null;
   }
 }
 
-/** The login and sign-up forms' double-submit token: the browser's, or a new one set with the page. */
-function formToken(v: Visit): { token: string; cookies: Record<string, string> } {
+/** Whether a new account may have this email (the rule of every new account, src/access/account-ops.ts). */
+function validNewEmail(email: string): boolean {
+  try {
+    normalizeEmail(email);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The login and sign-up forms' token: bound to the browser's form cookie, or to a new one set with the page. */
+async function formToken(ctx: DashboardContext, v: Visit): Promise<{ token: string; cookies: Record<string, string> }> {
   const held = readCookie(v.req, FORM_COOKIE);
-  if (held !== null && isToken(held)) return { token: held, cookies: {} };
-  const token = randomToken();
-  return { token, cookies: { 'Set-Cookie': setCookie(FORM_COOKIE, token) } };
+  if (held !== null && isToken(held)) return { token: (await ctx.sessionsOf.formCsrf(held))!, cookies: {} };
+  const cookie = randomToken();
+  return { token: (await ctx.sessionsOf.formCsrf(cookie))!, cookies: { 'Set-Cookie': setCookie(FORM_COOKIE, cookie) } };
 }
 
 const user = (v: Visit, session: SessionRecord = v.session!) => ({ email: v.account!.email, csrf: session.csrf });
@@ -62,13 +75,13 @@ async function home(ctx: DashboardContext, v: Visit, status: number, over: Parti
   return sendPage(v, status, homePage(view), status === 429 ? RETRY_AFTER : undefined);
 }
 
-function login(v: Visit, ctx: DashboardContext, status: number, email: string, error: string | null, info: string | null = null): number {
-  const form = formToken(v);
+async function login(v: Visit, ctx: DashboardContext, status: number, email: string, error: string | null, info: string | null = null): Promise<number> {
+  const form = await formToken(ctx, v);
   return sendPage(v, status, loginPage({ csrf: form.token, signupOpen: ctx.signup === 'open', email, error, info }), { ...form.cookies, ...(status === 429 ? RETRY_AFTER : {}) });
 }
 
-function signup(v: Visit, status: number, email: string, error: string | null): number {
-  const form = formToken(v);
+async function signup(ctx: DashboardContext, v: Visit, status: number, email: string, error: string | null): Promise<number> {
+  const form = await formToken(ctx, v);
   return sendPage(v, status, signupPage({ csrf: form.token, email, error }), form.cookies);
 }
 
@@ -106,12 +119,17 @@ const loginAction: Action = {
   },
 };
 
+/** One 429 for both sign-up limits, per address and per existing email, so it does not tell which. */
+function signupThrottled(v: Visit): number {
+  return sendPage(v, 429, messagePage('Too many sign-ups', 'Too many sign-ups came from your network, or named this email, in the last hour. Try again later.', null, { href: '/dashboard/login', text: 'Log in' }), RETRY_AFTER);
+}
+
 const signupAction: Action = {
   signedIn: false,
   async get(ctx, v) {
     if (ctx.signup === 'closed') return sendPage(v, 403, signupClosedPage(ctx.operatorEmail));
     if (v.session) return seeOther(v, '/dashboard');
-    return signup(v, 200, '', null);
+    return signup(ctx, v, 200, '', null);
   },
   async post(ctx, v) {
     if (ctx.signup === 'closed') return sendPage(v, 403, signupClosedPage(ctx.operatorEmail));
@@ -119,17 +137,21 @@ const signupAction: Action = {
     const password = field(v.fields, 'password');
     if (!(await ctx.logins.signupAllowed(v.address))) {
       ctx.log.warn('dashboard sign-up throttled', { requestId: v.requestId, client: v.address });
-      return sendPage(v, 429, messagePage('Too many sign-ups', 'Too many accounts were made from your network in the last hour. Try again later.', null, { href: '/dashboard/login', text: 'Log in' }), RETRY_AFTER);
+      return signupThrottled(v);
     }
-    if (loggable(email) === null) return signup(v, 400, email, 'Enter your email address, like name@example.com.');
+    if (!validNewEmail(email)) return signup(ctx, v, 400, email, 'Enter your email address, like name@example.com.');
     const problem = passwordProblem(password, email);
-    if (problem !== null) return signup(v, 400, email, problem);
+    if (problem !== null) return signup(ctx, v, 400, email, problem);
     let account: AccountDetail;
     try {
       account = await ctx.accounts.register({ email, plan: 'free', password });
     } catch (err) {
-      if (err instanceof AccountError && err.code === 'EMAIL_TAKEN') return signup(v, 400, email, 'An account with this email already exists. Log in instead.');
-      throw err;
+      if (!(err instanceof AccountError && err.code === 'EMAIL_TAKEN')) throw err;
+      // A security event: whoever asks learns that the email has an account (README "Dashboard").
+      const allowed = await ctx.logins.takenEmailAllowed(email);
+      ctx.log.warn('dashboard sign-up named an existing account', { requestId: v.requestId, email: loggable(email), client: v.address, throttled: !allowed });
+      if (!allowed) return signupThrottled(v);
+      return signup(ctx, v, 400, email, 'An account with this email already exists. Log in instead.');
     }
     ctx.log.info('dashboard sign-up', { requestId: v.requestId, account: account.id, email: account.email, plan: account.plan, client: v.address });
     return signIn(ctx, v, account);

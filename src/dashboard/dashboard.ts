@@ -95,8 +95,8 @@ export function createDashboard(deps: DashboardDeps, options: DashboardOptions =
       if (!form.ok) return sendPage(x, form.status, messagePage('Form not accepted', 'The form could not be read. Go back and send it again.', null));
       fields = form.fields;
       // Signed-in forms carry the session's token; the login and sign-up forms the form cookie's.
-      const expected = action.signedIn ? session!.csrf : readCookie(req, FORM_COOKIE);
-      if (!sameOrigin(req) || expected === null || !sameToken(fields.get('csrf'), expected)) {
+      const expected = action.signedIn ? session!.csrf : await ctx.sessionsOf.formCsrf(readCookie(req, FORM_COOKIE));
+      if (!sameOrigin(req, x.secure) || expected === null || !sameToken(fields.get('csrf'), expected)) {
         deps.log.warn('dashboard form refused: CSRF check failed', { requestId: x.requestId, path, client: clientAddress(req, deps.trustProxy) });
         return sendPage(x, 403, messagePage('This form has expired', 'The form was sent twice, was open from before a login or logout, or came from another site. Nothing was changed. Open the page again and retry.', null));
       }
@@ -134,16 +134,17 @@ function notAllowed(x: Exchange, allow: string): number {
 
 /**
  * A second line behind the token (ASVS 3.5.1): what the browser says of the form's origin. Every
- * current browser sends Sec-Fetch-Site; Origin alone is compared with Host, which a proxy may rewrite,
- * so only a mismatch of a present Origin with a present Host counts against the request.
+ * current browser sends Sec-Fetch-Site; Origin alone is compared with the host the request names:
+ * Host on HTTP/1.1, :authority on HTTP/2 (RFC 9113 8.3.1: a request there may carry no Host at all).
+ * A request with an Origin and neither cannot show that it comes from us, and is refused. The scheme
+ * counts too: a page of ours over plain HTTP is not the origin of a form sent over HTTPS.
  */
-function sameOrigin(req: IncomingMessage): boolean {
+function sameOrigin(req: IncomingMessage, secure: boolean): boolean {
   const site = req.headers['sec-fetch-site'];
   if (typeof site === 'string') return site === 'same-origin' || site === 'none';
   const origin = req.headers.origin;
   if (typeof origin !== 'string') return true;
   if (origin === 'null') return false;
-  const host = req.headers.host;
-  return typeof host !== 'string' || origin.replace(/^https?:\/\//, '') === host;
+  const host = req.headers.host ?? req.headers[':authority'];
+  return typeof host === 'string' && origin === `${secure ? 'https' : 'http'}://${host}`;
 }
-

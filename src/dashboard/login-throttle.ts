@@ -17,6 +17,12 @@ const ADDRESS_LIMIT = 20;
 const ACCOUNT_LIMIT = 5;
 /** Sign-ups from one address in an hour: each costs a scrypt hash and an account. */
 const SIGNUP_LIMIT = 10;
+/**
+ * Sign-ups naming one existing email in an hour. Sign-up must say that an email is taken (without mail
+ * there is no other way to keep the flow usable), so this bounds how often anyone, from however many
+ * addresses, can ask it of one email (issue 24, item 4; README "Dashboard").
+ */
+const SIGNUP_TAKEN_LIMIT = 5;
 const SIGNUP_WINDOW_MS = 60 * 60_000;
 
 /**
@@ -59,6 +65,11 @@ export class LoginThrottle {
   /** Counts a sign-up attempt from the address; false once the address has made too many this hour. */
   async signupAllowed(address: string): Promise<boolean> {
     return (await this.store.hit(`signup:address:${addressUnit(address)}`, SIGNUP_WINDOW_MS, this.clock())) <= SIGNUP_LIMIT;
+  }
+
+  /** Counts a sign-up that named an existing email; false once that email has been named too often this hour. */
+  async takenEmailAllowed(email: string): Promise<boolean> {
+    return (await this.store.hit(`signup:email:${canonical(email)}`, SIGNUP_WINDOW_MS, this.clock())) <= SIGNUP_TAKEN_LIMIT;
   }
 }
 

@@ -1,12 +1,16 @@
 // Dashboard sessions (CONTRACT 8, ASVS 5.0 3.3 and 7): a 256-bit CSPRNG id in a __Host- cookie, only
 // its SHA-256 kept by the store, idle and absolute expiry on the server's clock, a CSRF secret each.
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { SessionRecord, SessionStore } from '../store/types.ts';
 
 /** `__Host-`: the browser takes it only with Secure, Path=/ and no Domain, so no subdomain can plant one. */
 export const SESSION_COOKIE = '__Host-celebrity-session';
-/** The double-submit token of the login and sign-up forms, which come before any session (login CSRF). */
+/**
+ * The cookie of the login and sign-up forms, which come before any session (login CSRF): the form
+ * carries an HMAC of its value under the store's form key, not the value itself, so a pair the client
+ * makes up (cookie x, token x) is refused: defence in depth behind the __Host- prefix (issue 24, item 5).
+ */
 export const FORM_COOKIE = '__Host-celebrity-form';
 
 export const IDLE_MS = 30 * 60_000; // ASVS 7.3.1
@@ -101,6 +105,12 @@ export class Sessions {
   /** A password change ends every other session of the account (ASVS 7.4.3); returns how many. */
   endOthers(session: SessionRecord): Promise<number> {
     return this.store.deleteForAccount(session.account, session.id);
+  }
+
+  /** The token a login or sign-up form must carry for this form cookie value; null for no valid cookie. */
+  async formCsrf(cookie: string | null): Promise<string | null> {
+    if (cookie === null || !isToken(cookie)) return null;
+    return createHmac('sha256', await this.store.formKey()).update(`form ${cookie}`).digest('base64url');
   }
 
   /** When a login replaces a session the browser still held. */

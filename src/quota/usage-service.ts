@@ -1,6 +1,6 @@
 // UsageService: an account's month (used, total, remaining, resetsOn), its days, the last six months
 // and its last use, from whichever store runs; `set` for test suites.
-import { normalizeEmail } from '../access/account-ops.ts';
+import { lookupEmail } from '../access/account-ops.ts';
 import { AccountError, type AccountDetail } from '../access/types.ts';
 import type { CountingStore, DailyUsage, MonthlyUsage } from './counting-store.ts';
 import type { CalendarCache } from './month.ts';
@@ -42,7 +42,7 @@ export interface UsageServiceDeps {
 
 export function createUsageService({ store, quotas, calendar, clock }: UsageServiceDeps): UsageService {
   const account = async (email: string): Promise<AccountDetail> => {
-    const canonical = normalizeEmail(email); // a malformed email is a usage error, as in every other command
+    const canonical = lookupEmail(email); // a malformed email is a usage error, as in every other command
     const found = await store.accounts.find(canonical);
     if (!found) throw new AccountError('UNKNOWN_ACCOUNT', `no account with email ${canonical}`);
     return found;

@@ -90,6 +90,12 @@ export interface SessionStore {
   delete(id: string): Promise<void>;
   /** Ends every session of the account but `keep` (a password change), or all of them (null). */
   deleteForAccount(account: string, keep: string | null): Promise<number>;
+  /**
+   * A random secret (base64url, 256 bits) that every instance on this store reads alike, made on
+   * first use: the dashboard binds the token of its login and sign-up forms to it (an HMAC of the form
+   * cookie), so a cookie and token pair chosen by the client is refused. Never logged, never sent.
+   */
+  formKey(): Promise<string>;
 }
 
 /** Counters that expire, shared by every instance: login throttling (CONTRACT 8, ASVS 6.3.1). */

@@ -151,6 +151,20 @@ describe('forms (ASVS 3.5.1, 3.5.3)', () => {
     assert.equal((await v.post('/dashboard/signup', { csrf: token, email: 'a@b.io', password: PW })).status, 403);
   });
 
+  it('login CSRF: a form cookie and token pair the client makes up is refused; the pair the server gave works', async () => {
+    const { email: owner } = await customer();
+    for (const made of ['x', 'A'.repeat(43)]) {
+      const v = visitor();
+      v.jar.set('__Host-celebrity-form', made);
+      assert.equal((await v.post('/dashboard/login', { csrf: made, email: owner, password: PW })).status, 403, made);
+      assert.equal((await v.post('/dashboard/signup', { csrf: made, email: email(), password: PW })).status, 403, made);
+    }
+    const v = visitor();
+    await v.get('/dashboard/login');
+    assert.notEqual(v.csrf(), v.cookie('__Host-celebrity-form'), 'the form carries a token bound to the cookie, not the cookie');
+    assert.equal((await v.post('/dashboard/login', { email: owner, password: PW })).status, 303);
+  });
+
   it('GET never changes state: logout, key and password addresses answer 405 Allow: POST', async () => {
     const { v, key } = await customer();
     for (const path of ['/dashboard/logout', '/dashboard/key/revoke', '/dashboard/key/rotate', '/dashboard/key/generate', '/dashboard/key/reveal']) {
@@ -270,6 +284,24 @@ describe('logins and passwords (ASVS 6.2, 6.3.1)', () => {
     assert.equal((await visitor().signUp(email(), PW)).status, 303, 'another address is not concerned');
     server.clock.advance(60 * MIN);
     assert.equal((await from().signUp(email(), PW)).status, 303);
+    server.clock.reset();
+  });
+
+  it('sign-ups naming an existing email: 5 an hour per email, from any addresses, then 429; each one logged', async () => {
+    const { email: taken } = await customer();
+    const { email: other } = await customer();
+    const named = () => log.lines.filter((l) => l.includes('"msg":"dashboard sign-up named an existing account"') && l.includes(`"email":"${taken}"`));
+    for (let i = 0; i < 5; i++) assert.match((await visitor().signUp(taken, PW)).text, /already exists/, `from address ${i + 1}`);
+    const refused = await visitor().signUp(taken, PW);
+    assert.equal(refused.status, 429, 'a sixth, from yet another address');
+    assert.equal(refused.headers['retry-after'], '900');
+    assert.match(refused.text, /Too many sign-ups/);
+    assert.doesNotMatch(refused.text, /already exists/);
+    assert.equal(named().length, 6);
+    assert.ok(named().at(-1)!.includes('"throttled":true'));
+    assert.equal((await visitor().signUp(other, PW)).status, 400, 'another email is not concerned');
+    server.clock.advance(60 * MIN);
+    assert.equal((await visitor().signUp(taken, PW)).status, 400, 'the hour passed');
     server.clock.reset();
   });
 

@@ -195,6 +195,23 @@ export function storeSuite(name: string, fixture: StoreFixture): void {
       assert.equal(await store.throttle.count('login:a', NOW + 61_000), 0);
     });
 
+    withStore('sessions: formKey is made once, 256 random bits, then the same every time', async (store) => {
+      const key = await store.sessions.formKey();
+      assert.match(key, /^[A-Za-z0-9_-]{43}$/);
+      assert.equal(await store.sessions.formKey(), key);
+    });
+
+    const { peer: formPeer } = fixture;
+    if (formPeer) withStore('sessions: another instance on the store reads the same formKey', async (store) => {
+      const key = await store.sessions.formKey();
+      const peer = await formPeer(store);
+      try {
+        assert.equal(await peer.sessions.formKey(), key);
+      } finally {
+        await peer.close();
+      }
+    });
+
     const attempt = (address: string, account = 'acc') => ({ address: `a:${address}`, account: `c:${account}`, pair: `p:${account}|${address}` });
     const LIMITS = { address: 4, account: 2, windowMs: 60_000 };
 
@@ -227,6 +244,28 @@ export function storeSuite(name: string, fixture: StoreFixture): void {
         await t.release(attempt('w', 'owner'), NOW);
       }
       assert.equal(await t.count('a:w', NOW), 0);
+    });
+
+    withStore('accounts: setEmail renames (key, password and id stay); a stored email of the older rule can be renamed', async (store) => {
+      const { key } = await store.accounts.create({ email: 'old@x.io', plan: 'pro', password: 'pw' });
+      const id = store.lookupKey(keyDigest(key))!.id;
+      assert.deepEqual(await store.accounts.setEmail('OLD@x.io', 'New@x.io'), { email: 'new@x.io', plan: 'pro', createdAt: (await store.accounts.get(id))!.createdAt, keyPrefix: (await store.accounts.get(id))!.key!.prefix });
+      assert.equal(await store.accounts.find('old@x.io'), null);
+      assert.equal((await store.accounts.find('new@x.io'))?.id, id);
+      assert.equal((await store.accounts.revealKey('new@x.io', 'pw')).key, key);
+      assert.equal(store.lookupKey(keyDigest(key))?.email, 'new@x.io');
+      await store.accounts.create({ email: 'other@x.io', plan: 'free', password: 'pw' });
+      await assert.rejects(store.accounts.setEmail('new@x.io', 'other@x.io'), (e: AccountError) => e.code === 'EMAIL_TAKEN');
+      await assert.rejects(store.accounts.setEmail('new@x.io', 'a<b@x.io'), (e: AccountError) => e.code === 'INVALID_EMAIL');
+      await assert.rejects(store.accounts.setEmail('nobody@x.io', 'n@x.io'), (e: AccountError) => e.code === 'UNKNOWN_ACCOUNT');
+      assert.deepEqual((await store.accounts.setEmail('new@x.io', 'new@x.io')).email, 'new@x.io', 'to itself: nothing changes');
+
+      const [record] = (await store.exportAccounts()).filter((r) => r.id === id);
+      const legacy = '\x1b[2j\x1b]0;pwned\x07x@e.io'; // accepted before issue 24
+      await store.importAccounts([{ ...record!, email: legacy }], true);
+      assert.equal((await store.accounts.revealKey(legacy, 'pw')).key, key, 'an account stored under the older rule keeps working');
+      assert.equal((await store.accounts.setEmail(legacy, 'clean@x.io')).email, 'clean@x.io');
+      assert.equal((await store.accounts.authenticate('clean@x.io', 'pw'))?.id, id);
     });
 
     withStore('transfer: export, then import (refused unless replacing) keeps keys and passwords; restore sets a month', async (store) => {

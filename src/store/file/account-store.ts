@@ -206,13 +206,19 @@ export class AccountStore implements AccountService {
   }
 
   async setPlan(email: string, plan: string): Promise<AccountSummary> {
-    const canonical = ops.normalizeEmail(email);
+    const canonical = ops.lookupEmail(email);
     const parsed = ops.parsePlan(plan);
     return this.mutate((data) => {
       const account = ops.findAccount(data, canonical);
       account.plan = parsed;
       return ops.summarize(account);
     });
+  }
+
+  async setEmail(email: string, newEmail: string): Promise<AccountSummary> {
+    ops.lookupEmail(email);
+    ops.normalizeEmail(newEmail);
+    return this.mutate((data) => ops.renameAccount(data, email, newEmail));
   }
 
   createKey(email: string, password: string): Promise<IssuedKey> {

@@ -1,5 +1,6 @@
 // Dashboard sessions of the file store: a Map, and for a state directory also `sessions.json` beside
 // the accounts (0600, written atomically), so a restart keeps people logged in (CONTRACT 8).
+import { randomBytes } from 'node:crypto';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { silentLogger, type Logger } from '../../log.ts';
@@ -30,6 +31,8 @@ export class FileSessions implements SessionStore {
   private pending: Promise<void> | null = null;
   private chain: Promise<void> = Promise.resolve();
   private lazy: NodeJS.Timeout | null = null;
+  /** SessionStore.formKey: kept in the file with the sessions, so a restart keeps open login forms valid. */
+  private key: string | null = null;
 
   constructor(options: SessionsOptions) {
     this.path = options.state === 'memory' ? null : join(options.state, SESSIONS_FILE);
@@ -89,6 +92,15 @@ export class FileSessions implements SessionStore {
     return n;
   }
 
+  async formKey(): Promise<string> {
+    await this.load();
+    if (this.key === null) {
+      this.key = randomBytes(32).toString('base64url');
+      await this.persist();
+    }
+    return this.key;
+  }
+
   /** Writes what a lazy refresh left waiting. */
   async close(): Promise<void> {
     if (this.lazy !== null) {
@@ -120,10 +132,11 @@ export class FileSessions implements SessionStore {
       throw err;
     }
     const now = this.clock();
-    const sessions = parseSessions(text);
+    const file = parseSessions(text);
     // Sessions are disposable: a damaged file costs everyone a new login, never the server's start.
-    if (sessions === null) this.log.warn('sessions file unreadable; everyone logs in again', { path: this.path });
-    for (const s of sessions ?? []) if (s.expiresMs > now) this.byId.set(s.id, s);
+    if (file === null) this.log.warn('sessions file unreadable; everyone logs in again', { path: this.path });
+    for (const s of file?.sessions ?? []) if (s.expiresMs > now) this.byId.set(s.id, s);
+    this.key ??= file?.formKey ?? null;
   }
 
   /** Queues one atomic rewrite of the live sessions (expired ones purged); changes join a write not yet started. */
@@ -139,7 +152,7 @@ export class FileSessions implements SessionStore {
         if (s.expiresMs > now) live.push(s);
         else this.byId.delete(id);
       }
-      return writeFileAtomic(path, JSON.stringify({ version: 1, sessions: live }) + '\n').then(() => {});
+      return writeFileAtomic(path, JSON.stringify({ version: 1, ...(this.key === null ? {} : { formKey: this.key }), sessions: live }) + '\n').then(() => {});
     });
     this.pending = write;
     this.chain = write.catch(() => {});
@@ -147,18 +160,22 @@ export class FileSessions implements SessionStore {
   }
 }
 
-function parseSessions(text: string): SessionRecord[] | null {
+const KEY = /^[A-Za-z0-9_-]{43}$/;
+
+function parseSessions(text: string): { sessions: SessionRecord[]; formKey: string | null } | null {
   let data: unknown;
   try {
     data = JSON.parse(text);
   } catch {
     return null;
   }
-  const file = data as { version?: unknown; sessions?: unknown };
+  const file = data as { version?: unknown; sessions?: unknown; formKey?: unknown };
   if (!file || file.version !== 1 || !Array.isArray(file.sessions)) return null;
+  const formKey = typeof file.formKey === 'string' && KEY.test(file.formKey) ? file.formKey : null;
   const str = (v: unknown) => typeof v === 'string' && v.length > 0;
   const num = (v: unknown) => typeof v === 'number' && Number.isFinite(v);
-  return (file.sessions as SessionRecord[]).filter(
+  const sessions = (file.sessions as SessionRecord[]).filter(
     (s) => s && str(s.id) && str(s.account) && str(s.csrf) && num(s.createdMs) && num(s.seenMs) && num(s.expiresMs),
   );
+  return { sessions, formKey };
 }

@@ -65,7 +65,7 @@ export class RedisAccounts implements AccountService {
    * runs it again. An unknown email reaches `change` as an empty store, which throws UNKNOWN_ACCOUNT.
    */
   private async update<R>(email: string, change: (data: StoreData) => R | Promise<R>): Promise<R> {
-    const canonical = ops.normalizeEmail(email);
+    const canonical = ops.lookupEmail(email);
     for (let attempt = 1; ; attempt++) {
       const read = await this.byEmail(canonical);
       const data: StoreData = { version: 1, accounts: read ? [read.record] : [] };
@@ -131,6 +131,25 @@ export class RedisAccounts implements AccountService {
     });
   }
 
+  /** The record and the email index change in one script, which refuses an email taken meanwhile. */
+  async setEmail(email: string, newEmail: string): Promise<AccountSummary> {
+    const canonical = ops.lookupEmail(email);
+    const next = ops.normalizeEmail(newEmail);
+    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+      const read = await this.byEmail(canonical);
+      const data: StoreData = { version: 1, accounts: read ? [read.record] : [] };
+      const summary = ops.renameAccount(data, canonical, next);
+      const record = data.accounts[0]!;
+      const version = (await this.link.script('accounts', 'renameAccount', ACCOUNT_KEY_LIST, [record.id, read!.json, JSON.stringify(record), canonical, next])) as number;
+      if (version === -1) throw new AccountError('EMAIL_TAKEN', `an account with email ${next} already exists`);
+      if (version > 0) {
+        this.replica.apply(record, version);
+        return summary;
+      }
+    }
+    throw new AccountError('STORE_LOCKED', `${canonical} kept changing while this change was made; try again`);
+  }
+
   createKey(email: string, password: string): Promise<IssuedKey> {
     return this.update(email, (data) => ops.newKey(data, email, password, false, this.ctx));
   }
@@ -140,7 +159,7 @@ export class RedisAccounts implements AccountService {
   }
 
   async revealKey(email: string, password: string): Promise<IssuedKey> {
-    const read = await this.byEmail(ops.normalizeEmail(email));
+    const read = await this.byEmail(ops.lookupEmail(email));
     return ops.revealKey({ version: 1, accounts: read ? [read.record] : [] }, email, password);
   }
 

@@ -39,6 +39,8 @@ export function monthExpiresAt(window: MonthWindow): number {
 }
 
 export const sessionKey = (id: string) => `${PREFIX}:session:${id}`;
+/** The secret the dashboard's pre-login form tokens are bound to (SessionStore.formKey). */
+export const FORM_KEY = `${PREFIX}:form-key`;
 /** The session ids of one account, so a password change can end them all (deleteForAccount). */
 export const accountSessionsKey = (account: string) => `${PREFIX}:{${account}}:sessions`;
 /**

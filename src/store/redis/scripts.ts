@@ -117,6 +117,20 @@ if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
 return bump({ARGV[1]})`);
 
+/**
+ * renameAccount: ARGV id, the record JSON as read, the new JSON, old email, new email. Like
+ * updateAccount, and moves the email index in the same step: -1 when the new email is taken.
+ */
+const RENAME_ACCOUNT = script(`${BUMP}
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+if ARGV[4] ~= ARGV[5] then
+  if redis.call('HEXISTS', KEYS[2], ARGV[5]) == 1 then return -1 end
+  redis.call('HDEL', KEYS[2], ARGV[4])
+  redis.call('HSET', KEYS[2], ARGV[5], ARGV[1])
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+return bump({ARGV[1]})`);
+
 /** clearAccounts: removes every account (state import --force); replicas learn it as deletions. */
 const CLEAR_ACCOUNTS = script(`${BUMP}
 local ids = redis.call('HKEYS', KEYS[1])
@@ -188,6 +202,7 @@ export const SCRIPTS = {
   restoreMonth: RESTORE_MONTH,
   createAccounts: CREATE_ACCOUNTS,
   updateAccount: UPDATE_ACCOUNT,
+  renameAccount: RENAME_ACCOUNT,
   clearAccounts: CLEAR_ACCOUNTS,
   syncAccounts: SYNC_ACCOUNTS,
   throttleHit: THROTTLE_HIT,

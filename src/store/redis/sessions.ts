@@ -1,7 +1,8 @@
 // Dashboard sessions on Redis, shared by every instance (CONTRACT 8 and 9): a session opened through
 // one instance is valid on all.
+import { randomBytes } from 'node:crypto';
 import type { SessionRecord, SessionStore } from '../types.ts';
-import { accountSessionsKey, sessionKey } from './keys.ts';
+import { accountSessionsKey, FORM_KEY, sessionKey } from './keys.ts';
 import type { RedisLink } from './link.ts';
 
 /** Never longer than this, whatever expiresMs says: Redis forgets abandoned records by itself. */
@@ -44,6 +45,18 @@ export class RedisSessions implements SessionStore {
   async delete(id: string): Promise<void> {
     // The id may stay in its account's index: deleteForAccount counts only sessions that still exist.
     await this.link.command('sessions', ['DEL', sessionKey(id)]);
+  }
+
+  /**
+   * Read each time (a round trip per login or sign-up form): an instance that cached it would keep an
+   * old one after Redis lost its data, and refuse the forms of every other instance. The first
+   * instance to need it makes it; SET NX lets exactly one of several racing instances win.
+   */
+  async formKey(): Promise<string> {
+    const held = (await this.link.command('sessions', ['GET', FORM_KEY])) as string | null;
+    if (held !== null) return held;
+    await this.link.command('sessions', ['SET', FORM_KEY, randomBytes(32).toString('base64url'), 'NX']);
+    return (await this.link.command('sessions', ['GET', FORM_KEY])) as string;
   }
 
   async deleteForAccount(account: string, keep: string | null): Promise<number> {
