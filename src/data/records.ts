@@ -1,0 +1,263 @@
+// Reads a data file (a JSON array of records) in chunks and cuts it into records by scanning bytes
+// (strings, escapes, depth): the file is never one string, so its size is bounded by neither V8's
+// longest string nor the heap, and each record is parsed alone and can be forgotten once written.
+import { isUtf8 } from 'node:buffer';
+import { open } from 'node:fs/promises';
+
+/** Bytes read per call: large enough that a read is one system call per few thousand records. */
+const CHUNK = 8 << 20;
+/**
+ * The largest record accepted, in bytes of JSON. The biggest generated record is about 12 KB; a
+ * record past this is a broken file (an unclosed string swallowing the rest), and stopping here
+ * gives its file and index instead of the heap running out.
+ */
+export const MAX_RECORD_BYTES = 16 << 20;
+
+/** Why a file could not be cut into records; the loader turns it into a Problem. */
+export class RecordsError extends Error {
+  constructor(
+    /** The record the problem is in, or null for the file as a whole. */
+    readonly index: number | null,
+    readonly reason: string,
+    /** For a JSON syntax error, the file offset of the byte at fault, so the loader can give line and column. */
+    readonly offset: number | null = null,
+  ) {
+    super(reason);
+  }
+}
+
+const WS = new Uint8Array(256);
+for (const c of [0x20, 0x09, 0x0a, 0x0d]) WS[c] = 1;
+const QUOTE = 0x22, BACKSLASH = 0x5c, COMMA = 0x2c, OPEN_OBJ = 0x7b, CLOSE_OBJ = 0x7d, OPEN_ARR = 0x5b, CLOSE_ARR = 0x5d;
+
+/** The reason for a file whose first character is not `[`, as the loader words it. */
+export const NOT_AN_ARRAY = 'must be a JSON array of records';
+
+// Where scanning stands between chunks (a record can span them).
+/** Before the opening `[`. */
+const START = 0;
+/** After `[` or a comma: a record (or, right after `[`, the closing `]`) comes next. */
+const VALUE = 1;
+/** Inside a record that is an object or array. */
+const NESTED = 2;
+/** Inside a record that is a bare string, number or literal (a problem, but one per record). */
+const SCALAR = 3;
+/** After a record: a comma or the closing `]`. */
+const AFTER = 4;
+/** After the closing `]`: only whitespace. */
+const END = 5;
+
+/** The byte offset of the first byte that does not start a well-formed UTF-8 sequence (RFC 3629). */
+export function invalidUtf8At(bytes: Uint8Array): number {
+  for (let i = 0; i < bytes.length; ) {
+    const b = bytes[i]!;
+    let need: number, min: number;
+    if (b < 0x80) {
+      i++;
+      continue;
+    } else if (b >= 0xc2 && b <= 0xdf) (need = 1), (min = 0x80);
+    else if (b >= 0xe0 && b <= 0xef) (need = 2), (min = 0x800);
+    else if (b >= 0xf0 && b <= 0xf4) (need = 3), (min = 0x10000);
+    else return i;
+    let cp = b & (0x3f >> need);
+    for (let k = 1; k <= need; k++) {
+      const c = bytes[i + k];
+      if (c === undefined || (c & 0xc0) !== 0x80) return i;
+      cp = (cp << 6) | (c & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return i;
+    i += need + 1;
+  }
+  return -1;
+}
+
+/**
+ * Calls `onBatch` with the records of `path` in order, a chunk's worth at a time, each parsed with
+ * JSON.parse: `first` is the index of `records[0]` in the file. Throws RecordsError for a file that
+ * is not an array, a syntax error, invalid UTF-8 or a record over MAX_RECORD_BYTES; a read error
+ * as it comes from the file system.
+ */
+export async function readRecords(
+  path: string,
+  onBatch: (records: unknown[], first: number) => void,
+  { maxRecordBytes = MAX_RECORD_BYTES, chunkBytes = CHUNK }: { maxRecordBytes?: number; chunkBytes?: number } = {},
+): Promise<void> {
+  const fh = await open(path, 'r');
+  try {
+    let buf = Buffer.allocUnsafe(chunkBytes);
+    /** Bytes of `buf` that hold data; [0, keep) is a record carried over from the last chunk. */
+    let len = 0;
+    /** File offset of buf[0]. */
+    let base = 0;
+    let at: number = START;
+    let depth = 0;
+    let inString = false;
+    let index = 0;
+    for (;;) {
+      if (buf.length - len < chunkBytes / 2) {
+        const bigger = Buffer.allocUnsafe(Math.max(buf.length * 2, len + chunkBytes));
+        buf.copy(bigger, 0, 0, len);
+        buf = bigger;
+      }
+      const { bytesRead } = await fh.read(buf, len, buf.length - len, base + len);
+      const eof = bytesRead === 0;
+      const scanFrom = len;
+      len += bytesRead;
+      // Records complete in this chunk: [starts[k], ends[k]) in buf.
+      const starts: number[] = [];
+      const ends: number[] = [];
+      let recordStart = at === NESTED || at === SCALAR ? 0 : -1;
+      let i = scanFrom;
+      while (i < len) {
+        const c = buf[i]!;
+        switch (at) {
+          case NESTED:
+            if (inString) {
+              // Jump to the next quote that no odd run of backslashes escapes.
+              const q = buf.indexOf(QUOTE, i);
+              if (q < 0 || q >= len) {
+                i = len;
+                continue;
+              }
+              let k = q - 1;
+              while (buf[k] === BACKSLASH) k--;
+              i = q + 1;
+              if ((q - 1 - k) % 2 === 0) inString = false;
+              continue;
+            }
+            if (c === QUOTE) inString = true;
+            else if (c === OPEN_OBJ || c === OPEN_ARR) depth++;
+            else if (c === CLOSE_OBJ || c === CLOSE_ARR) {
+              if (--depth === 0) {
+                starts.push(recordStart);
+                ends.push(i + 1);
+                at = AFTER;
+              }
+            }
+            i++;
+            continue;
+          case SCALAR:
+            if (inString) {
+              const q = buf.indexOf(QUOTE, i);
+              if (q < 0 || q >= len) {
+                i = len;
+                continue;
+              }
+              let k = q - 1;
+              while (buf[k] === BACKSLASH) k--;
+              i = q + 1;
+              if ((q - 1 - k) % 2 === 0) inString = false;
+              continue;
+            }
+            if (WS[c] || c === COMMA || c === CLOSE_ARR) {
+              starts.push(recordStart);
+              ends.push(i);
+              at = AFTER;
+              continue; // the comma or bracket is read in state After
+            }
+            i++;
+            continue;
+          case START:
+            if (WS[c]) {
+              i++;
+              continue;
+            }
+            if (c !== OPEN_ARR) throw new RecordsError(null, NOT_AN_ARRAY, base + i);
+            at = VALUE;
+            i++;
+            continue;
+          case VALUE:
+            if (WS[c]) {
+              i++;
+              continue;
+            }
+            if (c === CLOSE_ARR && index + starts.length === 0) {
+              at = END;
+              i++;
+              continue;
+            }
+            if (c === COMMA || c === CLOSE_ARR) throw new RecordsError(index + starts.length, `unexpected ${String.fromCharCode(c)}`, base + i);
+            recordStart = i;
+            if (c === OPEN_OBJ || c === OPEN_ARR) {
+              at = NESTED;
+              depth = 1;
+            } else {
+              at = SCALAR;
+              inString = c === QUOTE;
+            }
+            i++;
+            continue;
+          case AFTER:
+            if (WS[c]) i++;
+            else if (c === COMMA) (at = VALUE), i++;
+            else if (c === CLOSE_ARR) (at = END), i++;
+            else throw new RecordsError(index + starts.length - 1, 'expected , or ] after the record', base + i);
+            continue;
+          case END:
+            if (!WS[c]) throw new RecordsError(null, 'unexpected data after the closing ]', base + i);
+            i++;
+            continue;
+        }
+      }
+      for (let k = 0; k < starts.length; k++) {
+        if (ends[k]! - starts[k]! > maxRecordBytes) throw new RecordsError(index + k, `record larger than ${maxRecordBytes} bytes`);
+      }
+      if (starts.length > 0) {
+        const from = starts[0]!;
+        const to = ends[ends.length - 1]!;
+        // Between records there is only ASCII, so one check covers every record of the chunk.
+        if (!isUtf8(buf.subarray(from, to))) {
+          const bad = from + invalidUtf8At(buf.subarray(from, to));
+          let k = 0;
+          while (ends[k]! <= bad) k++;
+          throw new RecordsError(index + k, `invalid UTF-8 at byte offset ${base + bad}`);
+        }
+        onBatch(parseBatch(buf, starts, ends, index, base), index);
+        index += starts.length;
+      }
+      const open = at === NESTED || at === SCALAR;
+      if (eof) {
+        if (at === START) throw new RecordsError(null, NOT_AN_ARRAY, base + len);
+        if (open) throw new RecordsError(index, 'the file ends inside this record', base + len);
+        if (at !== END) throw new RecordsError(null, 'the file ends before the closing ]', base + len);
+        return;
+      }
+      // Carry the unfinished record to the front of the buffer; drop everything before it.
+      const keepFrom = open ? recordStart : len;
+      if (len - keepFrom > maxRecordBytes) throw new RecordsError(index, `record larger than ${maxRecordBytes} bytes`);
+      buf.copy(buf, 0, keepFrom, len);
+      base += keepFrom;
+      len -= keepFrom;
+    }
+  } finally {
+    await fh.close();
+  }
+}
+
+/**
+ * The records between the first start and the last end, parsed as one array (one JSON.parse per
+ * chunk, not per record); when that fails, record by record, to name the one at fault.
+ */
+function parseBatch(buf: Buffer, starts: number[], ends: number[], first: number, base: number): unknown[] {
+  const text = buf.toString('utf8', starts[0], ends[ends.length - 1]);
+  try {
+    const records = JSON.parse(`[${text}]`) as unknown[];
+    if (records.length === starts.length) return records;
+  } catch {
+    // find the record at fault below
+  }
+  for (let k = 0; k < starts.length; k++) {
+    const record = buf.toString('utf8', starts[k], ends[k]);
+    try {
+      JSON.parse(record);
+    } catch (err) {
+      // V8 gives the position in the record's text: turn it into a file offset, and drop it from the
+      // message, where it would read as a position in the file.
+      const message = (err as Error).message;
+      const pos = /position (\d+)/.exec(message);
+      const at = starts[k]! + (pos ? Buffer.byteLength(record.slice(0, Number(pos[1]))) : 0);
+      throw new RecordsError(first + k, message.replace(/ in JSON at position \d+( \(line \d+ column \d+\))?/, ''), base + at);
+    }
+  }
+  throw new RecordsError(first, 'not a JSON value', base + starts[0]!);
+}
