@@ -226,7 +226,8 @@ export async function startSentinelSet(name = 'mymaster'): Promise<SentinelSet> 
     async ready() {
       await waitFor(30_000, async () => {
         const replies = await Promise.all(sentinels.map((s) => s.command('SENTINEL', 'MASTER', name)));
-        return replies.every((r) => /num-slaves\r\n:1\r\n/.test(r) && /num-other-sentinels\r\n:2\r\n/.test(r));
+        // RESP2 field-value pairs, the values as bulk strings.
+        return replies.every((r) => r.includes('num-slaves\r\n$1\r\n1\r\n') && r.includes('num-other-sentinels\r\n$1\r\n2\r\n'));
       }, 'the sentinels to know the replica and each other');
       await waitFor(30_000, async () => (await replica.command('INFO', 'replication')).includes('master_link_status:up'), 'the replica to be in sync');
     },
