@@ -15,6 +15,7 @@ import { tempDir, writeData } from '../../helpers/serve-harness.ts';
 import { spawnServe, type ListeningProcess } from '../../helpers/serve-process.ts';
 import { FAST_SCRYPT, within } from '../../helpers/state.ts';
 import { storeSuite } from '../store.case.ts';
+import { operatorCommands } from './cli.case.ts';
 import { failoverUnderLoad } from './failover.case.ts';
 
 const LIST = '/api/v1/celebrities?limit=1';
@@ -33,6 +34,11 @@ storeSuite('redis cluster', {
     return open();
   },
   peer: () => open(),
+});
+
+test('accounts, keys, usage and state export/import on the cluster', async () => {
+  await cluster.flush();
+  await operatorCommands(cluster.url);
 });
 
 describe('three serve processes on the cluster', () => {
@@ -85,15 +91,16 @@ describe('three serve processes on the cluster', () => {
 
   const used = async (id: string) => (await store.quota.report(id, month())).used;
 
-  test('1,000 concurrent requests at a time over 30 free accounts on all three masters: exactly 100 served each', async () => {
+  test('1,020 concurrent requests over 30 free accounts on all three masters, each at 70 of 100: exactly 100 served each', async () => {
     const { keys, ids, byMaster } = await accounts(10);
     assert.deepEqual([...byMaster.values()], [10, 10, 10], 'ten accounts on each master');
-    // 120 requests per account, interleaved, sent together: more than the quota for every account.
-    const perRequest = Array.from({ length: 120 * keys.length }, (_, i) => keys[i % keys.length]!);
+    await Promise.all(ids.map((id) => store.quota.set(id, 70, month())));
+    // 34 requests per account, interleaved, sent together: 30 units left each, so 4 too many each.
+    const perRequest = Array.from({ length: 34 * keys.length }, (_, i) => keys[i % keys.length]!);
     const statuses = await client.burst(Array(perRequest.length).fill(LIST), perRequest);
     const byKey = new Map(keys.map((k) => [k, [] as number[]]));
     statuses.forEach((s, i) => byKey.get(perRequest[i]!)!.push(s));
-    for (const [i, key] of keys.entries()) assert.deepEqual(tally(byKey.get(key)!), { 200: 100, 429: 20 }, `account ${i + 1}`);
+    for (const [i, key] of keys.entries()) assert.deepEqual(tally(byKey.get(key)!), { 200: 30, 429: 4 }, `account ${i + 1}`);
     assert.deepEqual(await Promise.all(ids.map(used)), ids.map(() => 100));
   });
 

@@ -11,6 +11,7 @@ import { loadClient } from '../../helpers/load.ts';
 import { startSentinelSet, type SentinelSet } from '../../helpers/redis.ts';
 import { captureLog, FAST_SCRYPT, within } from '../../helpers/state.ts';
 import { storeSuite } from '../store.case.ts';
+import { operatorCommands } from './cli.case.ts';
 import { failoverUnderLoad } from './failover.case.ts';
 
 let set: SentinelSet;
@@ -27,6 +28,11 @@ storeSuite('redis sentinel', {
     return open();
   },
   peer: () => open(),
+});
+
+test('accounts, keys, usage and state export/import on the Sentinel set', async () => {
+  await (await set.primary()).command('FLUSHALL');
+  await operatorCommands(set.url);
 });
 
 test('the primary SIGKILLed under load: 503s in the gap, serving again once the sentinels promote the replica', async (t) => {
