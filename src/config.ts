@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { resolve } from 'node:path';
 import { LOG_LEVELS, type LogLevel } from './log.ts';
 import type { Durability } from './store/types.ts';
+import { parseRedisUrl, RedisUrlError } from './store/redis/url.ts';
 
 /** The sample data shipped with the package, so `serve` works from any directory. */
 export const BUNDLED_DATA = fileURLToPath(new URL('../data', import.meta.url));
@@ -88,17 +89,19 @@ function operatorEmail(value: string | undefined): string | null {
 
 const str = (v: string | boolean | undefined): string | undefined => (typeof v === 'string' ? v : undefined);
 
-/** `--redis-url`, else $CELEBRITY_API_REDIS_URL (CONTRACT 9): a redis:// or rediss:// URL, or null. */
+/**
+ * `--redis-url`, else $CELEBRITY_API_REDIS_URL (CONTRACT 9): one Redis (redis://, rediss://), a
+ * cluster (redis+cluster://) or a Sentinel-managed primary (redis+sentinel://), or null.
+ */
 export function resolveRedisUrl(flag: string | undefined, env: Readonly<Record<string, string | undefined>>): string | null {
   const value = flag ?? env.CELEBRITY_API_REDIS_URL;
   if (value === undefined || value === '') return null;
-  let url: URL;
   try {
-    url = new URL(value);
-  } catch {
-    throw new ConfigError(`--redis-url: not a URL: ${JSON.stringify(value)} (expected redis://host:port or rediss://host:port)`);
+    parseRedisUrl(value);
+  } catch (err) {
+    if (err instanceof RedisUrlError) throw new ConfigError(`--redis-url: ${err.message}`);
+    throw err;
   }
-  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') throw new ConfigError(`--redis-url: expected a redis:// or rediss:// URL, got ${url.protocol}//`);
   return value;
 }
 

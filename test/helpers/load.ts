@@ -3,8 +3,11 @@
 import http from 'node:http';
 
 export interface LoadClient {
-  /** GETs every path at once (path i goes to server i mod n); resolves with each status (0: no answer). */
-  burst(paths: readonly string[], key: string): Promise<number[]>;
+  /**
+   * GETs every path at once (path i goes to server i mod n, with `key`, or keys[i] when a list);
+   * resolves with each status (0: no answer).
+   */
+  burst(paths: readonly string[], key: string | readonly string[]): Promise<number[]>;
   /** GET one path on server `i`; the status and the parsed body. */
   get(i: number, path: string, key?: string): Promise<{ status: number; body: any }>;
   /** 200 answers received from each server so far. */
@@ -33,7 +36,7 @@ export function loadClient(urls: readonly string[], socketsPerServer = 64): Load
       req.on('error', () => resolve({ status: 0, body: null }));
     });
   return {
-    burst: async (paths, key) => (await Promise.all(paths.map((p, i) => one(i, p, key)))).map((r) => r.status),
+    burst: async (paths, key) => (await Promise.all(paths.map((p, i) => one(i, p, typeof key === 'string' ? key : key[i])))).map((r) => r.status),
     get: one,
     served,
     close: () => agents.forEach((a) => a.destroy()),

@@ -1,7 +1,7 @@
 // A real redis-server for the Redis store's tests: its own loopback port and temporary directory,
 // no persistence unless asked, stopped (and the directory removed) when the test is over.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -115,5 +115,204 @@ function rawCommand(port: number, args: readonly string[]): Promise<string> {
     socket.on('error', reject);
     socket.on('close', () => resolve(reply));
     socket.write(`*${args.length}\r\n${args.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join('')}`);
+  });
+}
+
+/** A Redis Cluster of real processes: masters with slots, each with its replicas (for failovers). */
+export interface RedisCluster {
+  /** redis+cluster://host:port,... naming every master, as an operator would. */
+  readonly url: string;
+  readonly nodes: readonly RedisServer[];
+  /** The masters now, as the cluster says (a failover changes them). */
+  masters(): Promise<RedisServer[]>;
+  /** FLUSHALL on every master (their replicas follow). */
+  flush(): Promise<void>;
+  /** The node that holds `key` as master now. */
+  masterOf(key: string): Promise<RedisServer>;
+  stop(): Promise<void>;
+}
+
+/**
+ * `masters` masters and `replicas` replicas per master, joined with `redis-cli --cluster create`, ready
+ * when every node says cluster_state:ok and every replica is in sync. cluster-node-timeout is 1000 ms
+ * so that a failover takes seconds in the tests, not the default 15.
+ */
+export async function startCluster(options: { masters?: number; replicas?: number } = {}): Promise<RedisCluster> {
+  const masters = options.masters ?? 3;
+  const replicas = options.replicas ?? 0;
+  const count = masters * (1 + replicas);
+  // The bus port defaults to port + 10000, which a port the kernel picked may not have: name it.
+  const nodes = await Promise.all(
+    Array.from({ length: count }, async () =>
+      startRedis({ args: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '1000', '--cluster-port', String(await freePort())] }),
+    ),
+  );
+  try {
+    const created = await run('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', String(replicas), '--cluster-yes']);
+    if (created.code !== 0) throw new Error(`redis-cli --cluster create failed:\n${created.out}`);
+    await waitFor(30_000, async () => {
+      const infos = await Promise.all(nodes.map((n) => n.command('CLUSTER', 'INFO')));
+      if (!infos.every((i) => i.includes('cluster_state:ok'))) return false;
+      const roles = await Promise.all(nodes.map((n) => n.command('INFO', 'replication')));
+      return roles.filter((r) => r.includes('role:slave')).every((r) => r.includes('master_link_status:up') && !r.includes('master_sync_in_progress:1'));
+    }, 'the cluster to be ok with every replica in sync');
+  } catch (err) {
+    await Promise.all(nodes.map((n) => n.stop()));
+    throw err;
+  }
+  const byPort = new Map(nodes.map((n) => [n.port, n]));
+  const masterList = async (): Promise<RedisServer[]> => {
+    for (const n of nodes) {
+      // A killed node refuses the connection: ask the next one.
+      const reply = await n.command('CLUSTER', 'NODES').catch(() => '');
+      if (!reply.startsWith('$')) continue;
+      return reply
+        .split('\n')
+        .filter((l) => / master /.test(l.replace(/myself,/, '')) && !/fail/.test(l) && l.split(' ').length > 8)
+        .map((l) => byPort.get(Number(l.split(' ')[1]!.split(':')[1]!.split('@')[0]))!)
+        .filter((n) => n !== undefined);
+    }
+    throw new Error('no cluster node answers');
+  };
+  const cluster: RedisCluster = {
+    url: `redis+cluster://${nodes.slice(0, masters).map((n) => `127.0.0.1:${n.port}`).join(',')}`,
+    nodes,
+    masters: masterList,
+    async flush() {
+      for (const m of await masterList()) await m.command('FLUSHALL');
+    },
+    async masterOf(key) {
+      // The master that answers a command on the key without MOVED holds its slot.
+      for (const m of await masterList()) if (!(await m.command('EXISTS', key)).startsWith('-MOVED')) return m;
+      throw new Error(`no master holds ${key}`);
+    },
+    async stop() {
+      await Promise.all(nodes.map((n) => n.stop()));
+    },
+  };
+  return cluster;
+}
+
+/** A primary, its replica and three sentinels watching it (quorum 2), down-after-milliseconds 1000. */
+export interface SentinelSet {
+  /** redis+sentinel://host:port,.../mymaster naming every sentinel. */
+  readonly url: string;
+  readonly name: string;
+  readonly servers: readonly RedisServer[];
+  readonly sentinels: readonly RedisServer[];
+  /** The primary now, as the sentinels say (a failover changes it). */
+  primary(): Promise<RedisServer>;
+  /** Until every sentinel knows the replica and the other sentinels: a failover can then be agreed. */
+  ready(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startSentinelSet(name = 'mymaster'): Promise<SentinelSet> {
+  const primary = await startRedis();
+  const replica = await startRedis({ args: ['--replicaof', '127.0.0.1', String(primary.port)] });
+  const servers = [primary, replica];
+  const sentinels = await Promise.all([0, 1, 2].map(() => startSentinel(name, primary.port)));
+  const byPort = new Map(servers.map((s) => [s.port, s]));
+  const set: SentinelSet = {
+    url: `redis+sentinel://${sentinels.map((s) => `127.0.0.1:${s.port}`).join(',')}/${name}`,
+    name,
+    servers,
+    sentinels,
+    async primary() {
+      const reply = await sentinels[0]!.command('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', name);
+      const port = Number(reply.split('\r\n')[4]);
+      return byPort.get(port)!;
+    },
+    async ready() {
+      await waitFor(30_000, async () => {
+        const replies = await Promise.all(sentinels.map((s) => s.command('SENTINEL', 'MASTER', name)));
+        // RESP2 field-value pairs, the values as bulk strings.
+        return replies.every((r) => r.includes('num-slaves\r\n$1\r\n1\r\n') && r.includes('num-other-sentinels\r\n$1\r\n2\r\n'));
+      }, 'the sentinels to know the replica and each other');
+      await waitFor(30_000, async () => (await replica.command('INFO', 'replication')).includes('master_link_status:up'), 'the replica to be in sync');
+    },
+    async stop() {
+      await Promise.all([...sentinels, ...servers].map((s) => s.stop()));
+    },
+  };
+  return set;
+}
+
+/** One redis-sentinel, its config file in its own directory (Sentinel rewrites it). */
+async function startSentinel(name: string, primaryPort: number): Promise<RedisServer> {
+  const dir = await mkdtemp(join(tmpdir(), 'celebrity-sentinel-'));
+  const port = await freePort();
+  const conf = join(dir, 'sentinel.conf');
+  await writeFile(
+    conf,
+    [
+      `port ${port}`,
+      'bind 127.0.0.1',
+      `dir ${dir}`,
+      `sentinel monitor ${name} 127.0.0.1 ${primaryPort} 2`,
+      `sentinel down-after-milliseconds ${name} 1000`,
+      `sentinel failover-timeout ${name} 10000`,
+      `sentinel parallel-syncs ${name} 1`,
+      '',
+    ].join('\n'),
+  );
+  const proc = spawn('redis-sentinel', [conf], { stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(proc);
+  proc.once('exit', () => children.delete(proc));
+  let out = '';
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`redis-sentinel did not start in 10 s:\n${out}`)), 10_000);
+    proc.stdout!.setEncoding('utf8').on('data', (s: string) => {
+      out += s;
+      if (out.includes('+monitor master')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    proc.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`redis-sentinel exited with ${code}:\n${out}`));
+    });
+  });
+  proc.stdout!.resume();
+  const kill = async () => {
+    if (proc.exitCode !== null || proc.signalCode !== null) return;
+    const exited = new Promise((resolve) => proc.once('exit', resolve));
+    proc.kill('SIGKILL');
+    await exited;
+  };
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    dir,
+    command: (...a) => rawCommand(port, a),
+    kill,
+    restart: () => Promise.reject(new Error('a sentinel is not restarted in these tests')),
+    pause: () => proc.kill('SIGSTOP'),
+    resume: () => proc.kill('SIGCONT'),
+    async stop() {
+      await kill();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Polls `check` every 50 ms until it is true; fails naming `what` after `ms`. */
+async function waitFor(ms: number, check: () => Promise<boolean>, what: string): Promise<void> {
+  const until = Date.now() + ms;
+  for (;;) {
+    if (await check().catch(() => false)) return;
+    if (Date.now() > until) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+function run(command: string, args: readonly string[]): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d));
+    child.stderr.on('data', (d: Buffer) => (out += d));
+    child.once('exit', (code) => resolve({ code, out }));
   });
 }

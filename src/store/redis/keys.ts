@@ -17,6 +17,12 @@ export const ACCOUNT_KEY_LIST = [ACCOUNT_KEYS.records, ACCOUNT_KEYS.emails, ACCO
 
 /** Every account change publishes its version here: the fast path of propagation (replica.ts). */
 export const CHANGES_CHANNEL = `${PREFIX}:accounts:changed`;
+/**
+ * The same on a cluster, where it is a sharded channel (SPUBLISH, Redis 7): hash-tagged like the
+ * account keys, so the scripts may publish to it and the message stays on that shard instead of
+ * crossing every node's cluster bus.
+ */
+export const SHARDED_CHANGES_CHANNEL = `${PREFIX}:{accounts}:changed`;
 
 /**
  * One hash per account and UTC month: `u` units taken (200s and requests in flight), `t` the last

@@ -1,27 +1,18 @@
 // The connections to Redis: node-redis loaded only when a Redis URL is given, every call bounded by a
 // deadline, reconnection for as long as the server runs, and each round trip counted for /metrics.
+// One Redis, a cluster or a Sentinel-managed primary alike (deployment.ts); a failover is a short
+// run of failed calls (503s), then one log line naming the new primary.
 import { performance } from 'node:perf_hooks';
 import type { Logger } from '../../log.ts';
 import { StoreUnavailableError, type StoreMetric } from '../types.ts';
-import { SCRIPTS, type ScriptName } from './scripts.ts';
+import { createDeployment, type Deployment } from './deployment.ts';
+import { CHANGES_CHANNEL, SHARDED_CHANGES_CHANNEL } from './keys.ts';
+import { scriptsFor, type ScriptName } from './scripts.ts';
+import { describeTarget, parseRedisUrl, RedisUrlError, type RedisMode } from './url.ts';
 
 /** What a round trip was for: the label of its /metrics series. */
 const OPS = ['reserve', 'settle', 'report', 'accounts', 'sync', 'sessions', 'throttle'] as const;
 export type Op = (typeof OPS)[number];
-
-/** The part of a node-redis client the store uses, typed here so that `redis` stays optional. */
-export interface Connection {
-  readonly isReady: boolean;
-  connect(): Promise<unknown>;
-  close(): Promise<void>;
-  destroy(): void;
-  duplicate(): Connection;
-  on(event: 'error', listener: (err: Error) => void): unknown;
-  on(event: 'ready' | 'end', listener: () => void): unknown;
-  sendCommand(args: readonly string[]): Promise<unknown>;
-  subscribe(channel: string, listener: (message: string) => void): Promise<void>;
-}
-type Scripted = Connection & { readonly [K in ScriptName]: (keys: readonly string[], args: readonly string[]) => Promise<unknown> };
 
 export interface LinkOptions {
   readonly url: string;
@@ -31,6 +22,11 @@ export interface LinkOptions {
   readonly connectTimeoutMs: number;
   readonly log: Logger;
 }
+
+/** A loss shorter than this (a failover, a restart) is logged once, when it is over. */
+const LOSS_LOG_MS = 5000;
+/** Back once no call has failed for this long. */
+const QUIET_MS = 1000;
 
 interface OpStats {
   calls: number;
@@ -52,102 +48,119 @@ async function loadRedis(): Promise<typeof import('redis')> {
   }
 }
 
-/** A URL for logs and errors: without the password. */
-function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return '(unparsable Redis URL)';
-  }
-}
-
 export class RedisLink {
   private readonly stats = Object.fromEntries(OPS.map((op) => [op, { calls: 0, errors: 0, seconds: 0, max: 0 }])) as Record<Op, OpStats>;
   /** Whether the last call (or probe) got an answer: false sends /healthz and /api/v1 to 503. */
   private answering = true;
-  private lastErrorLogMs = 0;
-  private readonly reconnects = { count: 0 };
+  /** When calls started failing (ms), while they do: the loss is logged once, the return once. */
+  private downSince = 0;
+  private lastFailMs = 0;
+  private firstError = '';
+  private lossTimer: NodeJS.Timeout | null = null;
+  private reconnects = 0;
+  private failovers = 0;
+  /** The primaries when Redis last answered: a different set when it answers again is a failover. */
+  private primaries: string[];
+  /** The key of the last call, and the node that holds it as last looked up (for /metrics). */
+  private lastKey = '';
+  private lastNode = '';
+  private readonly sources: string[];
 
   private constructor(
-    private readonly client: Scripted,
-    private readonly subscriber: Connection,
+    private readonly redis: Deployment,
     private readonly options: LinkOptions,
-  ) {}
+    private readonly described: string,
+    scripts: readonly string[],
+  ) {
+    this.sources = [...scripts];
+    this.primaries = [];
+  }
 
-  /** Connects both connections (commands, and pub/sub) or fails with StoreUnavailableError. */
+  /** Connects (commands, and pub/sub) or fails with StoreUnavailableError. */
   static async open(options: LinkOptions): Promise<RedisLink> {
-    const { createClient, defineScript } = await loadRedis();
-    const scripts = Object.fromEntries(Object.entries(SCRIPTS).map(([name, s]) => [name, defineScript(s)]));
-    let ready = false;
-    const started = Date.now();
-    const client = createClient({
-      url: options.url,
-      scripts,
-      // A request must never wait for a connection that may not come back: fail at once, answer 503.
-      disableOfflineQueue: true,
-      // Bounds the wait before a command is written; RedisLink.call bounds the wait for its answer.
-      commandOptions: { timeout: options.timeoutMs },
-      socket: {
-        connectTimeout: Math.min(options.connectTimeoutMs, 5000),
-        // At start, give up after connectTimeoutMs (the command fails clearly); once running, retry
-        // forever, quickly at first, at most every second, so serving resumes by itself.
-        reconnectStrategy: (retries: number, cause: Error) =>
-          !ready && Date.now() - started > options.connectTimeoutMs ? new Error(`cannot reach Redis at ${redactUrl(options.url)}: ${cause.message}`) : Math.min(50 * 2 ** retries, 1000),
-      },
-    } as Parameters<typeof createClient>[0]) as unknown as Scripted;
-    const subscriber = client.duplicate();
-    const link = new RedisLink(client, subscriber, options);
-    for (const c of [client, subscriber]) c.on('error', (err) => link.connectionError(err));
-    client.on('ready', () => {
-      if (ready) {
-        link.reconnects.count++;
-        link.loadScripts().catch(() => {}); // a failure here only costs one NOSCRIPT round trip later
-      }
-      ready = true;
-    });
+    let target;
     try {
-      await client.connect();
-      await subscriber.connect();
+      target = parseRedisUrl(options.url);
+    } catch (err) {
+      if (err instanceof RedisUrlError) throw new StoreUnavailableError(`--redis-url: ${err.message}`);
+      throw err;
+    }
+    const described = describeTarget(target);
+    const redis = await loadRedis();
+    const scripts = scriptsFor(target.mode === 'cluster');
+    let opened = false;
+    const started = Date.now();
+    let link: RedisLink | null = null;
+    const deployment = createDeployment(
+      redis,
+      {
+        target,
+        scripts: Object.fromEntries(Object.entries(scripts).map(([name, s]) => [name, redis.defineScript(s as never)])) as never,
+        timeoutMs: options.timeoutMs,
+        connectTimeoutMs: options.connectTimeoutMs,
+        // At start, give up after connectTimeoutMs (the command fails clearly); once running, retry
+        // forever, quickly at first, at most every second (a quarter of a second on a cluster, where
+        // each attempt on a lost master also looks the topology up again), so serving resumes by itself.
+        reconnect: (retries, cause) =>
+          !opened && Date.now() - started > options.connectTimeoutMs
+            ? new Error(`cannot reach Redis at ${described}: ${cause.message}`)
+            : Math.min(50 * 2 ** retries, target.mode === 'cluster' ? 250 : 1000),
+      },
+      {
+        error: (err) => link?.connectionError(err),
+        ready: () => {
+          if (!link) return;
+          link.reconnects++;
+          link.loadScripts().catch(() => {}); // a failure here only costs one NOSCRIPT round trip later
+          for (const l of link.readyListeners) l();
+        },
+      },
+    );
+    link = new RedisLink(deployment, options, described, Object.values(scripts).map((s) => s.SCRIPT));
+    try {
+      await deployment.connect();
       await link.loadScripts();
     } catch (err) {
-      client.destroy();
-      subscriber.destroy();
+      deployment.destroy();
       throw new StoreUnavailableError((err as Error).message, { cause: err });
     }
-    options.log.info('connected to Redis', { url: redactUrl(options.url) });
+    opened = true;
+    link.primaries = deployment.primaries();
+    options.log.info('connected to Redis', { url: described, mode: target.mode, primaries: link.primaries.join(',') });
     return link;
   }
+
+  private readonly readyListeners: (() => void)[] = [];
 
   /**
    * One round trip, bounded by the timeout. node-redis's own timeout covers only the wait before a
    * command is written; a written one waits for its reply forever (replies come in order), so a hung
    * server (SIGSTOP, a partition) would hold every request. Any failure is a StoreUnavailableError.
    */
-  call<T>(op: Op, run: (client: Scripted) => Promise<T>): Promise<T> {
+  private call<T>(op: Op, key: string, run: () => Promise<T>): Promise<T> {
     const stats = this.stats[op];
     stats.calls++;
+    this.lastKey = key;
     const started = performance.now();
     return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => {
         stats.errors++;
-        this.answering = false;
+        this.failing();
         reject(new StoreUnavailableError(`Redis did not answer (${op}) within ${this.options.timeoutMs} ms`));
       }, this.options.timeoutMs);
-      run(this.client).then(
+      run().then(
         (value) => {
           clearTimeout(timer);
           const seconds = (performance.now() - started) / 1000;
           stats.seconds += seconds;
           if (seconds > stats.max) stats.max = seconds;
-          this.answering = true;
+          this.answered();
           resolve(value);
         },
         (err: Error) => {
           clearTimeout(timer);
           stats.errors++;
-          this.answering = false;
+          this.failing(err);
           reject(err instanceof StoreUnavailableError ? err : new StoreUnavailableError(`Redis (${op}): ${err.message}`, { cause: err }));
         },
       );
@@ -155,36 +168,59 @@ export class RedisLink {
   }
 
   /**
-   * SCRIPT LOAD of every script, at connect and after each reconnect (the server may have restarted).
-   * Without it a script's first call answers NOSCRIPT and is resent as EVAL, behind the commands sent
-   * meanwhile: a give-back could then land after the next reservation of the same account.
+   * SCRIPT LOAD of every script on every primary, at connect and after each reconnect or failover
+   * (the server may have restarted; a promoted replica has no scripts). Without it a script's first
+   * call answers NOSCRIPT and is resent as EVAL, behind the commands sent meanwhile: a give-back
+   * could then land after the next reservation of the same account.
    */
-  private async loadScripts(): Promise<void> {
-    await Promise.all(Object.values(SCRIPTS).map((s) => this.client.sendCommand(['SCRIPT', 'LOAD', s.SCRIPT])));
+  private loadScripts(): Promise<void> {
+    return this.redis.loadScripts(this.sources);
   }
 
   /** A script call: EVALSHA, and EVAL when the server does not know the script (see scripts.ts). */
   script(op: Op, name: ScriptName, keys: readonly string[], args: readonly string[]): Promise<unknown> {
-    return this.call(op, (c) => c[name](keys, args));
+    return this.call(op, keys[0] ?? '', () => this.redis.script(name, keys, args));
   }
 
+  /** A command; its key is args[1] (on a cluster, the key picks the node). */
   command(op: Op, args: readonly string[]): Promise<unknown> {
-    return this.call(op, (c) => c.sendCommand(args));
+    return this.call(op, args[1] ?? '', () => this.redis.command(args));
   }
 
-  /** Subscribes on the pub/sub connection; node-redis subscribes again after every reconnect. */
-  subscribe(channel: string, listener: (message: string) => void): Promise<void> {
-    return this.subscriber.subscribe(channel, listener);
+  /** The channel account changes are published on: a sharded one on a cluster (keys.ts). */
+  get changesChannel(): string {
+    return this.redis.mode === 'cluster' ? SHARDED_CHANGES_CHANNEL : CHANGES_CHANNEL;
   }
 
-  /** Called when the command connection is ready again after a loss (the replica catches up). */
+  /** Subscribes to the change channel; node-redis subscribes again after every reconnect or failover. */
+  subscribe(listener: (message: string) => void): Promise<void> {
+    return this.redis.subscribe(this.changesChannel, listener);
+  }
+
+  /** Called when a connection is ready again after a loss, or moved to a new primary (the replica catches up). */
   onReady(listener: () => void): void {
-    this.client.on('ready', listener);
-    this.subscriber.on('ready', listener);
+    this.readyListeners.push(listener);
   }
 
   get healthy(): boolean {
-    return this.client.isReady && this.answering;
+    return this.redis.isReady && this.answering;
+  }
+
+  get mode(): RedisMode {
+    return this.redis.mode;
+  }
+
+  /**
+   * host:port of the primary that holds the key of the last call: the node that answered last (or
+   * failed to). Looked up after the fact, so that no request waits for it; '' until known.
+   */
+  lastAnswered(): string {
+    const key = this.lastKey;
+    this.redis.nodeFor(key).then(
+      (node) => (this.lastNode = node),
+      () => {},
+    );
+    return this.lastNode;
   }
 
   metrics(): StoreMetric[] {
@@ -196,20 +232,72 @@ export class RedisLink {
     series('errors_total', 'counter', 'Calls to Redis that failed or passed the timeout (the request got 503, or the settle was lost).', (s) => s.errors);
     series('round_trip_seconds_total', 'counter', 'Time spent waiting for Redis answers; divided by round trips, the mean latency.', (s) => s.seconds);
     series('round_trip_seconds_max', 'gauge', 'The slowest answer since start.', (s) => s.max);
-    out.push({ name: 'celebrity_api_store_reconnects_total', type: 'counter', help: 'Times the connection to Redis was lost and made again.', value: this.reconnects.count });
+    out.push({ name: 'celebrity_api_store_reconnects_total', type: 'counter', help: 'Times a connection to Redis was lost and made again, or moved to a new primary.', value: this.reconnects });
+    out.push({ name: 'celebrity_api_store_failovers_total', type: 'counter', help: 'Times Redis answered again from other primaries than before (a Sentinel or Cluster failover).', value: this.failovers });
+    const node = this.lastAnswered();
+    out.push({
+      name: 'celebrity_api_store_info',
+      type: 'gauge',
+      help: 'The Redis deployment (mode: single, cluster, sentinel) and the primary that holds the key of the last call.',
+      value: 1,
+      labels: `mode="${this.redis.mode}",node="${escapeLabel(node)}"`,
+    });
     return out;
   }
 
-  private connectionError(err: Error): void {
+  /**
+   * A call failed, or a connection reported an error: 503s until one answers. Logged once, and only
+   * if it lasts (LOSS_LOG_MS): a failover that is over sooner is the one line answeringAgain writes.
+   */
+  private failing(err?: Error): void {
     this.answering = false;
-    // While Redis is down node-redis reports every reconnect attempt: one line a second is enough.
     const now = Date.now();
-    if (now - this.lastErrorLogMs < 1000) return;
-    this.lastErrorLogMs = now;
-    this.options.log.error('Redis connection error; answering 503 until it is back', { url: redactUrl(this.options.url), error: err.message });
+    this.lastFailMs = now;
+    if (this.downSince !== 0) return;
+    this.downSince = now;
+    this.firstError = err?.message ?? `no answer within ${this.options.timeoutMs} ms`;
+    this.lossTimer = setTimeout(() => {
+      this.lossTimer = null;
+      this.options.log.error('Redis not answering; answering 503 until it is back', { url: this.described, mode: this.redis.mode, node: this.lastNode, seconds: (Date.now() - this.downSince) / 1000, error: this.firstError });
+    }, LOSS_LOG_MS);
+    this.lossTimer.unref();
   }
 
-  async close(): Promise<void> {
-    await Promise.allSettled([this.client.close(), this.subscriber.close()]);
+  /**
+   * An answer. Back from a loss once no call has failed for QUIET_MS (on a cluster that lost one
+   * master, calls to the others answer all along): then one line, naming the new primaries if they
+   * changed, which is a failover.
+   */
+  private answered(): void {
+    this.answering = true;
+    if (this.downSince === 0) return;
+    const now = Date.now();
+    if (now - this.lastFailMs < QUIET_MS) return;
+    const downMs = this.lastFailMs - this.downSince;
+    this.downSince = 0;
+    if (this.lossTimer) clearTimeout(this.lossTimer);
+    this.lossTimer = null;
+    const before = this.primaries;
+    const after = this.redis.primaries();
+    this.primaries = after;
+    const fields = { mode: this.redis.mode, failingSeconds: downMs / 1000, error: this.firstError };
+    if (after.join(',') !== before.join(',')) {
+      this.failovers++;
+      this.options.log.warn('Redis failover: serving again from a new primary', { ...fields, from: before.filter((p) => !after.includes(p)).join(','), to: after.filter((p) => !before.includes(p)).join(',') });
+    } else {
+      this.options.log.warn('Redis answering again', fields);
+    }
+  }
+
+  private connectionError(err: Error): void {
+    this.failing(err);
+  }
+
+  close(): Promise<void> {
+    if (this.lossTimer) clearTimeout(this.lossTimer);
+    return this.redis.close();
   }
 }
+
+/** A Prometheus label value: backslash, quote and newline escaped. */
+const escapeLabel = (s: string) => s.replace(/[\\"\n]/g, (c) => (c === '\n' ? '\\n' : `\\${c}`));

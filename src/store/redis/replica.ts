@@ -8,7 +8,7 @@
 import type { AccountRecord, AccountView } from '../../access/types.ts';
 import type { Logger } from '../../log.ts';
 import type { StoreMetric } from '../types.ts';
-import { ACCOUNT_KEY_LIST, CHANGES_CHANNEL } from './keys.ts';
+import { ACCOUNT_KEY_LIST } from './keys.ts';
 import type { RedisLink } from './link.ts';
 
 interface Known {
@@ -40,7 +40,7 @@ export class KeyReplica {
   /** Loads every account, then follows changes (subscribe, poll, catch up after a reconnect). */
   async follow(pollMs: number): Promise<void> {
     await this.sync();
-    await this.link.subscribe(CHANGES_CHANNEL, (message) => {
+    await this.link.subscribe((message) => {
       if (Number(message) > this.since) this.catchUp();
     });
     this.link.onReady(() => this.catchUp());

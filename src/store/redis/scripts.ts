@@ -1,7 +1,7 @@
 // The Lua scripts of the Redis store. Each runs atomically on the server, so a check and the write it
 // allows are one step whatever the other instances do. Sent as EVALSHA; node-redis resends a script
 // as EVAL when the server answers NOSCRIPT (after SCRIPT FLUSH or a restart), which loads it again.
-import { CHANGES_CHANNEL } from './keys.ts';
+import { CHANGES_CHANNEL, SHARDED_CHANGES_CHANNEL } from './keys.ts';
 
 /** What node-redis's defineScript takes: the script, and how a call's arguments become the command. */
 export interface ScriptConfig {
@@ -84,11 +84,12 @@ return 1`);
 
 // Account scripts: KEYS records, emails, changes, version (keys.ts ACCOUNT_KEY_LIST). Every change
 // bumps the version, records it against the account in the change log and publishes it, in one step.
+// Published with PUBLISH (any Redis) or, on a cluster, SPUBLISH to the hash-tagged channel.
 const BUMP = `
 local function bump(ids)
   local v = redis.call('INCR', KEYS[4])
   for _, id in ipairs(ids) do redis.call('ZADD', KEYS[3], v, id) end
-  redis.call('PUBLISH', '${CHANGES_CHANNEL}', v)
+  redis.call(PUBLISH_COMMAND, PUBLISH_CHANNEL, v)
   return v
 end`;
 
@@ -195,7 +196,8 @@ end
 redis.call('DEL', KEYS[3])
 return 1`);
 
-export const SCRIPTS = {
+/** The scripts as written; the account ones need their channel (scriptsFor). */
+const SCRIPTS = {
   reserve: RESERVE,
   giveBack: GIVE_BACK,
   setUsed: SET_USED,
@@ -211,3 +213,13 @@ export const SCRIPTS = {
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;
+
+/** The scripts with the change channel of the deployment: sharded on a cluster, plain elsewhere. */
+export function scriptsFor(sharded: boolean): Record<ScriptName, ScriptConfig> {
+  const publish = sharded ? `local PUBLISH_COMMAND, PUBLISH_CHANNEL = 'SPUBLISH', '${SHARDED_CHANGES_CHANNEL}'` : `local PUBLISH_COMMAND, PUBLISH_CHANNEL = 'PUBLISH', '${CHANGES_CHANNEL}'`;
+  const out = {} as Record<ScriptName, ScriptConfig>;
+  for (const [name, s] of Object.entries(SCRIPTS) as [ScriptName, ScriptConfig][]) {
+    out[name] = s.SCRIPT.includes('PUBLISH_COMMAND') ? { ...s, SCRIPT: `${publish}\n${s.SCRIPT}` } : s;
+  }
+  return out;
+}

@@ -1,0 +1,197 @@
+// The three shapes a --redis-url can name, behind one face for link.ts: one Redis (createClient), a
+// Redis Cluster (createCluster: node-redis routes each command by its key's slot and follows MOVED
+// and failovers) and a Sentinel-managed primary (createSentinel: node-redis asks the sentinels which
+// node is the primary and follows +switch-master). No slot routing or failover logic of our own.
+import type { RedisClusterOptions, RedisClusterType, RedisScripts, RedisSentinelOptions, RedisSentinelType } from 'redis';
+import type { ScriptName } from './scripts.ts';
+import { nodeAddress, type RedisMode, type RedisTarget } from './url.ts';
+
+export interface DeploymentOptions {
+  readonly target: RedisTarget;
+  /** The scripts as node-redis's defineScript made them (with their SHA1). */
+  readonly scripts: RedisScripts;
+  /** Bounds the wait before a command is written (node-redis's own timeout). */
+  readonly timeoutMs: number;
+  readonly connectTimeoutMs: number;
+  /** Delay before the next reconnect attempt; an Error gives up (only while opening). */
+  readonly reconnect: (retries: number, cause: Error) => number | Error;
+}
+
+export interface DeploymentEvents {
+  /** A connection failed or was lost (node-redis reports every attempt while one is down). */
+  error(err: Error): void;
+  /** A connection is ready again after a loss, or the topology moved: catch up, load the scripts. */
+  ready(): void;
+}
+
+/** What link.ts needs of node-redis, whichever the deployment. */
+export interface Deployment {
+  readonly mode: RedisMode;
+  readonly isReady: boolean;
+  connect(): Promise<void>;
+  /** A command whose key (args[1]) picks the node on a cluster; the primary otherwise. */
+  command(args: readonly string[]): Promise<unknown>;
+  script(name: ScriptName, keys: readonly string[], args: readonly string[]): Promise<unknown>;
+  /** SCRIPT LOAD of `sources` on every primary (a promoted replica has no script cache of its own). */
+  loadScripts(sources: readonly string[]): Promise<void>;
+  /** The channel of account changes: sharded pub/sub on a cluster (scripts.ts publishes to match). */
+  subscribe(channel: string, listener: (message: string) => void): Promise<void>;
+  /** host:port of every primary now, sorted: a change between two looks is a failover. */
+  primaries(): string[];
+  /** host:port of the primary that holds `key` (the last one asked for), as far as the client knows. */
+  nodeFor(key: string): Promise<string>;
+  close(): Promise<void>;
+  destroy(): void;
+}
+
+type Redis = typeof import('redis');
+type MultiTarget = Exclude<RedisTarget, { mode: 'single' }>;
+type Scripted = Record<ScriptName, (keys: readonly string[], args: readonly string[]) => Promise<unknown>>;
+
+/** The options every node connection takes: fail at once while down, bounded waits, our reconnects. */
+function nodeOptions(o: DeploymentOptions, tls: boolean) {
+  return {
+    // A request must never wait for a connection that may not come back: fail at once, answer 503.
+    disableOfflineQueue: true,
+    socket: { tls, connectTimeout: Math.min(o.connectTimeoutMs, 5000), reconnectStrategy: o.reconnect },
+  };
+}
+
+export function createDeployment(redis: Redis, o: DeploymentOptions, on: DeploymentEvents): Deployment {
+  const t = o.target;
+  if (t.mode === 'single') return single(redis, o, t.url, on);
+  const credentials = { ...(t.username !== undefined ? { username: t.username } : {}), ...(t.password !== undefined ? { password: t.password } : {}) };
+  return t.mode === 'cluster' ? cluster(redis, o, t, credentials, on) : sentinel(redis, o, t, credentials, on);
+}
+
+function single(redis: Redis, o: DeploymentOptions, url: string, on: DeploymentEvents): Deployment {
+  const base = nodeOptions(o, url.startsWith('rediss:'));
+  const client = redis.createClient({ url, scripts: o.scripts, commandOptions: { timeout: o.timeoutMs }, ...base, socket: { ...base.socket, tls: undefined } } as never);
+  const subscriber = client.duplicate();
+  const { host, port } = new URL(url);
+  const address = `${host.replace(/^\[|\]$/g, '') || '127.0.0.1'}:${port || 6379}`;
+  let ready = false;
+  for (const c of [client, subscriber]) c.on('error', (err: Error) => on.error(err));
+  client.on('ready', () => (ready ? on.ready() : (ready = true)));
+  subscriber.on('ready', () => ready && on.ready());
+  const scripted = client as unknown as Scripted;
+  return {
+    mode: 'single',
+    get isReady() {
+      return client.isReady;
+    },
+    async connect() {
+      await client.connect();
+      await subscriber.connect();
+    },
+    command: (args) => client.sendCommand(args as string[]),
+    script: (name, keys, args) => scripted[name](keys, args),
+    loadScripts: async (sources) => void (await Promise.all(sources.map((s) => client.sendCommand(['SCRIPT', 'LOAD', s])))),
+    subscribe: (channel, listener) => subscriber.subscribe(channel, listener),
+    primaries: () => [address],
+    nodeFor: () => Promise.resolve(address),
+    close: async () => void (await Promise.allSettled([client.close(), subscriber.close()])),
+    destroy() {
+      client.destroy();
+      subscriber.destroy();
+    },
+  };
+}
+
+function cluster(redis: Redis, o: DeploymentOptions, t: MultiTarget, credentials: object, on: DeploymentEvents): Deployment {
+  const base = nodeOptions(o, t.tls);
+  const c = redis.createCluster({
+    rootNodes: t.nodes.map((n) => ({ socket: { host: n.host, port: n.port } })),
+    defaults: { ...credentials, ...base },
+    scripts: o.scripts,
+    commandOptions: { timeout: o.timeoutMs },
+    // A master that stops answering is looked up again in the cluster's own view once its connection
+    // has failed for this long (node-redis's default is 5 s): the promoted replica is found at the
+    // next reconnect attempt after the promotion, not seconds later.
+    topologyRefreshOnReconnectionAttemptStrategy: 100,
+  } as RedisClusterOptions) as unknown as RedisClusterType;
+  let ready = false;
+  c.on('node-error', (err: Error) => on.error(err));
+  c.on('error', (err: Error) => on.error(err));
+  c.on('node-ready', () => ready && on.ready());
+  const scripted = c as unknown as Scripted;
+  const primaries = () => c.masters.map((m) => `${m.host}:${m.port}`).sort();
+  return {
+    mode: 'cluster',
+    get isReady() {
+      return c.isReady;
+    },
+    async connect() {
+      await c.connect();
+      ready = true;
+    },
+    // Read or write, every command goes to the slot's master: a replica may lag behind it.
+    command: (args) => c.sendCommand(args[1], false, args as string[]),
+    script: (name, keys, args) => scripted[name](keys, args),
+    async loadScripts(sources) {
+      await Promise.all(
+        c.masters.map(async (m) => {
+          const node = await c.nodeClient(m);
+          await Promise.all(sources.map((s) => node.sendCommand(['SCRIPT', 'LOAD', s])));
+        }),
+      );
+    },
+    subscribe: (channel, listener) => c.sSubscribe(channel, listener),
+    primaries,
+    async nodeFor(key) {
+      const node = await c.getNodeClientForKey(key);
+      const socket = node.options?.socket as { host?: string; port?: number } | undefined;
+      return socket?.host ? `${socket.host}:${socket.port}` : '';
+    },
+    close: () => c.close(),
+    destroy: () => c.destroy(),
+  };
+}
+
+function sentinel(redis: Redis, o: DeploymentOptions, t: MultiTarget, credentials: object, on: DeploymentEvents): Deployment {
+  const base = nodeOptions(o, t.tls);
+  const s = redis.createSentinel({
+    name: t.name,
+    sentinelRootNodes: t.nodes.map((n) => ({ host: n.host, port: n.port })),
+    nodeClientOptions: { ...credentials, ...base },
+    // The sentinels are asked without the data nodes' credentials (they have their own, if any).
+    sentinelClientOptions: { socket: { tls: t.tls, connectTimeout: base.socket.connectTimeout } },
+    scripts: o.scripts,
+    commandOptions: { timeout: o.timeoutMs },
+    // One rediscovery per failed command, not 16 (node-redis's default): our deadline answers 503
+    // meanwhile, and a reservation is better not resent (counted twice, it fails closed; a give-back
+    // resent would hand out a unit twice).
+    maxCommandRediscovers: 1,
+    // Every command on one connection to the primary, written in the order sent, as with one Redis:
+    // a give-back then lands before the reservations sent after it. node-redis's default leases a
+    // pooled connection per call, which reorders calls sent together and serializes them.
+    reserveClient: true,
+  } as RedisSentinelOptions) as unknown as RedisSentinelType;
+  let ready = false;
+  s.on('error', (err: Error) => on.error(err instanceof Error ? err : new Error(String(err))));
+  s.on('client-error', (e: { error: Error }) => on.error(e.error));
+  s.on('ready', () => ready && on.ready());
+  const scripted = s as unknown as Scripted;
+  const primary = () => {
+    const m = s.getMasterNode();
+    return m ? nodeAddress(m) : '';
+  };
+  return {
+    mode: 'sentinel',
+    get isReady() {
+      return s.isReady;
+    },
+    async connect() {
+      await s.connect();
+      ready = true;
+    },
+    command: (args) => s.sendCommand(false, args as string[]),
+    script: (name, keys, args) => scripted[name](keys, args),
+    loadScripts: async (sources) => void (await Promise.all(sources.map((src) => s.sendCommand(false, ['SCRIPT', 'LOAD', src])))),
+    subscribe: async (channel, listener) => void (await s.subscribe(channel, listener)),
+    primaries: () => [primary()],
+    nodeFor: () => Promise.resolve(primary()),
+    close: () => s.close(),
+    destroy: () => void s.destroy(),
+  };
+}

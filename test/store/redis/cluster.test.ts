@@ -1,0 +1,123 @@
+// The Redis store on a real three-master Redis Cluster, each master with one replica (issue 22): the
+// store contract, three serve processes sharing exact quotas over accounts on every master, and a
+// master SIGKILLed under load. One cluster for the whole file (six processes, started in parallel).
+import assert from 'node:assert/strict';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { CalendarCache } from '../../../src/quota/month.ts';
+import { monthKey } from '../../../src/store/redis/keys.ts';
+import { openRedisStore } from '../../../src/store/redis/redis-store.ts';
+import type { Store } from '../../../src/store/types.ts';
+import { loadClient, tally, type LoadClient } from '../../helpers/load.ts';
+import { startCluster, type RedisCluster, type RedisServer } from '../../helpers/redis.ts';
+import { tempDir, writeData } from '../../helpers/serve-harness.ts';
+import { spawnServe, type ListeningProcess } from '../../helpers/serve-process.ts';
+import { FAST_SCRYPT, within } from '../../helpers/state.ts';
+import { storeSuite } from '../store.case.ts';
+import { operatorCommands } from './cli.case.ts';
+import { failoverUnderLoad } from './failover.case.ts';
+
+const LIST = '/api/v1/celebrities?limit=1';
+
+let cluster: RedisCluster;
+before(async () => {
+  cluster = await startCluster({ masters: 3, replicas: 1 });
+});
+after(() => cluster?.stop());
+
+const open = (): Promise<Store> => openRedisStore({ url: cluster.url, state: 'memory', role: 'server', scrypt: FAST_SCRYPT });
+
+storeSuite('redis cluster', {
+  async open() {
+    await cluster.flush();
+    return open();
+  },
+  peer: () => open(),
+});
+
+test('accounts, keys, usage and state export/import on the cluster', async () => {
+  await cluster.flush();
+  await operatorCommands(cluster.url);
+});
+
+describe('three serve processes on the cluster', () => {
+  let servers: ListeningProcess[];
+  let client: LoadClient;
+  let store: Store;
+  let dir: string;
+  let made = 0;
+  const month = () => new CalendarCache(Date.now()).moment(Date.now());
+
+  before(async () => {
+    await cluster.flush();
+    dir = (await tempDir('cluster')).dir;
+    await writeData(join(dir, 'data'));
+    servers = await Promise.all(
+      [1, 2, 3].map((n) => spawnServe(['--insecure-http', '--port', '0', '--data', join(dir, 'data'), '--state', join(dir, `instance-${n}`), '--redis-url', cluster.url, '--log-level', 'warn'], 1, 60_000)),
+    );
+    client = loadClient(servers.map((s) => s.url));
+    store = await openRedisStore({ url: cluster.url, state: 'memory', role: 'command', scrypt: FAST_SCRYPT });
+  });
+
+  after(async () => {
+    client?.close();
+    await store?.close();
+    await Promise.all((servers ?? []).map((s) => s.stop()));
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  /** Free accounts, `perMaster` of them on each master (by where their month's counter lives). */
+  async function accounts(perMaster: number, only?: RedisServer): Promise<{ keys: string[]; ids: string[]; byMaster: Map<number, number> }> {
+    const byMaster = new Map<number, number>();
+    const keys: string[] = [];
+    const ids: string[] = [];
+    const wanted = only ? perMaster : perMaster * 3;
+    while (keys.length < wanted) {
+      const email = `c${++made}@example.com`;
+      const { key } = await store.accounts.create({ email, plan: 'free', password: 'pw' });
+      const id = (await store.accounts.find(email))!.id;
+      const master = await cluster.masterOf(monthKey(id, month().month.key));
+      if (only ? master !== only : (byMaster.get(master.port) ?? 0) >= perMaster) continue;
+      byMaster.set(master.port, (byMaster.get(master.port) ?? 0) + 1);
+      keys.push(key);
+      ids.push(id);
+    }
+    // Every instance knows every key (CONTRACT 4: within 2 s); the 404s give their units back.
+    await within(2000, async () => (await client.burst(keys.flatMap((k) => [k, k, k]).map(() => '/api/v1/celebrities/none'), keys.flatMap((k) => [k, k, k]))).every((s) => s === 404));
+    await within(2000, async () => (await Promise.all(ids.map(used))).every((u) => u === 0));
+    return { keys, ids, byMaster };
+  }
+
+  const used = async (id: string) => (await store.quota.report(id, month())).used;
+
+  test('1,020 concurrent requests over 30 free accounts on all three masters, each at 70 of 100: exactly 100 served each', async () => {
+    const { keys, ids, byMaster } = await accounts(10);
+    assert.deepEqual([...byMaster.values()], [10, 10, 10], 'ten accounts on each master');
+    await Promise.all(ids.map((id) => store.quota.set(id, 70, month())));
+    // 34 requests per account, interleaved, sent together: 30 units left each, so 4 too many each.
+    const perRequest = Array.from({ length: 34 * keys.length }, (_, i) => keys[i % keys.length]!);
+    const statuses = await client.burst(Array(perRequest.length).fill(LIST), perRequest);
+    const byKey = new Map(keys.map((k) => [k, [] as number[]]));
+    statuses.forEach((s, i) => byKey.get(perRequest[i]!)!.push(s));
+    for (const [i, key] of keys.entries()) assert.deepEqual(tally(byKey.get(key)!), { 200: 30, 429: 4 }, `account ${i + 1}`);
+    assert.deepEqual(await Promise.all(ids.map(used)), ids.map(() => 100));
+  });
+
+  test('a master SIGKILLed under load: 503s in the gap, serving again once its replica is promoted', async (t) => {
+    const victim = await cluster.masterOf(monthKey((await accounts(1)).ids[0]!, month().month.key));
+    const { keys } = await accounts(3, victim);
+    const replica = (await Promise.all(cluster.nodes.map(async (n) => ((await n.command('INFO', 'replication').catch(() => '')).includes(`master_port:${victim.port}\r\n`) ? n : null)))).find((n) => n !== null)!;
+    assert.ok(replica, 'the victim has a replica');
+    const figures = await failoverUnderLoad({
+      client,
+      keys,
+      kill: () => victim.kill(),
+      promoted: async () => void (await within(30_000, async () => (await replica.command('ROLE')).includes('master'))),
+    });
+    t.diagnostic(`cluster failover: ${JSON.stringify(figures)}`);
+    assert.ok(figures.servingAgainAfterMs <= 2000, `serving again ${figures.servingAgainAfterMs} ms after the promotion`);
+    // Each instance writes one line for the failover once it is over.
+    await within(5000, () => servers.every((s) => s.stderr().split('\n').filter((l) => l.includes('Redis failover')).length === 1));
+  });
+});

@@ -1,0 +1,76 @@
+// A failover under load, the same way for Sentinel and Cluster (issue 22): free accounts on the node
+// that dies are served while their primary is SIGKILLed and a replica takes over. What it measures:
+// the requests answered 503 in the gap, how long after the promoted node accepts writes serving
+// resumes, and the 200s beyond the quota that the writes lost with the old primary allowed.
+import assert from 'node:assert/strict';
+import type { LoadClient } from '../../helpers/load.ts';
+
+const LIST = '/api/v1/celebrities?limit=1';
+const QUOTA = 100; // the free plan
+
+export interface FailoverSetup {
+  readonly client: LoadClient;
+  /** The keys of free accounts whose counters live on the primary that `kill` ends. */
+  readonly keys: readonly string[];
+  /** SIGKILLs the primary. */
+  kill(): Promise<void>;
+  /** Resolves once the replica answers as a primary (accepts writes). */
+  promoted(): Promise<void>;
+}
+
+export interface FailoverFigures {
+  /** From the SIGKILL to the replica accepting writes. */
+  readonly promotedAfterMs: number;
+  /** From the replica accepting writes to the first 200 of an account on it. */
+  readonly servingAgainAfterMs: number;
+  /** Requests answered 503 (the gap). */
+  readonly refused: number;
+  /** 200s beyond the quota, over every account (writes the old primary had not replicated). */
+  readonly beyondQuota: number;
+  readonly statuses: Readonly<Record<number, number>>;
+}
+
+/**
+ * `workers` requests at a time over the accounts (each timed on its own answer) until each account
+ * has half its quota, then the kill; the load goes on until, after the promotion, the last answers
+ * are all 429. Every answer is a 200, a 429 or a 503 (never another error, never no answer).
+ */
+export async function failoverUnderLoad(s: FailoverSetup, workers = 30): Promise<FailoverFigures> {
+  const served = new Map(s.keys.map((k) => [k, 0]));
+  const all: Record<number, number> = {};
+  let killedAt = 0;
+  let promotedAt = 0;
+  let firstAfter = 0;
+  let killing: Promise<void> | null = null;
+  let trailing429 = 0;
+  let sent = 0;
+  const done = () => (promotedAt !== 0 && firstAfter !== 0 && trailing429 >= workers * 2) || sent > 20_000;
+  const worker = async (w: number) => {
+    for (let i = w; !done(); i += workers) {
+      sent++;
+      const key = s.keys[i % s.keys.length]!;
+      const { status } = await s.client.get(i, LIST, key);
+      const now = Date.now();
+      all[status] = (all[status] ?? 0) + 1;
+      trailing429 = status === 429 ? trailing429 + 1 : 0;
+      if (status === 200) {
+        served.set(key, served.get(key)! + 1);
+        if (promotedAt !== 0 && firstAfter === 0) firstAfter = now;
+      }
+      if (killing === null && [...served.values()].every((n) => n >= QUOTA / 2)) {
+        killedAt = Date.now();
+        killing = s.kill().then(() => s.promoted()).then(() => void (promotedAt = Date.now()));
+      }
+      if (status === 503) await new Promise((r) => setTimeout(r, 5)); // the gap: no need to spin
+    }
+  };
+  await Promise.all(Array.from({ length: workers }, (_, w) => worker(w)));
+  await killing;
+  assert.ok(sent <= 20_000, 'the load ends');
+  const unexpected = Object.keys(all).filter((c) => c !== '200' && c !== '429' && c !== '503');
+  assert.deepEqual(unexpected, [], `only 200, 429 and 503: ${JSON.stringify(all)}`);
+  assert.ok((all[503] ?? 0) > 0, `the kill came mid-load: ${JSON.stringify(all)}`);
+  let beyondQuota = 0;
+  for (const n of served.values()) beyondQuota += Math.max(0, n - QUOTA);
+  return { promotedAfterMs: promotedAt - killedAt, servingAgainAfterMs: firstAfter - promotedAt, refused: all[503] ?? 0, beyondQuota, statuses: all };
+}
