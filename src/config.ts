@@ -56,6 +56,8 @@ export interface ServeConfig {
   readonly signup: SignupMode;
   /** Where the dashboard's `Request upgrade` mails, or null. */
   readonly operatorEmail: string | null;
+  /** `--threads N|auto` (CONTRACT 10): threads answering on the main port; src/threads/ resolves 'auto'. */
+  readonly threads: number | 'auto';
 }
 
 /** What `--usage-durability` accepts; without it, 'auto' (strict for plans with a finite quota). */
@@ -85,6 +87,14 @@ function operatorEmail(value: string | undefined): string | null {
   if (value === undefined) return null;
   if (!/^[^\s@<>"?&]+@[^\s@<>"?&]+\.[^\s@<>"?&.]+$/.test(value)) throw new ConfigError(`--operator-email: must be an email address, got ${JSON.stringify(value)}`);
   return value;
+}
+
+/** `--threads`: a whole number from 1 to 256, or `auto` (one per core). */
+function threads(value: string | undefined): number | 'auto' {
+  if (value === undefined) return 1;
+  if (value === 'auto') return 'auto';
+  if (!/^\d{1,3}$/.test(value) || Number(value) < 1 || Number(value) > 256) throw new ConfigError(`--threads: must be a whole number from 1 to 256 or auto, got ${JSON.stringify(value)}`);
+  return Number(value);
 }
 
 const str = (v: string | boolean | undefined): string | undefined => (typeof v === 'string' ? v : undefined);
@@ -134,5 +144,6 @@ export function resolveServeConfig(flags: ServeFlags, env: Readonly<Record<strin
     usageDurability: durability(str(flags['usage-durability']) ?? env.CELEBRITY_API_USAGE_DURABILITY),
     signup: oneOf('--signup', str(flags.signup) ?? env.CELEBRITY_API_SIGNUP ?? 'closed', SIGNUP_MODES),
     operatorEmail: operatorEmail(str(flags['operator-email']) ?? env.CELEBRITY_API_OPERATOR_EMAIL),
+    threads: threads(str(flags.threads) ?? env.CELEBRITY_API_THREADS),
   });
 }

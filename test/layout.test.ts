@@ -12,6 +12,7 @@ export const FLOORS: readonly (readonly string[])[] = [
   ['sea'],
   ['cli', 'index.ts'],
   ['service.ts'],
+  ['threads'],
   ['dashboard'],
   ['http'],
   ['config.ts'],

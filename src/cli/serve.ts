@@ -11,6 +11,7 @@ import type { Observer } from '../http/app.ts';
 import { fromLoopback, Metrics } from '../http/metrics.ts';
 import { batchedWriter, createLogger } from '../log.ts';
 import { readTlsFiles, startService, type Service } from '../service.ts';
+import { refusal, threadCount } from '../threads/platform.ts';
 import { CommandError, EXIT, noPositionals, parseFlags, UsageError, type CommandGroup } from './io.ts';
 
 const HELP = `Usage: celebrity-api serve [options]
@@ -52,6 +53,9 @@ Options:
                       closed (default: accounts come from \`accounts create\`; env CELEBRITY_API_SIGNUP)
   --operator-email E  where the dashboard's Request upgrade mails; upgrade requests are logged too
                       (env CELEBRITY_API_OPERATOR_EMAIL)
+  --threads N|auto    threads answering on the port, from one copy of the data (default 1; auto:
+                      one per core; env CELEBRITY_API_THREADS). Above 1 needs Node 22.12 or later
+                      on Linux (the port is shared with SO_REUSEPORT)
 
 Once ready it prints one line per listener, HTTPS first: listening on <url>
 Signals: SIGTERM/SIGINT drain and exit 0 (a second one exits at once); SIGHUP reloads the data.
@@ -63,7 +67,7 @@ const OPTIONS = {
   'insecure-http': { type: 'boolean' }, 'trust-proxy': { type: 'boolean' }, watch: { type: 'boolean' },
   'cors-origin': { type: 'string' }, 'admin-port': { type: 'string' }, 'redis-url': { type: 'string' }, 'log-format': { type: 'string' },
   'log-level': { type: 'string' }, 'usage-durability': { type: 'string' }, fault: { type: 'string', multiple: true },
-  signup: { type: 'string' }, 'operator-email': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+  signup: { type: 'string' }, 'operator-email': { type: 'string' }, threads: { type: 'string' }, help: { type: 'boolean', short: 'h' },
 } as const;
 
 export const serve: CommandGroup = async (args, io) => {
@@ -81,6 +85,10 @@ export const serve: CommandGroup = async (args, io) => {
     if (err instanceof ConfigError) throw new UsageError(err.message);
     throw err;
   }
+  const threads = threadCount(config.threads);
+  if ('error' in threads) throw new UsageError(threads.error);
+  // Until the worker pool lands (issue 21 step 2), a supported platform refuses too, saying so.
+  if (threads.count > 1) throw new UsageError('--threads above 1: the worker threads are not built yet (issue 21)');
   let faults: FaultRule[];
   try {
     faults = (values.fault ?? []).map(parseFaultSpec);
@@ -92,6 +100,7 @@ export const serve: CommandGroup = async (args, io) => {
   process.once('exit', logOut.flush);
   const log = createLogger({ level: config.logLevel, format: config.logFormat, write: logOut.write });
   if (config.insecureHttp) log.warn('--insecure-http: serving plain HTTP, API keys travel in clear; use it only on a trusted machine');
+  if (threads.fellBack) log.warn('--threads auto: 1 thread', { reason: refusal() });
   if (faults.length > 0) log.warn('--fault: misbehaving on purpose; never use this in production', { faults: values.fault });
   let service: Service | null = null;
   const metrics = new Metrics({
