@@ -3,7 +3,7 @@
 // start on a fresh state directory, a restart from the boot cache, a restart after touching one file,
 // and two --watch reloads after touching it (RSS after each, to show growth). Servers run through the
 // real CLI as child processes; RSS and peak RSS come from /proc. Never part of `npm test`.
-//   npm run bench:boot -- [--scales 10k,100k] [--touch outfits.json] [--reloads 2] [--work DIR] [--seed S]
+//   npm run bench:boot -- [--scales 10k,100k] [--touch outfits.json] [--reloads 2] [--no-touch] [--work DIR] [--seed S]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
@@ -19,6 +19,7 @@ const { values: flags } = parseArgs({
     scales: { type: 'string', default: '10k,100k' },
     touch: { type: 'string', default: 'outfits.json' },
     reloads: { type: 'string', default: '2' },
+    'no-touch': { type: 'boolean', default: false },
     seed: { type: 'string', default: 'bench' },
     work: { type: 'string', default: join(os.tmpdir(), 'celebrity-api-bench') },
   },
@@ -157,10 +158,14 @@ async function measure(scale: number): Promise<Row> {
       reloadRss.push(memoryOf(again.child.pid!).rss);
     }
     await stop(again.child);
-    log(`scale ${scale}: restart after touching ${flags.touch}`);
-    await touch(touched);
-    const afterTouch = await serve(data, state, false);
-    await stop(afterTouch.child);
+    let afterTouch = { seconds: NaN };
+    if (!flags['no-touch']) {
+      log(`scale ${scale}: restart after touching ${flags.touch}`);
+      await touch(touched);
+      const s = await serve(data, state, false);
+      await stop(s.child);
+      afterTouch = s;
+    }
     return {
       scale, dataMB: bytes / 1e6, first: first.seconds, base: base.total, restart: again.seconds, touched: afterTouch.seconds,
       touchedBase: base.files[flags.touch!] ?? NaN, reloads, reloadRss, rss: mem.rss, peak: mem.peak, restartRss, cacheMB,
