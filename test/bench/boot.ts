@@ -11,7 +11,6 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { cacheFile } from '../../src/data/boot-cache-format.ts';
 import { CLI, cli, memoryOf, stop, stopAll } from './server.ts';
 
 const { values: flags } = parseArgs({
@@ -109,6 +108,15 @@ function serve(data: string, state: string, watch: boolean): Promise<Server> {
   });
 }
 
+/** Bytes of the boot cache files in a state directory (NaN when there are none). */
+async function cacheBytes(state: string): Promise<number> {
+  const dir = join(state, 'cache');
+  const names = existsSync(dir) ? (await readdir(dir)).filter((f) => f.endsWith('.bin')) : [];
+  let total = 0;
+  for (const f of names) total += (await stat(join(dir, f))).size;
+  return names.length === 0 ? NaN : total;
+}
+
 /** Marks a data file as changed (new mtime and ctime), its content untouched. */
 async function touch(file: string): Promise<void> {
   const now = new Date();
@@ -143,7 +151,7 @@ async function measure(scale: number): Promise<Row> {
     const first = await serve(data, state, false);
     const mem = memoryOf(first.child.pid!);
     await stop(first.child);
-    const cacheMB = existsSync(cacheFile(state)) ? (await stat(cacheFile(state))).size / 1e6 : NaN;
+    const cacheMB = await cacheBytes(state) / 1e6;
     log(`scale ${scale}: first ${first.seconds.toFixed(1)} s; restart from the boot cache`);
     const again = await serve(data, state, RELOADS > 0);
     const restartRss = memoryOf(again.child.pid!).rss;
