@@ -130,9 +130,11 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     fingerprint,
     snapshot: () => current,
     async reload(data?: DataInput) {
-      const next = await loadSnapshot(data ?? dataInput, loadOptions);
+      // The live snapshot's collections whose files did not change are kept, not rebuilt.
+      const next = await loadSnapshot(data ?? dataInput, { ...loadOptions, previous: current });
       if (data !== undefined) dataInput = data;
       current = next; // serve logs which version is live, with the reason for the reload
+      app.dataChanged();
       return next;
     },
     close(deadlineMs = DEFAULTS.shutdownDeadlineMs) {

@@ -1,10 +1,11 @@
-// The boot cache (issues 5, 19): the typed arrays of a validated snapshot written as they are to one
-// file in the state directory, so the next start on the same data files reads them back into the
-// very buffers the server answers from, instead of parsing, validating and indexing again.
+// The boot cache (issues 5, 19): the typed arrays of a validated snapshot written as they are, one
+// file per collection in the state directory, so the next start on the same data files reads them
+// back into the very buffers the server answers from, instead of parsing, validating and indexing
+// again; after an edit, only the collections made from the edited file are built (DEPENDS).
 // File: "CAPIBOOT", the header length and the header's CRC-32 (u32 LE each), a JSON header, then the
 // sections back to back, each 8-byte aligned. The header holds the key (the identity (stat) of the
-// five data files, the format version and a fingerprint of the code and definitions that build the
-// structures), the file's size, and a CRC-32 of every index section.
+// data files the collection is made from, the format version and a fingerprint of the code and
+// definitions that build the structures), the file's size, and a CRC-32 of every index section.
 // Why that is enough without hashing the JSON arenas (most of the file; hashing them was the largest
 // cost of a restart): the file only ever appears under its name complete (written to a temp file,
 // fsynced, renamed, directory fsynced), so a crash while writing leaves the old file or none; a
@@ -23,7 +24,7 @@ import type { CollectionName } from '../resources/types.ts';
 import type { CollectionIndex } from './indexes.ts';
 
 /** Bump when the layout, or anything the structures are built from that the fingerprint misses, changes. */
-export const BOOT_CACHE_FORMAT = 4;
+export const BOOT_CACHE_FORMAT = 5;
 export const MAGIC = Buffer.from('CAPIBOOT');
 /** Data files changed this recently before the load may change again within one timestamp tick. */
 const RACY_MS = 100;
@@ -86,11 +87,30 @@ function fingerprint(): Promise<string> {
   })());
 }
 
-export async function cacheKey(dataDir: string, id: DataIdentity): Promise<string> {
-  return JSON.stringify({ format: BOOT_CACHE_FORMAT, code: await fingerprint(), dir: resolve(dataDir), files: id.files });
+/**
+ * The data files each collection's answers are made from: its own, and those its link reads
+ * directly (a link reads source records, never linked ones, so one level is enough). An edit of
+ * one file rebuilds only the collections that list it. test/data/boot-cache.test.ts checks that
+ * linking each collection reads nothing else.
+ */
+export const DEPENDS: Readonly<Record<CollectionName, readonly CollectionName[]>> = {
+  celebrities: ['celebrities', 'movies'], // filmography: the movies whose cast names the celebrity
+  outfits: ['outfits', 'celebrities'],
+  news: ['news', 'celebrities'],
+  movies: ['movies', 'celebrities'], // cast names
+  reviews: ['reviews', 'movies'],
+};
+
+/** A collection's key: format, code, data directory and the identity of the files it depends on. */
+export async function collectionKey(name: CollectionName, dataDir: string, id: DataIdentity): Promise<string> {
+  const files = DEPENDS[name].map((c) => id.files[RESOURCE_LIST.findIndex((d) => d.name === c)]!);
+  return JSON.stringify({ format: BOOT_CACHE_FORMAT, code: await fingerprint(), dir: resolve(dataDir), collection: name, files });
 }
 
-export const cacheFile = (stateDir: string): string => join(stateDir, 'cache', 'snapshot.bin');
+/** One file per collection, so an edit rewrites only what it affects. */
+export const cacheFile = (stateDir: string, name: CollectionName): string => join(stateDir, 'cache', `${name}.bin`);
+/** The single file of format 3 and before: removed when the new ones are written. */
+export const oldCacheFile = (stateDir: string): string => join(stateDir, 'cache', 'snapshot.bin');
 
 export type Kind = 'u8' | 'u16' | 'i32' | 'u32' | 'f64';
 export type View = Uint8Array | Uint16Array | Int32Array | Uint32Array | Float64Array;
@@ -121,7 +141,7 @@ export interface CollectionRef {
   readonly trigrams: GramsRef;
 }
 /** `size`: the whole file's length, so a truncated or extended file is a miss before any section is read. */
-export interface Header { readonly key: string; readonly size: number; readonly sections: readonly Section[]; readonly collections: Record<string, CollectionRef> }
+export interface Header { readonly key: string; readonly size: number; readonly sections: readonly Section[]; readonly collection: CollectionRef }
 
 export const align8 = (n: number) => (n + 7) & ~7;
 /** Magic, header length (u32 LE), CRC-32 of the header (u32 LE), then the header JSON. */

@@ -10,8 +10,8 @@ import type { CollectionIndex, PostingTable } from './indexes.ts';
 import type { GramPostings } from './search-index.ts';
 import { consistent, type StringTable } from './string-table.ts';
 import {
-  align8, cacheFile, cacheKey, crc32, KIND_BYTES, MAGIC, PREFIX_BYTES, READ_CHUNK, readDataIdentity,
-  type CollectionRef, type Collections, type DetailsRef, type FragmentsRef, type GramsRef, type Header, type Kind, type PostingRef, type TableRef, type View,
+  align8, cacheFile, collectionKey, crc32, KIND_BYTES, MAGIC, PREFIX_BYTES, READ_CHUNK, readDataIdentity,
+  type CollectionRef, type Collections, type DataIdentity, type DetailsRef, type FragmentsRef, type GramsRef, type Header, type Kind, type PostingRef, type TableRef, type View,
 } from './boot-cache-format.ts';
 
 /** Why the cache was not used; thrown and turned into a miss by the caller. */
@@ -136,18 +136,18 @@ function view(kind: Kind, buf: ArrayBuffer, bytes: number): View {
   }
 }
 
-export type CacheResult = { readonly collections: Collections; readonly miss: null } | { readonly collections: null; readonly miss: string };
+export type CacheResult = { readonly index: CollectionIndex; readonly miss: null } | { readonly index: null; readonly miss: string };
 
-/** The cached structures of the data in `dataDir` when the cache matches those files exactly; else why not. */
-export async function readSnapshotCache(stateDir: string, dataDir: string): Promise<CacheResult> {
-  if (!crc32) return { collections: null, miss: 'this Node has no zlib.crc32' };
+/** The cached index of collection `def` when its file matches the data files of `id` exactly; else why not. */
+export async function readCollectionCache(stateDir: string, dataDir: string, def: ResourceDefinition, id: DataIdentity): Promise<CacheResult> {
+  if (!crc32) return { index: null, miss: 'this Node has no zlib.crc32' };
   let fh: FileHandle | null = null;
   try {
-    const key = await cacheKey(dataDir, await readDataIdentity(dataDir));
+    const key = await collectionKey(def.name, dataDir, id);
     try {
-      fh = await open(cacheFile(stateDir), 'r');
+      fh = await open(cacheFile(stateDir, def.name), 'r');
     } catch (err) {
-      return { collections: null, miss: (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'none yet' : `cannot open: ${(err as Error).message}` };
+      return { index: null, miss: (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'none yet' : `cannot open: ${(err as Error).message}` };
     }
     const size = (await fh.stat()).size;
     check(size >= PREFIX_BYTES, 'truncated');
@@ -167,30 +167,32 @@ export async function readSnapshotCache(stateDir: string, dataDir: string): Prom
     const views: View[] = [];
     for (const s of header.sections) {
       check(s.bytes % KIND_BYTES[s.kind] === 0 && base + s.offset + s.bytes <= size);
-      const buf = new ArrayBuffer(s.bytes);
-      await readExactly(fh, new Uint8Array(buf), base + s.offset);
-      check(s.crc === null || crc32(new Uint8Array(buf)) === s.crc, 'an index section is damaged');
-      views.push(view(s.kind, buf, s.bytes));
+      // Not zero-filled (the read overwrites it all), and never from the pool: offset 0, its own buffer.
+      const bytes = Buffer.allocUnsafeSlow(s.bytes);
+      await readExactly(fh, bytes, base + s.offset);
+      check(s.crc === null || crc32(bytes) === s.crc, 'an index section is damaged');
+      views.push(view(s.kind, bytes.buffer as ArrayBuffer, s.bytes));
     }
     const sec = (i: number, ...kinds: Kind[]): View => {
       check(kinds.includes(header.sections[i]?.kind as Kind));
       return views[i]!;
     };
-    const collections = {} as Collections;
-    for (const def of RESOURCE_LIST) {
-      const ref = header.collections[def.name];
-      check(ref !== undefined);
-      collections[def.name] = rebuild(RESOURCES[def.name], ref!, sec);
-    }
-    return { collections, miss: null };
+    return { index: rebuild(def, header.collection, sec), miss: null };
   } catch (err) {
-    return { collections: null, miss: err instanceof Miss ? err.message : `unreadable: ${(err as Error).message}` };
+    return { index: null, miss: err instanceof Miss ? err.message : `unreadable: ${(err as Error).message}` };
   } finally {
     await fh?.close().catch(() => {});
   }
 }
 
-/** The cached structures, or null on any miss. */
+/** Every collection from the cache, or null when any one misses (tests and tools). */
 export async function loadSnapshotCache(stateDir: string, dataDir: string): Promise<Collections | null> {
-  return (await readSnapshotCache(stateDir, dataDir)).collections;
+  const id = await readDataIdentity(dataDir);
+  const collections = {} as Collections;
+  for (const def of RESOURCE_LIST) {
+    const got = await readCollectionCache(stateDir, dataDir, RESOURCES[def.name], id);
+    if (got.index === null) return null;
+    collections[def.name] = got.index;
+  }
+  return collections;
 }

@@ -3,15 +3,15 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { RESOURCE_LIST } from '../resources/index.ts';
 import type { Details } from './detail-layout.ts';
 import type { Fragments } from './fragments.ts';
 import type { CollectionIndex, PostingTable } from './indexes.ts';
 import type { GramPostings } from './search-index.ts';
 import type { StringTable } from './string-table.ts';
+import type { CollectionName } from '../resources/types.ts';
 import {
-  align8, cacheFile, cacheKey, crc32, MAGIC, PREFIX_BYTES, racy, READ_CHUNK, readDataIdentity,
-  type CollectionRef, type Collections, type DataIdentity, type DetailsRef, type FragmentsRef, type GramsRef, type Header, type Kind,
+  align8, cacheFile, collectionKey, crc32, MAGIC, oldCacheFile, PREFIX_BYTES, racy, READ_CHUNK, readDataIdentity,
+  type CollectionRef, type DataIdentity, type DetailsRef, type FragmentsRef, type GramsRef, type Header, type Kind,
   type PostingRef, type Section, type TableRef, type View,
 } from './boot-cache-format.ts';
 
@@ -89,18 +89,17 @@ async function writeAll(fh: FileHandle, data: Uint8Array): Promise<void> {
 }
 
 /**
- * Writes the cache of a snapshot loaded from `dataDir`, keyed to `before`: the identity read before
- * the files were. Returns false (nothing written) when the files changed since, or too recently to
- * be told apart from a later change.
+ * Writes the cache of collection `name` loaded from `dataDir`, keyed to `before`: the identity read
+ * before the files were. Returns false (nothing written) when its files changed since, or too
+ * recently to be told apart from a later change.
  */
-export async function saveSnapshotCache(stateDir: string, dataDir: string, snapshot: { readonly collections: Collections }, before: DataIdentity): Promise<boolean> {
+export async function saveCollectionCache(stateDir: string, dataDir: string, name: CollectionName, ix: CollectionIndex, before: DataIdentity): Promise<boolean> {
   if (!crc32) return false;
   const now = await readDataIdentity(dataDir);
   if (now.files.join('\n') !== before.files.join('\n') || racy(before)) return false;
   const w = new SectionWriter();
-  const collections: Record<string, CollectionRef> = {};
-  for (const def of RESOURCE_LIST) collections[def.name] = w.collection(snapshot.collections[def.name]);
-  const key = await cacheKey(dataDir, before);
+  const collection = w.collection(ix);
+  const key = await collectionKey(name, dataDir, before);
   const last = w.sections.at(-1);
   const body = last === undefined ? 0 : last.offset + align8(last.bytes);
   // The file's size is in the header, which sits before the sections: find the fixed point (the
@@ -108,7 +107,7 @@ export async function saveSnapshotCache(stateDir: string, dataDir: string, snaps
   let json = Buffer.alloc(0);
   for (let size = 0, prev = -1; size !== prev; ) {
     prev = size;
-    json = Buffer.from(JSON.stringify({ key, size, sections: w.sections, collections } satisfies Header));
+    json = Buffer.from(JSON.stringify({ key, size, sections: w.sections, collection } satisfies Header));
     size = align8(PREFIX_BYTES + json.length) + body;
   }
   const head = Buffer.alloc(align8(PREFIX_BYTES + json.length));
@@ -117,7 +116,7 @@ export async function saveSnapshotCache(stateDir: string, dataDir: string, snaps
   head.writeUInt32LE(crc32!(json), MAGIC.length + 4);
   json.copy(head, PREFIX_BYTES);
 
-  const file = cacheFile(stateDir);
+  const file = cacheFile(stateDir, name);
   await mkdir(dirname(file), { recursive: true, mode: 0o700 }); // the state directory is owner-only, its cache too
   const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   const fh = await open(tmp, 'w', 0o600);
@@ -140,5 +139,7 @@ export async function saveSnapshotCache(stateDir: string, dataDir: string, snaps
   const dir = await open(dirname(file), 'r').catch(() => null);
   await dir?.sync().catch(() => {});
   await dir?.close();
+  // The one-file cache of earlier versions would only take room now.
+  await rm(oldCacheFile(stateDir), { force: true });
   return true;
 }

@@ -3,9 +3,9 @@
 import { RESOURCE_LIST } from '../resources/index.ts';
 import type { CollectionName } from '../resources/types.ts';
 import type { Logger } from '../log.ts';
-import { readDataIdentity, type DataIdentity } from './boot-cache-format.ts';
-import { readSnapshotCache } from './boot-cache-read.ts';
-import { saveSnapshotCache } from './boot-cache-write.ts';
+import { collectionKey, readDataIdentity, type DataIdentity } from './boot-cache-format.ts';
+import { readCollectionCache } from './boot-cache-read.ts';
+import { saveCollectionCache } from './boot-cache-write.ts';
 import { buildIndex, type CollectionIndex } from './indexes.ts';
 import { loadLinked, type DataInput } from './load.ts';
 
@@ -14,59 +14,111 @@ export interface Snapshot {
   readonly version: string;
   readonly loadedAt: string;
   readonly collections: Readonly<Record<CollectionName, CollectionIndex>>;
+  /**
+   * Per collection, the key of the data files it was built from (boot-cache-format.ts
+   * collectionKey); null for in-memory arrays. A reload keeps every collection whose key is unchanged.
+   */
+  readonly keys: Readonly<Record<CollectionName, string>> | null;
 }
 
 export interface LoadOptions {
   /** State directory holding the boot cache (src/data/boot-cache-*.ts); only used for a data directory. */
   readonly cacheDir?: string;
   readonly log?: Logger;
+  /** The live snapshot, on a reload: its collections whose files did not change are kept as they are. */
+  readonly previous?: Snapshot;
 }
 
 let loads = 0;
 
-function stamp(collections: Record<CollectionName, CollectionIndex>): Snapshot {
+function stamp(collections: Record<CollectionName, CollectionIndex>, keys: Record<CollectionName, string> | null): Snapshot {
   const loadedAt = new Date().toISOString();
   loads += 1;
-  return { version: `${loadedAt.replace(/[-:]/g, '').slice(0, 15)}-${loads}`, loadedAt, collections };
+  return { version: `${loadedAt.replace(/[-:]/g, '').slice(0, 15)}-${loads}`, loadedAt, collections, keys };
 }
 
-async function build(input: DataInput): Promise<Snapshot> {
+/** Builds the indexes of `only` (every collection when null) from a fresh load of `input`. */
+async function build(input: DataInput, only: ReadonlySet<CollectionName> | null): Promise<Partial<Record<CollectionName, CollectionIndex>>> {
   const linked = await loadLinked(input);
-  const collections = {} as Record<CollectionName, CollectionIndex>;
+  const collections: Partial<Record<CollectionName, CollectionIndex>> = {};
   for (const def of RESOURCE_LIST) {
-    collections[def.name] = buildIndex(def, linked[def.name]);
+    if (only === null || only.has(def.name)) collections[def.name] = buildIndex(def, linked[def.name]);
     // Only the indexes and JSON stay: let the records go before the next collection is built.
     linked[def.name] = [];
   }
-  return stamp(collections);
+  return collections;
 }
 
+/** An edit that keeps coming back while loading: after this many tries the load takes what it read. */
+const TRIES = 3;
+
 /**
- * Reads, validates, links and indexes the data. Throws DataError listing every problem. With a
- * `cacheDir`, a data directory is first looked up in the boot cache, and a fresh load is saved to it.
+ * Reads, validates, links and indexes the data. Throws DataError listing every problem. For a data
+ * directory, each collection is taken, in this order, from `previous` (a reload) or the boot cache
+ * in `cacheDir` when the files it is made from are unchanged, and built otherwise; what is built is
+ * saved to the cache. Files edited while loading make it start over, so the collections of one
+ * snapshot always come from the same version of the files (never a mix).
  */
 export async function loadSnapshot(input: DataInput, options: LoadOptions = {}): Promise<Snapshot> {
-  const { cacheDir, log } = options;
-  if (typeof input !== 'string' || cacheDir === undefined || cacheDir === 'memory') return build(input);
-  const started = performance.now();
-  const cached = await readSnapshotCache(cacheDir, input);
-  if (cached.collections) {
-    log?.info('data loaded from the boot cache', { ms: Math.round(performance.now() - started) });
-    return stamp(cached.collections);
-  }
-  log?.info('boot cache not used; loading the data files', { reason: cached.miss });
-  // Stat before reading: a change while loading then makes the saved cache a miss, never stale.
-  const before: DataIdentity | null = await readDataIdentity(input).catch(() => null);
-  const snapshot = await build(input); // throws on invalid data: nothing is saved
-  if (before) {
-    const saving = performance.now();
-    try {
-      const saved = await saveSnapshotCache(cacheDir, input, snapshot, before);
-      const ms = Math.round(performance.now() - saving);
-      log?.info(saved ? 'boot cache written' : 'boot cache not written: the data files changed during or just before loading', { ms });
-    } catch (err) {
-      log?.warn('boot cache not written', { error: (err as Error).message });
+  const { log, previous } = options;
+  if (typeof input !== 'string') return stamp((await build(input, null)) as Record<CollectionName, CollectionIndex>, null);
+  const cacheDir = options.cacheDir === 'memory' ? undefined : options.cacheDir;
+  for (let attempt = 1; ; attempt++) {
+    const started = performance.now();
+    // Stat before reading: a change while loading then shows, and the load starts over.
+    const before: DataIdentity | null = await readDataIdentity(input).catch(() => null);
+    if (before === null) return stamp((await build(input, null)) as Record<CollectionName, CollectionIndex>, null); // throws the loader's clear error
+    const keys = {} as Record<CollectionName, string>;
+    const collections: Partial<Record<CollectionName, CollectionIndex>> = {};
+    const missing = new Set<CollectionName>();
+    const kept: string[] = [];
+    const cached: string[] = [];
+    const misses: Record<string, string> = {};
+    for (const def of RESOURCE_LIST) keys[def.name] = await collectionKey(def.name, input, before);
+    const reuse = (name: CollectionName) => previous?.keys?.[name] === keys[name];
+    // The cache files are read side by side: the reads overlap on the thread pool.
+    const reads = await Promise.all(
+      RESOURCE_LIST.map((def) => (reuse(def.name) || cacheDir === undefined ? null : readCollectionCache(cacheDir, input, def, before))),
+    );
+    for (const [i, def] of RESOURCE_LIST.entries()) {
+      const name = def.name;
+      if (reuse(name)) {
+        collections[name] = previous!.collections[name];
+        kept.push(name);
+        continue;
+      }
+      const got = reads[i];
+      if (got?.index) {
+        collections[name] = got.index;
+        cached.push(name);
+      } else {
+        missing.add(name);
+        if (got) misses[name] = got.miss;
+      }
     }
+    if (missing.size === 0) {
+      log?.info(kept.length === 0 ? 'data loaded from the boot cache' : 'no data file changed; every collection kept', { ms: Math.round(performance.now() - started), kept, cached });
+      return stamp(collections as Record<CollectionName, CollectionIndex>, keys);
+    }
+    if (cacheDir !== undefined) log?.info('boot cache not used for some collections; loading them from the data files', { misses });
+    Object.assign(collections, await build(input, missing)); // throws on invalid data: nothing is saved
+    const after = await readDataIdentity(input).catch(() => null);
+    const stable = after !== null && after.files.join('\n') === before.files.join('\n');
+    if (!stable && attempt < TRIES) {
+      log?.info('data files changed while loading; loading again', { attempt });
+      continue;
+    }
+    log?.info('data read and indexed', { ms: Math.round(performance.now() - started), built: [...missing], kept, cached });
+    if (cacheDir !== undefined && stable) {
+      const saving = performance.now();
+      const saved: string[] = [];
+      try {
+        for (const name of missing) if (await saveCollectionCache(cacheDir, input, name, collections[name]!, before)) saved.push(name);
+        log?.info(saved.length > 0 ? 'boot cache written' : 'boot cache not written: the data files changed during or just before loading', { ms: Math.round(performance.now() - saving), saved });
+      } catch (err) {
+        log?.warn('boot cache not written', { error: (err as Error).message });
+      }
+    }
+    return stamp(collections as Record<CollectionName, CollectionIndex>, stable ? keys : null);
   }
-  return snapshot;
 }

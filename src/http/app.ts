@@ -104,6 +104,14 @@ export class App {
   private readonly openapiPacked: Packed = { today: 0, br: null, gzip: null };
   private bodies: CompressedBodies | null = null;
 
+  /**
+   * The data changed (a reload): compress the new first pages now, and let the old snapshot go (its
+   * set of compressed bodies was the last thing holding it when no request came since).
+   */
+  dataChanged(): void {
+    this.compressed(this.o.snapshot());
+  }
+
   /** The compressed bodies of `snapshot`; a new snapshot (a reload) gets a new set, warmed at once. */
   private compressed(snapshot: Snapshot): CompressedBodies {
     if (this.bodies?.snapshot === snapshot) return this.bodies;

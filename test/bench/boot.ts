@@ -3,7 +3,7 @@
 // start on a fresh state directory, a restart from the boot cache, a restart after touching one file,
 // and two --watch reloads after touching it (RSS after each, to show growth). Servers run through the
 // real CLI as child processes; RSS and peak RSS come from /proc. Never part of `npm test`.
-//   npm run bench:boot -- [--scales 10k,100k] [--touch outfits.json] [--reloads 2] [--work DIR] [--seed S]
+//   npm run bench:boot -- [--scales 10k,100k] [--touch outfits.json] [--reloads 2] [--no-touch] [--work DIR] [--seed S]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
@@ -11,7 +11,6 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { cacheFile } from '../../src/data/boot-cache-format.ts';
 import { CLI, cli, memoryOf, stop, stopAll } from './server.ts';
 
 const { values: flags } = parseArgs({
@@ -19,6 +18,7 @@ const { values: flags } = parseArgs({
     scales: { type: 'string', default: '10k,100k' },
     touch: { type: 'string', default: 'outfits.json' },
     reloads: { type: 'string', default: '2' },
+    'no-touch': { type: 'boolean', default: false },
     seed: { type: 'string', default: 'bench' },
     work: { type: 'string', default: join(os.tmpdir(), 'celebrity-api-bench') },
   },
@@ -108,6 +108,15 @@ function serve(data: string, state: string, watch: boolean): Promise<Server> {
   });
 }
 
+/** Bytes of the boot cache files in a state directory (NaN when there are none). */
+async function cacheBytes(state: string): Promise<number> {
+  const dir = join(state, 'cache');
+  const names = existsSync(dir) ? (await readdir(dir)).filter((f) => f.endsWith('.bin')) : [];
+  let total = 0;
+  for (const f of names) total += (await stat(join(dir, f))).size;
+  return names.length === 0 ? NaN : total;
+}
+
 /** Marks a data file as changed (new mtime and ctime), its content untouched. */
 async function touch(file: string): Promise<void> {
   const now = new Date();
@@ -142,7 +151,7 @@ async function measure(scale: number): Promise<Row> {
     const first = await serve(data, state, false);
     const mem = memoryOf(first.child.pid!);
     await stop(first.child);
-    const cacheMB = existsSync(cacheFile(state)) ? (await stat(cacheFile(state))).size / 1e6 : NaN;
+    const cacheMB = await cacheBytes(state) / 1e6;
     log(`scale ${scale}: first ${first.seconds.toFixed(1)} s; restart from the boot cache`);
     const again = await serve(data, state, RELOADS > 0);
     const restartRss = memoryOf(again.child.pid!).rss;
@@ -157,10 +166,14 @@ async function measure(scale: number): Promise<Row> {
       reloadRss.push(memoryOf(again.child.pid!).rss);
     }
     await stop(again.child);
-    log(`scale ${scale}: restart after touching ${flags.touch}`);
-    await touch(touched);
-    const afterTouch = await serve(data, state, false);
-    await stop(afterTouch.child);
+    let afterTouch = { seconds: NaN };
+    if (!flags['no-touch']) {
+      log(`scale ${scale}: restart after touching ${flags.touch}`);
+      await touch(touched);
+      const s = await serve(data, state, false);
+      await stop(s.child);
+      afterTouch = s;
+    }
     return {
       scale, dataMB: bytes / 1e6, first: first.seconds, base: base.total, restart: again.seconds, touched: afterTouch.seconds,
       touchedBase: base.files[flags.touch!] ?? NaN, reloads, reloadRss, rss: mem.rss, peak: mem.peak, restartRss, cacheMB,

@@ -1,14 +1,16 @@
 // The boot cache (src/data/boot-cache-*.ts): a cached snapshot serves byte for byte what a fresh load
 // serves; any change to the data files, or damage to the cache, is a miss; invalid data is never cached.
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { mkdtemp, open, readFile, rm, stat, truncate, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { align8, cacheFile, crc32, MAGIC, PREFIX_BYTES, type Header, type Section } from '../../src/data/boot-cache-format.ts';
-import { loadSnapshotCache, readSnapshotCache } from '../../src/data/boot-cache-read.ts';
+import { align8, cacheFile as collectionFile, crc32, DEPENDS, MAGIC, PREFIX_BYTES, readDataIdentity, type Header, type Section } from '../../src/data/boot-cache-format.ts';
+import { loadSnapshotCache, readCollectionCache } from '../../src/data/boot-cache-read.ts';
+import { RESOURCE_LIST, RESOURCES } from '../../src/resources/index.ts';
+import type { CollectionName, LinkContext } from '../../src/resources/types.ts';
 import { generateRecords } from '../../src/generate/generate.ts';
 import { DataError } from '../../src/data/load.ts';
 import { loadSnapshot, type Snapshot } from '../../src/data/snapshot.ts';
@@ -23,6 +25,20 @@ const SCALE = 100;
 const TODAY = 20260115;
 /** Longer than the cache's racy window: files written just before a load are not cached. */
 const SETTLE_MS = 150;
+
+/** The cache file the damage and presence checks look at (each collection has its own). */
+const cacheFile = (state: string) => collectionFile(state, 'celebrities');
+
+/** The celebrities' cache read on its own: the index, or why it missed. */
+async function readSnapshotCache(state: string, data: string) {
+  return readCollectionCache(state, data, RESOURCES.celebrities, await readDataIdentity(data));
+}
+
+/** A new mtime and ctime for a data file, then long enough for the result to be cacheable. */
+async function touchFile(file: string): Promise<void> {
+  await utimes(file, new Date(), new Date(Date.now() - 60_000));
+  await sleep(SETTLE_MS);
+}
 
 let root: string;
 let n = 0;
@@ -89,6 +105,71 @@ function assertSameAnswers(a: Snapshot, b: Snapshot): number {
 }
 
 describe('boot cache', () => {
+  it('DEPENDS lists every collection a link reads (get and referrers), so an edit rebuilds all it affects', () => {
+    const sources = generateRecords({ scale: 20 }) as Record<CollectionName, Record<string, unknown>[]>;
+    for (const def of RESOURCE_LIST) {
+      const asked = new Set<string>();
+      const ctx: LinkContext = {
+        get: (collection) => (asked.add(collection), undefined),
+        referrers: (_collection, _slug, from) => (asked.add(from), []),
+      };
+      for (const r of sources[def.name]) {
+        try {
+          def.link(r as never, ctx);
+        } catch {
+          // A required reference found missing throws after it was asked for: what counts is the asking.
+        }
+      }
+      for (const c of asked) assert.ok(DEPENDS[def.name].includes(c as CollectionName), `${def.name} reads ${c}`);
+      assert.ok(DEPENDS[def.name].includes(def.name));
+    }
+  });
+
+  it('an edit rebuilds only the collections made from that file: a reload keeps the others as they are, a restart reads them from the cache', async () => {
+    const { data, state } = await setup();
+    const first = await loadSnapshot(data, { cacheDir: state });
+    await touchFile(join(data, 'outfits.json'));
+    const reloaded = await loadSnapshot(data, { cacheDir: state, previous: first });
+    for (const name of COLLECTIONS) {
+      if (name === 'outfits') assert.notEqual(reloaded.collections[name], first.collections[name], 'outfits rebuilt');
+      else assert.equal(reloaded.collections[name], first.collections[name], `${name} kept`);
+    }
+    assertSameAnswers(await loadSnapshot(data), reloaded);
+
+    const lines: string[] = [];
+    const log = { info: (m: string, f?: unknown) => lines.push(`${m} ${JSON.stringify(f)}`), warn: () => {}, error: () => {}, debug: () => {}, enabled: () => true } as never;
+    await touchFile(join(data, 'celebrities.json'));
+    const restarted = await loadSnapshot(data, { cacheDir: state, log });
+    const built = lines.find((l) => l.startsWith('data read and indexed'))!;
+    assert.match(built, /"built":\["celebrities","outfits","news","movies"\]/, built);
+    assert.match(built, /"cached":\["reviews"\]/);
+    assert.ok(lines.some((l) => /boot cache not used.*"celebrities":"written for other data files/.test(l)), 'the miss says why');
+    assertSameAnswers(await loadSnapshot(data), restarted);
+    assert.ok(await loadSnapshotCache(state, data), 'the rebuilt ones are cached again');
+  });
+
+  it('an edit during the load -> the load starts over: every collection from the same version of the files', async () => {
+    const { data, state } = await setup();
+    const first = await loadSnapshot(data, { cacheDir: state });
+    const file = join(data, 'reviews.json');
+    const original = await readFile(file, 'utf8');
+    const edited = original.replace('"rating":', '"rating": ');
+    let edits = 0;
+    const lines: string[] = [];
+    // The edit lands while the load runs: the identity taken before differs from the one after.
+    const log = {
+      info: (m: string) => {
+        lines.push(m);
+        if (m.startsWith('boot cache not used') && edits++ === 0) writeFileSync(file, edited);
+      },
+      warn: () => {}, error: () => {}, debug: () => {}, enabled: () => true,
+    } as never;
+    await touchFile(file);
+    const next = await loadSnapshot(data, { cacheDir: state, previous: first, log });
+    assert.ok(lines.includes('data files changed while loading; loading again'), lines.join('\n'));
+    assertSameAnswers(await loadSnapshot(data), next);
+  });
+
   it('a snapshot loaded from the cache answers every list and detail query like a fresh load', async () => {
     const { data, state } = await setup();
     const fresh = await loadSnapshot(data);
@@ -145,7 +226,7 @@ describe('boot cache', () => {
     // What a writer killed mid-way leaves: its temp file, never the cache's own name.
     await writeFile(`${cacheFile(state)}.99999.deadbeef.tmp`, whole.subarray(0, whole.length >> 1));
     const read = await readSnapshotCache(state, data);
-    assert.ok(read.collections, 'the old cache is still whole');
+    assert.ok(read.index, 'the old cache is still whole');
     await rm(cacheFile(state));
     assert.equal((await readSnapshotCache(state, data)).miss, 'none yet', 'no cache at all: the temp file is not taken for one');
   });
@@ -183,7 +264,7 @@ describe('boot cache', () => {
         if (!(await loadSnapshotCache(state, data))) await loadSnapshot(data, { cacheDir: state });
         await damage(cacheFile(state));
         const read = await readSnapshotCache(state, data);
-        assert.equal(read.collections, null);
+        assert.equal(read.index, null);
         assert.match(read.miss!, /\w/, 'a miss says why (the log line)');
         assertSameAnswers(fresh, await loadSnapshot(data, { cacheDir: state }));
         const cached = await loadSnapshotCache(state, data);
@@ -235,8 +316,9 @@ describe('boot cache', () => {
     try {
       assert.ok(await loadSnapshotCache(dir, data), 'start writes the cache');
       await rm(cacheFile(dir));
+      await touchFile(join(data, 'celebrities.json'));
       await service.reload();
-      assert.ok(await loadSnapshotCache(dir, data), 'reload writes it too');
+      assert.ok(await loadSnapshotCache(dir, data), 'a reload writes the cache of what it rebuilt');
     } finally {
       await service.close();
     }

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { chmod, readFile, rm, stat, truncate, writeFile, appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { COLLECTIONS } from '../../src/resources/types.ts';
 import { startService } from '../../src/service.ts';
 import { fixture } from '../helpers/fixture.ts';
 import { createKey, tempDir, writeData } from '../helpers/serve-harness.ts';
@@ -12,6 +13,8 @@ import { captureLog } from '../helpers/state.ts';
 
 const NOW = Date.parse('2026-11-23T10:00:00.000Z');
 const mode = async (path: string) => (await stat(path)).mode & 0o777;
+/** The boot cache: one file per collection. */
+const CACHE_FILES = COLLECTIONS.map((c) => `cache/${c}.bin`);
 
 describe('state directory', () => {
   let tmp: Awaited<ReturnType<typeof tempDir>>;
@@ -26,7 +29,7 @@ describe('state directory', () => {
     assert.equal(await server.stop(), 0);
     await createKey(state, 'mode@example.com', 'free');
     for (const dir of ['', 'cache', 'tls', 'usage']) assert.equal(await mode(join(state, dir)), 0o700, `${dir || 'state'}/ is ${(await mode(join(state, dir))).toString(8)}`);
-    for (const file of ['accounts.json', 'tls/key.pem', 'tls/cert.pem', 'cache/snapshot.bin']) assert.equal(await mode(join(state, file)), 0o600, file);
+    for (const file of ['accounts.json', 'tls/key.pem', 'tls/cert.pem', ...CACHE_FILES]) assert.equal(await mode(join(state, file)), 0o600, file);
   });
 
   it('accounts create on a new --state, then serve and one request -> the same modes, the usage log 0600 too', async () => {
@@ -40,7 +43,7 @@ describe('state directory', () => {
     assert.equal(await server.stop(), 0);
     const month = new Date().toISOString().slice(0, 7);
     for (const dir of ['', 'cache', 'usage']) assert.equal(await mode(join(state, dir)), 0o700, `${dir || 'state'}/`);
-    for (const file of ['accounts.json', 'cache/snapshot.bin', `usage/usage-${month}.jsonl`]) assert.equal(await mode(join(state, file)), 0o600, file);
+    for (const file of ['accounts.json', ...CACHE_FILES, `usage/usage-${month}.jsonl`]) assert.equal(await mode(join(state, file)), 0o600, file);
   });
 
   it('an accounts.json or a state folder readable by others -> a warning naming it', async () => {
