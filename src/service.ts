@@ -67,6 +67,8 @@ export interface Service {
   setFaults(rules: readonly FaultRule[]): void;
   /** The faults in force, or null. */
   readonly faults: Faults | null;
+  /** Hit and miss counts of the compressed answers kept by tag (src/http/compressed-bodies.ts). */
+  readonly compressed: { readonly hits: number; readonly misses: number };
 }
 
 export async function startService(options: ServiceOptions): Promise<Service> {
@@ -129,6 +131,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     clock,
     fingerprint,
     snapshot: () => current,
+    compressed: app.answers,
     async reload(data?: DataInput) {
       // The live snapshot's collections whose files did not change are kept, not rebuilt.
       const next = await loadSnapshot(data ?? dataInput, { ...loadOptions, previous: current });

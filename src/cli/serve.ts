@@ -107,6 +107,7 @@ export const serve: CommandGroup = async (args, io) => {
     clock: Date.now,
     draining: () => service?.draining ?? false,
     store: () => service?.gate.status() ?? null,
+    compressed: () => service?.compressed ?? null,
   });
   const accessLog = createAccessLog(log, config.trustProxy);
   const observe: Observer = (req, route, status, requestId, startNs) => {

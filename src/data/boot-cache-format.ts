@@ -124,7 +124,7 @@ export interface TableRef { readonly units: number; readonly starts: number; rea
 export interface FragmentsRef { readonly bytes: number; readonly starts: number; readonly gaps: number | null; readonly keys: number | null }
 /** `planned`: the detail-only layout of detail-layout.ts (else `own` holds whole bodies). */
 export interface DetailsRef { readonly planned: boolean; readonly own: FragmentsRef; readonly cuts: number; readonly ownCuts: number }
-export interface GramsRef { readonly keys: number; readonly offsets: number; readonly ids: number }
+export interface GramsRef { readonly keys: number; readonly offsets: number; readonly ids: number; readonly at: number }
 export interface PostingRef { readonly param: string; readonly keys: TableRef; readonly offsets: number; readonly ids: number; readonly sorted: readonly number[]; readonly bitsAt: number; readonly bits: number }
 export interface CollectionRef {
   readonly size: number;

@@ -75,9 +75,9 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, .
     const keys = f64(g.keys);
     const offsets = i32(g.offsets, keys.length + 1);
     const ids = i32(g.ids, offsets[keys.length]);
-    const slots = new Map<number, number>();
-    for (let s = 0; s < keys.length; s++) slots.set(keys[s]!, s);
-    return { slots, offsets, ids };
+    const at = sec(g.at, 'u8');
+    check(at.length === 0 || at.length === ids.length);
+    return { keys, offsets, ids, at: new Uint8Array(at.buffer, at.byteOffset, at.length) };
   };
   const posting = (p: PostingRef): PostingTable => {
     const keys = table(p.keys);

@@ -48,9 +48,7 @@ class SectionWriter {
   }
 
   grams(g: GramPostings): GramsRef {
-    const keys = new Float64Array(g.offsets.length - 1);
-    for (const [key, slot] of g.slots) keys[slot] = key;
-    return { keys: this.add('f64', keys), offsets: this.add('i32', g.offsets), ids: this.add('i32', g.ids) };
+    return { keys: this.add('f64', g.keys), offsets: this.add('i32', g.offsets), ids: this.add('i32', g.ids), at: this.add('u8', Buffer.from(g.at.buffer, g.at.byteOffset, g.at.length)) };
   }
 
   posting(p: PostingTable): PostingRef {

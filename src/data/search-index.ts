@@ -1,16 +1,26 @@
-// Substring search without scanning every text (issue 5): postings of every 1-, 2- and 3-unit gram of
-// the folded search texts, built once at load in compressed (CSR) form: one Int32Array of ids per gram
-// size, and an offset per distinct gram. A query of 1, 2 or 3 units is one posting; longer queries
-// intersect the two smallest trigram postings and confirm with `includes`.
+// Substring search without scanning every text (issues 5, 20): postings of every 1-, 2- and 3-unit gram
+// of the folded search texts, built once at load in compressed (CSR) form: per gram size, the distinct
+// gram keys in ascending order (a binary search finds a gram's slot: no Map, so the boot cache maps the
+// arrays back as they are), an offset per slot, and one Int32Array of ids. A query of 1, 2 or 3 units
+// is one posting. Each trigram entry also keeps where the gram stands in that record's text, so a
+// longer query is answered exactly from its trigram postings: a record matches when every trigram of
+// the query is in it at the position its offset in the query says. No text is read, but for the rare
+// entry whose gram occurs twice in its text (or starts past POSITIONS).
 // Grams are UTF-16 code units, exactly what String.prototype.includes compares.
 
 export interface GramPostings {
-  /** Gram key -> slot. */
-  readonly slots: ReadonlyMap<number, number>;
+  /** Distinct gram keys, ascending; a key's index is its slot. */
+  readonly keys: Float64Array;
   /** Slot -> first position in `ids`; one extra entry at the end. */
   readonly offsets: Int32Array;
   /** Ascending record ids per slot, slots one after the other. */
   readonly ids: Int32Array;
+  /**
+   * Trigrams only (empty for 1- and 2-grams): per entry of `ids`, the unit position of the gram in
+   * that record's text, or AMBIGUOUS when the gram occurs more than once there or starts at AMBIGUOUS
+   * or later.
+   */
+  readonly at: Uint8Array;
 }
 
 export interface SearchIndex {
@@ -19,14 +29,10 @@ export interface SearchIndex {
   readonly trigrams: GramPostings;
 }
 
-/** Candidates for a folded query: `exact` when every candidate is known to match. */
-export interface Candidates {
-  readonly ids: Int32Array;
-  readonly exact: boolean;
-}
-
+/** A trigram position that does not say where the gram is: the text is read to confirm. */
+export const AMBIGUOUS = 255;
 const EMPTY = new Int32Array(0);
-const NONE: Candidates = { ids: EMPTY, exact: true };
+const NO_POSITIONS = new Uint8Array(0);
 const U16 = 65536;
 
 function gramKey(text: string, at: number, size: 1 | 2 | 3): number {
@@ -35,12 +41,15 @@ function gramKey(text: string, at: number, size: 1 | 2 | 3): number {
   return size === 2 ? k : k * U16 + text.charCodeAt(at + 2); // < 2^48: exact in a double
 }
 
-/** Two passes: slot of every gram occurrence (and counts of distinct records per slot), then fill. */
+/**
+ * Two passes: slot of every gram occurrence (and counts of distinct records per slot), then fill,
+ * with the slots renumbered in key order in between. The Map lives only while building.
+ */
 function buildGrams(texts: readonly string[], size: 1 | 2 | 3): GramPostings {
-  const slots = new Map<number, number>();
+  const found = new Map<number, number>();
   let total = 0;
   for (const t of texts) if (t.length >= size) total += t.length - size + 1;
-  const seq = new Int32Array(total); // slot of each occurrence, record after record
+  const seq = new Int32Array(total); // first-seen slot of each occurrence, record after record
   let counts = new Int32Array(1024);
   let last = new Int32Array(1024);
   let n = 0;
@@ -49,10 +58,10 @@ function buildGrams(texts: readonly string[], size: 1 | 2 | 3): GramPostings {
     const t = texts[id]!;
     for (let i = 0; i + size <= t.length; i++) {
       const key = gramKey(t, i, size);
-      let slot = slots.get(key);
+      let slot = found.get(key);
       if (slot === undefined) {
         slot = n++;
-        slots.set(key, slot);
+        found.set(key, slot);
         if (slot === counts.length) {
           const c = new Int32Array(slot * 2);
           c.set(counts);
@@ -70,67 +79,140 @@ function buildGrams(texts: readonly string[], size: 1 | 2 | 3): GramPostings {
       }
     }
   }
+  // Slots in key order: first-seen slot -> sorted slot.
+  const keyOf = new Float64Array(n);
+  for (const [key, slot] of found) keyOf[slot] = key;
+  const byKey = new Int32Array(n);
+  for (let s = 0; s < n; s++) byKey[s] = s;
+  byKey.sort((a, b) => keyOf[a]! - keyOf[b]!);
+  const sorted = new Int32Array(n);
+  const keys = new Float64Array(n);
+  for (let r = 0; r < n; r++) {
+    sorted[byKey[r]!] = r;
+    keys[r] = keyOf[byKey[r]!]!;
+  }
   const offsets = new Int32Array(n + 1);
-  for (let s = 0; s < n; s++) offsets[s + 1] = offsets[s]! + counts[s]!;
+  for (let r = 0; r < n; r++) offsets[r + 1] = offsets[r]! + counts[byKey[r]!]!;
   const ids = new Int32Array(offsets[n]!);
+  const at = size === 3 ? new Uint8Array(ids.length) : NO_POSITIONS;
   const cursor = offsets.slice(0, n);
   last.fill(-1, 0, n);
   pos = 0;
   for (let id = 0; id < texts.length; id++) {
     const len = texts[id]!.length;
     for (let i = 0; i + size <= len; i++) {
-      const slot = seq[pos++]!;
+      const slot = sorted[seq[pos++]!]!;
       if (last[slot] !== id) {
         last[slot] = id;
+        if (size === 3) at[cursor[slot]!] = i < AMBIGUOUS ? i : AMBIGUOUS;
         ids[cursor[slot]!++] = id;
-      }
+      } else if (size === 3) at[cursor[slot]! - 1] = AMBIGUOUS; // twice in this text: where is not one place
     }
   }
-  return { slots, offsets, ids };
+  return { keys, offsets, ids, at };
 }
 
 export function buildSearchIndex(texts: readonly string[]): SearchIndex {
   return { unigrams: buildGrams(texts, 1), bigrams: buildGrams(texts, 2), trigrams: buildGrams(texts, 3) };
 }
 
-function posting(g: GramPostings, key: number): Int32Array | null {
-  const slot = g.slots.get(key);
-  return slot === undefined ? null : g.ids.subarray(g.offsets[slot]!, g.offsets[slot + 1]!);
-}
-
-/** Ids in both ascending lists. */
-function intersect(a: Int32Array, b: Int32Array): Int32Array {
-  const out = new Int32Array(Math.min(a.length, b.length));
-  let i = 0, j = 0, k = 0;
-  while (i < a.length && j < b.length) {
-    const x = a[i]!, y = b[j]!;
-    if (x === y) {
-      out[k++] = x;
-      i++;
-      j++;
-    } else if (x < y) i++;
-    else j++;
+/** The slot of `key`, or -1. */
+function slotOf(g: GramPostings, key: number): number {
+  const keys = g.keys;
+  let lo = 0;
+  let hi = keys.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const k = keys[mid]!;
+    if (k === key) return mid;
+    if (k < key) lo = mid + 1;
+    else hi = mid - 1;
   }
-  return out.subarray(0, k);
+  return -1;
 }
 
-/** Candidate ids for a folded, non-empty query. */
-export function searchCandidates(ix: SearchIndex, query: string): Candidates {
+// Per query trigram: its slot's range in `ids` (the start moves on as a cursor) and its offset in the
+// query. Reused by every query: a search runs synchronously to the end. The API takes at most
+// MAX_SEARCH_LENGTH (200) units, 67 trigrams; a longer query has its matches confirmed by their text.
+const MAX_GRAMS = 128;
+const from = new Int32Array(MAX_GRAMS);
+const to = new Int32Array(MAX_GRAMS);
+const offsetIn = new Int32Array(MAX_GRAMS);
+
+/** Whether record `id`'s folded text includes `query`: asked only where trigram positions cannot tell. */
+export type Confirm<C> = (context: C, id: number, query: string) => boolean;
+
+/**
+ * The ids of the records whose folded text contains the folded, non-empty `query`, ascending: exact.
+ * `confirm(context, ...)` reads a text only for entries whose trigram position is AMBIGUOUS.
+ */
+export function searchMatches<C>(ix: SearchIndex, query: string, confirm: Confirm<C>, context: C): Int32Array {
   const len = query.length;
   if (len < 3) {
-    const p = posting(len === 1 ? ix.unigrams : ix.bigrams, gramKey(query, 0, len as 1 | 2));
-    return p === null ? NONE : { ids: p, exact: true };
+    const g = len === 1 ? ix.unigrams : ix.bigrams;
+    const slot = slotOf(g, gramKey(query, 0, len as 1 | 2));
+    return slot === -1 ? EMPTY : g.ids.subarray(g.offsets[slot]!, g.offsets[slot + 1]!);
   }
-  let first: Int32Array | null = null;
-  let second: Int32Array | null = null;
-  for (let i = 0; i + 3 <= len; i++) {
-    const p = posting(ix.trigrams, gramKey(query, i, 3));
-    if (p === null) return NONE; // a gram no text has: nothing matches
-    if (first === null || p.length < first.length) {
-      second = first;
-      first = p;
-    } else if (second === null || p.length < second.length) second = p;
+  const g = ix.trigrams;
+  // Trigrams every 3 units and the last one cover every unit of the query once or twice: when they all
+  // stand where their offsets say, the query is there. Shortest posting first (insertion sort).
+  const long = len > MAX_GRAMS * 3;
+  const count = long ? MAX_GRAMS : Math.ceil(len / 3);
+  for (let n = 0; n < count; n++) {
+    const i = n === count - 1 ? len - 3 : n * 3;
+    const slot = slotOf(g, gramKey(query, i, 3));
+    if (slot === -1) return EMPTY; // a gram no text has: nothing matches
+    const a = g.offsets[slot]!;
+    const b = g.offsets[slot + 1]!;
+    let j = n;
+    while (j > 0 && to[j - 1]! - from[j - 1]! > b - a) {
+      from[j] = from[j - 1]!;
+      to[j] = to[j - 1]!;
+      offsetIn[j] = offsetIn[j - 1]!;
+      j--;
+    }
+    from[j] = a;
+    to[j] = b;
+    offsetIn[j] = i;
   }
-  if (len === 3) return { ids: first!, exact: true };
-  return { ids: second === null || second === first ? first! : intersect(first!, second), exact: false };
+  if (count === 1) return g.ids.subarray(from[0]!, to[0]!); // 3 units: exact
+  const ids = g.ids;
+  const at = g.at;
+  const out = new Int32Array(to[0]! - from[0]!);
+  let k = 0;
+  const lead = offsetIn[0]!;
+  outer: for (let e = from[0]!; e < to[0]!; e++) {
+    const id = ids[e]!;
+    const first = at[e]!;
+    // A trigram that occurs once in the text fixes where the query would start there.
+    let unsure = long || first === AMBIGUOUS;
+    const start = first - lead;
+    for (let j = 1; j < count; j++) {
+      // The next entry >= id in this posting: gallop from the cursor, then binary search.
+      let lo = from[j]!;
+      const end = to[j]!;
+      if (lo < end && ids[lo]! < id) {
+        let step = 1;
+        while (lo + step < end && ids[lo + step]! < id) {
+          lo += step;
+          step <<= 1;
+        }
+        let hi = Math.min(lo + step, end);
+        lo++;
+        while (lo < hi) {
+          const mid = (lo + hi) >>> 1;
+          if (ids[mid]! < id) lo = mid + 1;
+          else hi = mid;
+        }
+      }
+      from[j] = lo;
+      if (lo === end) break outer; // this gram is in no later record
+      if (ids[lo] !== id) continue outer;
+      const p = at[lo]!;
+      if (p === AMBIGUOUS) unsure = true;
+      else if (!unsure && p !== start + offsetIn[j]!) continue outer;
+    }
+    if (!unsure || confirm(context, id, query)) out[k++] = id;
+  }
+  return out.subarray(0, k);
 }

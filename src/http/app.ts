@@ -8,7 +8,7 @@ import { errorBody, ERRORS, type ErrorCode } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { MAX_TARGET_LENGTH, rawResponse, type RawAnswer } from './client-error.ts';
 import { accepts, compressBest, compressNow, MIN_COMPRESS_BYTES, type Encoding } from './compress.ts';
-import { CompressedBodies, packedOrNow, type Packed } from './compressed-bodies.ts';
+import { AnswerCache, CompressedBodies, packedOrNow, type Packed } from './compressed-bodies.ts';
 import { encodedTag, entityTag, fixedTag, isAnyTag, noneMatch, revalidating, sendNotModified } from './conditional.ts';
 import type { Fault, Faults } from './faults.ts';
 import { detail, listPage, NOT_FOUND, type Outcome } from './handlers.ts';
@@ -103,6 +103,8 @@ export class App {
   private readonly documentTag: string;
   private readonly openapiPacked: Packed = { today: 0, br: null, gzip: null };
   private bodies: CompressedBodies | null = null;
+  /** Compressed answers made per request, kept by tag across snapshots (a reload's tags differ). */
+  readonly answers = new AnswerCache();
 
   /**
    * The data changed (a reload): compress the new first pages now, and let the old snapshot go (its
@@ -133,6 +135,7 @@ export class App {
     if (accepted === 'identity') return send(res, 200, body, base, extra);
     let out: Buffer;
     let encoding: Encoding;
+    const tag = extra.indexOf('ETag'); // the strong tag of the identity body
     if (r.kind === 'openapi') {
       encoding = accepted === 'gzip' ? 'gzip' : 'br';
       out = packedOrNow(this.openapiPacked, 0, encoding, body);
@@ -143,12 +146,12 @@ export class App {
       encoding = accepted === 'either' ? (page === null ? 'gzip' : 'br') : accepted;
       if (page !== null) out = packedOrNow(page, bodies!.day(r.collection, today), encoding, body);
       else if (bodies !== null && r.kind === 'detail') out = bodies.detail(r.collection, slugId(snapshot.collections[r.collection], r.slug), bodies.day(r.collection, today), encoding, body);
+      else if (bodies !== null && tag !== -1) out = this.answers.get(extra[tag + 1]!, encoding, body);
       else out = compressNow(body, encoding);
     } else {
       return send(res, 200, body, base, extra);
     }
     extra.push('Content-Encoding', encoding);
-    const tag = extra.indexOf('ETag');
     if (tag !== -1) extra[tag + 1] = encodedTag(extra[tag + 1]!, encoding);
     send(res, 200, out, base, extra);
   }

@@ -103,3 +103,49 @@ export class CompressedBodies {
     }
   }
 }
+
+/**
+ * The compressed forms of other answers (filtered, searched or deep pages; details of an older
+ * snapshot never come here), kept by strong ETag and coding, so an answer asked again is not
+ * compressed again (issue 20). The tag names the data, the target and the day, hence the bytes: an
+ * entry is never stale, only old. Least recently used entries make room, within a byte budget.
+ */
+export class AnswerCache {
+  private readonly entries = new Map<string, Buffer>();
+  private bytes = 0;
+  hits = 0;
+  misses = 0;
+
+  constructor(private readonly budgetBytes = ANSWER_BUDGET_BYTES) {}
+
+  /** `body` compressed in `encoding`: kept from an earlier request with the same tag, or made now and kept. */
+  get(tag: string, encoding: Encoding, body: Buffer): Buffer {
+    const key = encoding === 'br' ? `b${tag}` : `g${tag}`;
+    const kept = this.entries.get(key);
+    if (kept !== undefined) {
+      this.hits++;
+      this.entries.delete(key); // most recently used last: Map order is the eviction order
+      this.entries.set(key, kept);
+      return kept;
+    }
+    this.misses++;
+    const out = compressNow(body, encoding);
+    if (out.length > this.budgetBytes) return out;
+    this.entries.set(key, out);
+    this.bytes += out.length + key.length;
+    for (const [k, b] of this.entries) {
+      if (this.bytes <= this.budgetBytes) break;
+      this.entries.delete(k);
+      this.bytes -= b.length + k.length;
+    }
+    return out;
+  }
+
+  /** Kept entries and their bytes, for /metrics. */
+  get size(): { readonly entries: number; readonly bytes: number } {
+    return { entries: this.entries.size, bytes: this.bytes };
+  }
+}
+
+/** About 10,000 compressed pages of 1.5 KB. */
+const ANSWER_BUDGET_BYTES = 16 * 1024 * 1024;

@@ -10,6 +10,8 @@ export interface MetricsSources {
   readonly draining: () => boolean;
   /** The store's health and its own series (the usage log's, or Redis round trips). */
   readonly store: () => StoreStatus | null;
+  /** Answers compressed per request: found among those kept by tag (hits) or compressed anew (misses). */
+  readonly compressed?: () => { readonly hits: number; readonly misses: number } | null;
 }
 
 /** Upper bounds in seconds; most answers are sub-millisecond joins of precomputed JSON. */
@@ -92,6 +94,12 @@ export class Metrics {
     }
     family('celebrity_api_quota_rejections_total', 'counter', 'Requests refused with 429 QUOTA_EXCEEDED.');
     out.push(`celebrity_api_quota_rejections_total ${this.quotaRejections}`);
+    const compressed = this.sources.compressed?.() ?? null;
+    if (compressed !== null) {
+      family('celebrity_api_compressed_answers_total', 'counter', 'Answers compressed for a request (not made ahead): kept from an earlier request by ETag (hit) or compressed now (miss).');
+      out.push(`celebrity_api_compressed_answers_total{result="hit"} ${compressed.hits}`);
+      out.push(`celebrity_api_compressed_answers_total{result="miss"} ${compressed.misses}`);
+    }
     family('celebrity_api_data_info', 'gauge', 'The data version being served (always 1).');
     out.push(`celebrity_api_data_info{version="${escapeLabel(this.version)}"} 1`);
     family('celebrity_api_data_loaded_timestamp_seconds', 'gauge', 'When the live data was loaded.');

@@ -3,7 +3,7 @@
 import {
   bitmapOf, postingBits, postingIds, postingInOrder, searchTextIncludes, sortOrder, sortRank, type CollectionIndex, type RangeIndex,
 } from '../data/indexes.ts';
-import { searchCandidates } from '../data/search-index.ts';
+import { searchMatches } from '../data/search-index.ts';
 import type { QueryPlan } from './plan.ts';
 
 export interface PageResult {
@@ -41,9 +41,8 @@ function contains(sorted: Int32Array, id: number): boolean {
 }
 
 /**
- * The constraints of a plan as id sets: filter postings and search gram candidates (ascending ids), and
- * the range slice (ascending by value, so tested through `byId`). `verify` is the search text still
- * to confirm with `includes`, when the search index could not answer it exactly.
+ * The constraints of a plan as id sets: filter postings and search matches (ascending ids), and the
+ * range slice (ascending by value, so tested through `byId`).
  */
 interface Constraints {
   readonly sets: Int32Array[];
@@ -51,7 +50,6 @@ interface Constraints {
   readonly rangeSet: Int32Array | null;
   readonly min: number;
   readonly max: number;
-  readonly verify: string | null;
 }
 
 function constraints(index: CollectionIndex, plan: QueryPlan): Constraints {
@@ -68,17 +66,12 @@ function constraints(index: CollectionIndex, plan: QueryPlan): Constraints {
     rangeSet = range.ids.subarray(bound(range.values, min, false), bound(range.values, max, true));
     sets.push(rangeSet);
   }
-  let verify = plan.search;
-  if (verify !== null) {
-    const found = searchCandidates(index.search, verify);
-    sets.push(found.ids);
-    if (found.exact) verify = null;
-  }
-  return { sets, range, rangeSet, min, max, verify };
+  if (plan.search !== null) sets.push(searchMatches(index.search, plan.search, searchTextIncludes, index));
+  return { sets, range, rangeSet, min, max };
 }
 
-/** True when `id` is in every set but `skip`, and its text holds `verify`. */
-function accepts(index: CollectionIndex, c: Constraints, skip: Int32Array, id: number): boolean {
+/** True when `id` is in every set but `skip`. */
+function accepts(c: Constraints, skip: Int32Array, id: number): boolean {
   for (const s of c.sets) {
     if (s === skip) continue;
     if (s === c.rangeSet) {
@@ -86,17 +79,17 @@ function accepts(index: CollectionIndex, c: Constraints, skip: Int32Array, id: n
       if (!(v >= c.min && v <= c.max)) return false;
     } else if (!contains(s, id)) return false;
   }
-  return c.verify === null || searchTextIncludes(index, id, c.verify);
+  return true;
 }
 
 /** Ids matching every constraint, in no particular order; null when the plan has none. */
 function matches(index: CollectionIndex, c: Constraints): Int32Array | null {
-  // Every constraint is a set (a search is its gram postings): no sets, no constraint.
+  // Every constraint is a set (a search is its matches): no sets, no constraint.
   if (c.sets.length === 0) return null;
   let base = c.sets[0]!;
   for (const s of c.sets) if (s.length < base.length) base = s;
-  // One set and nothing to confirm: the set is the answer, shared, never copied.
-  if (c.sets.length === 1 && c.verify === null) return base;
+  // One set: the set is the answer, shared, never copied.
+  if (c.sets.length === 1) return base;
   const n = base.length;
   const out = new Int32Array(n);
   let k = 0;
@@ -128,13 +121,13 @@ function matches(index: CollectionIndex, c: Constraints): Int32Array | null {
         const v = c.range!.byId[id]!;
         if (!(v >= c.min && v <= c.max)) continue;
       }
-      if (c.verify === null || searchTextIncludes(index, id, c.verify)) out[k++] = id;
+      out[k++] = id;
     }
     return out.subarray(0, k);
   }
   for (let i = 0; i < n; i++) {
     const id = base[i]!;
-    if (accepts(index, c, base, id)) out[k++] = id;
+    if (accepts(c, base, id)) out[k++] = id;
   }
   return out.subarray(0, k);
 }
@@ -165,7 +158,7 @@ export function executeQuery(index: CollectionIndex, plan: QueryPlan): PageResul
   const order = sortOrder(index, plan.sort);
   const start = (plan.page - 1) * plan.limit;
   const c = constraints(index, plan);
-  const dense = c.sets.length > 1 && c.verify === null ? denseIntersection(index, c.sets) : null;
+  const dense = c.sets.length > 1 ? denseIntersection(index, c.sets) : null;
   if (dense !== null) {
     if (start >= dense.total) return { total: dense.total, ids: EMPTY };
     const end = Math.min(start + plan.limit, dense.total);
@@ -179,7 +172,7 @@ export function executeQuery(index: CollectionIndex, plan: QueryPlan): PageResul
   if (start >= total) return { total, ids: EMPTY };
   const end = Math.min(start + plan.limit, total);
   // One filter alone: its posting is stored in every sort order, so the page is a slice.
-  const ordered = c.verify === null ? postingInOrder(index, found, plan.sort) : null;
+  const ordered = postingInOrder(index, found, plan.sort);
   if (ordered !== null) return { total, ids: ordered.subarray(start, end) };
   // Shallow pages of large sets: walk the sort order and test each position for membership: a bit
   // test when the set is a dense posting (its bitmap) or an intersection (a bitmap made for this

@@ -170,13 +170,13 @@ export async function startJsonServer(work: string, db: string, timeoutMs: numbe
 }
 
 /** One request, keep-alive off; self-signed certificates accepted (127.0.0.1 only); the body as sent (never decompressed). */
-export function fetchOnce(url: string, headers: Record<string, string>, method = 'GET'): Promise<{ status: number; body: Buffer; encoding: string | undefined }> {
+export function fetchOnce(url: string, headers: Record<string, string>, method = 'GET'): Promise<{ status: number; body: Buffer; encoding: string | undefined; rawHeaders: string[] }> {
   const mod = url.startsWith('https:') ? https : http;
   return new Promise((resolve, reject) => {
     const req = mod.request(url, { method, headers, rejectUnauthorized: false, agent: false, timeout: 30_000 }, (res) => {
       const parts: Buffer[] = [];
       res.on('data', (d: Buffer) => parts.push(d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(parts), encoding: res.headers['content-encoding'] }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(parts), encoding: res.headers['content-encoding'], rawHeaders: res.rawHeaders }));
     });
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', reject);

@@ -1,0 +1,59 @@
+// Issue 20: an answer compressed per request is kept by its strong ETag, so the same answer asked again
+// is not compressed again; bounded by bytes, least recently used out first; hits and misses counted.
+import assert from 'node:assert/strict';
+import { gunzipSync } from 'node:zlib';
+import { test } from 'node:test';
+import { AnswerCache } from '../../src/http/compressed-bodies.ts';
+import { Metrics } from '../../src/http/metrics.ts';
+import { startTestServer } from '../helpers/server.ts';
+
+const body = (n: number) => Buffer.from(JSON.stringify({ data: Array.from({ length: 200 }, (_, i) => ({ i, n, text: `value ${i * n}` })) }));
+
+test('AnswerCache: same tag and coding -> the kept bytes (a hit); another coding or tag -> a miss', () => {
+  const cache = new AnswerCache();
+  const a = cache.get('"t-1"', 'gzip', body(1));
+  assert.deepEqual(gunzipSync(a), body(1));
+  assert.equal(cache.get('"t-1"', 'gzip', body(1)), a);
+  cache.get('"t-1"', 'br', body(1));
+  cache.get('"t-2"', 'gzip', body(2));
+  assert.deepEqual({ hits: cache.hits, misses: cache.misses }, { hits: 1, misses: 3 });
+  assert.equal(cache.size.entries, 3);
+});
+
+test('AnswerCache: over its byte budget -> the least recently used go first', () => {
+  const one = new AnswerCache().get('"x"', 'gzip', body(1)).length + 4;
+  const cache = new AnswerCache(one * 2 + one / 2); // room for two
+  cache.get('"a"', 'gzip', body(1));
+  cache.get('"b"', 'gzip', body(1));
+  cache.get('"a"', 'gzip', body(1)); // a used last: b is the oldest
+  cache.get('"c"', 'gzip', body(1));
+  assert.equal(cache.size.entries, 2);
+  assert.ok(cache.size.bytes <= one * 2 + one / 2);
+  const misses = cache.misses;
+  cache.get('"a"', 'gzip', body(1));
+  cache.get('"c"', 'gzip', body(1));
+  assert.equal(cache.misses, misses, 'a and c kept');
+  cache.get('"b"', 'gzip', body(1));
+  assert.equal(cache.misses, misses + 1, 'b evicted');
+});
+
+test('a filtered page asked twice with gzip -> compressed once, the same bytes; /metrics counts hits and misses', async () => {
+  const server = await startTestServer({ protocol: 'http1' });
+  try {
+    const key = await server.account();
+    const path = '/api/v1/celebrities?sort=name_desc&limit=50';
+    const plain = await server.raw(path, { 'x-api-key': key });
+    const first = await server.raw(path, { 'x-api-key': key, 'accept-encoding': 'gzip' });
+    const second = await server.raw(path, { 'x-api-key': key, 'accept-encoding': 'gzip' });
+    assert.equal(first.headers['content-encoding'], 'gzip');
+    assert.deepEqual(gunzipSync(first.body), plain.body);
+    assert.deepEqual(second.body, first.body);
+    assert.equal(second.headers.etag, first.headers.etag);
+    assert.deepEqual({ hits: server.service.compressed.hits, misses: server.service.compressed.misses }, { hits: 1, misses: 1 });
+    const text = new Metrics({ clock: Date.now, draining: () => false, store: () => null, compressed: () => server.service.compressed }).render();
+    assert.match(text, /^celebrity_api_compressed_answers_total\{result="hit"\} 1$/m);
+    assert.match(text, /^celebrity_api_compressed_answers_total\{result="miss"\} 1$/m);
+  } finally {
+    await server.close();
+  }
+});
