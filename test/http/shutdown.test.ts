@@ -122,7 +122,7 @@ describe('SIGTERM on a serve process under load', () => {
       }
     };
     const clients = Array.from({ length: 32 }, client);
-    await within(10_000, () => ok >= 500);
+    await within(60_000, () => ok >= 500); // a busy machine may need far longer than 10 s for 500 answers
     serve.child.kill('SIGTERM');
     signalled = true;
     await Promise.all(clients);
