@@ -231,9 +231,13 @@ describe('boot cache', () => {
     assert.equal((await readSnapshotCache(state, data)).miss, 'none yet', 'no cache at all: the temp file is not taken for one');
   });
 
-  it('files changed just before the load -> not cached (a same-tick rewrite could not be told apart)', async () => {
+  it('files changed within the racy window of the load -> not cached (a same-tick rewrite could not be told apart)', async () => {
     const data = join(root, 'racy');
     await writeDataset(data, { scale: 5 });
+    // Not "load within 100 ms of writing", which a busy machine misses: the files' mtimes are put 60 s
+    // ahead, so the load starts inside the window however long it takes to get there.
+    const ahead = new Date(Date.now() + 60_000 + 123);
+    for (const name of ['celebrities', 'outfits', 'news', 'movies', 'reviews']) await utimes(join(data, `${name}.json`), ahead, ahead);
     const state = join(root, 'racy-state');
     await loadSnapshot(data, { cacheDir: state });
     assert.equal(existsSync(cacheFile(state)), false);

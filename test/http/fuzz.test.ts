@@ -90,7 +90,8 @@ describe('fuzzing the HTTP surface', () => {
 
   const check = async (head: string) => {
     const status = await send(url, head);
-    assert.ok(status < 500, `${status} for ${JSON.stringify(head.slice(0, 300))}`);
+    // 0 is a connection closed or reset without an answer: as much a failure as a 5xx.
+    assert.ok(status >= 100 && status < 500, `${status} for ${JSON.stringify(head.slice(0, 300))}`);
   };
 
   it('fuzzed paths, with and without a key, never get a 5xx', async () => {
@@ -125,6 +126,8 @@ describe('fuzzing the HTTP surface', () => {
     assert.equal((await request(url, '/api/v1/celebrities', { headers: { 'x-api-key': key } })).status, 200);
     assert.ok(lines.length > RUNS, 'the access log saw the traffic');
     assert.deepEqual(lines.filter((l) => l.includes('"level":"error"')), []);
-    assert.ok(!lines.some((l) => l.includes(key)));
+    // Not the key, nor any 10 characters of it: a part narrows the search for the rest.
+    const pieces = Array.from({ length: key.length - 9 }, (_, i) => key.slice(i, i + 10));
+    assert.deepEqual(lines.filter((l) => pieces.some((p) => l.includes(p))), [], 'no log line holds a part of the key');
   });
 });

@@ -3,6 +3,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import { watch } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createReloader, watchData } from '../../src/data/watch.ts';
@@ -117,26 +118,62 @@ describe('watchData', () => {
   let tmp: Awaited<ReturnType<typeof tempDir>>;
   before(async () => (tmp = await tempDir('watch')));
   after(async () => tmp.remove());
-  const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-  it('a burst of atomic renames over a file -> one reload after the debounce; the watch survives them', async () => {
+  /**
+   * The test's own watch on the same directory: once it has seen an event, so has watchData's (libuv
+   * reads one inotify descriptor per loop and hands each event to every watch of that directory in
+   * the same pass; the setImmediate lets that pass finish). Deadlines only fail a hung test.
+   */
+  function observe(dir: string, realSetTimeout: typeof setTimeout) {
+    const counts = new Map<string, number>();
+    const waiting = new Set<() => void>();
+    const watcher = watch(dir, { persistent: false }, (_event, name) => {
+      if (name !== null) counts.set(name, (counts.get(name) ?? 0) + 1);
+      for (const check of waiting) check();
+    });
+    const until = (name: string, n: number) =>
+      new Promise<void>((resolve, reject) => {
+        const timer = realSetTimeout(() => reject(new Error(`${n} event(s) for ${name} not seen in 20 s`)), 20_000);
+        const check = () => {
+          if ((counts.get(name) ?? 0) < n) return;
+          waiting.delete(check);
+          clearTimeout(timer);
+          setImmediate(resolve);
+        };
+        waiting.add(check);
+        check();
+      });
+    return { until, close: () => watcher.close() };
+  }
+
+  it('a burst of atomic renames over a file -> one reload after the debounce; the watch survives them', async (t) => {
     const dir = join(tmp.dir, 'files');
     await writeData(dir);
+    const realSetTimeout = setTimeout;
+    // The debounce runs on the mock clock: no time passes inside it unless the test ticks, however slow the machine.
+    t.mock.timers.enable({ apis: ['setTimeout', 'Date'] });
     let changes = 0;
+    const seen = observe(dir, realSetTimeout);
     const watcher = watchData(dir, () => changes++, { debounceMs: 400, log: silentLogger });
     try {
-      await settle(100);
       for (let i = 0; i < 3; i++) await atomicWrite(join(dir, 'celebrities.json'), JSON.stringify(fixture().celebrities));
+      await seen.until('celebrities.json', 3);
+      t.mock.timers.tick(399);
       assert.equal(changes, 0, 'still inside the debounce window');
-      await eventually(() => changes === 1, 3000, 'first reload');
+      t.mock.timers.tick(1);
+      assert.equal(changes, 1, 'one reload for the burst');
       await atomicWrite(join(dir, 'news.json'), JSON.stringify(fixture().news));
-      await eventually(() => changes === 2, 3000, 'second reload after the renames');
+      await seen.until('news.json', 1);
+      t.mock.timers.tick(400);
+      assert.equal(changes, 2, 'second reload after the renames');
       await writeFile(join(dir, '.celebrities.json.swp'), 'x');
       await writeFile(join(dir, 'notes.txt'), 'x');
-      await settle(400);
+      await seen.until('notes.txt', 1);
+      t.mock.timers.tick(10 * 400);
       assert.equal(changes, 2, 'files that are not .json are ignored');
     } finally {
       watcher.close();
+      seen.close();
     }
   });
 
@@ -147,12 +184,11 @@ describe('watchData', () => {
     let changes = 0;
     const watcher = watchData(dir, () => changes++, { debounceMs: 50, recheckMs: 100, log: silentLogger });
     try {
-      await settle(150);
       await rename(dir, join(tmp.dir, 'previous'));
       await rename(join(tmp.dir, 'next'), dir);
-      await eventually(() => changes === 1, 3000, 'reload after the swap');
+      await eventually(() => changes === 1, 20_000, 'reload after the swap');
       await atomicWrite(join(dir, 'movies.json'), JSON.stringify(fixture().movies));
-      await eventually(() => changes === 2, 3000, 'reload from the new directory');
+      await eventually(() => changes === 2, 20_000, 'reload from the new directory');
     } finally {
       watcher.close();
     }
@@ -179,13 +215,13 @@ describe('serve: SIGHUP and --watch', () => {
         assert.equal(await nameOf(), 'Zoë Martín');
         await atomicWrite(join(data, 'celebrities.json'), JSON.stringify(renamed().celebrities));
         if (mode === 'SIGHUP') serve.child.kill('SIGHUP');
-        await eventually(async () => (await nameOf()) === 'Zoë Renamed', 5000, 'the new data served');
+        await eventually(async () => (await nameOf()) === 'Zoë Renamed', 20_000, 'the new data served');
         // Info lines are written in batches (src/log.ts): wait for the line rather than expect it at once.
-        await serve.waitForLog(`"msg":"data reloaded","reason":"${mode === 'SIGHUP' ? 'SIGHUP' : 'watch'}"`, 2000);
+        await serve.waitForLog(`"msg":"data reloaded","reason":"${mode === 'SIGHUP' ? 'SIGHUP' : 'watch'}"`, 20_000);
 
         await atomicWrite(join(data, 'celebrities.json'), JSON.stringify(duplicateSlug().celebrities));
         if (mode === 'SIGHUP') serve.child.kill('SIGHUP');
-        await serve.waitForLog('reload rejected', 5000);
+        await serve.waitForLog('reload rejected', 20_000);
         assert.match(serve.stderr(), /"problems":\["celebrities\.json[^"]*slug/);
         assert.equal(await nameOf(), 'Zoë Renamed');
       } finally {

@@ -11,11 +11,12 @@ import { startService, type Service } from '../../src/service.ts';
 import { fixture } from '../helpers/fixture.ts';
 import { rawExchange } from '../helpers/raw-http.ts';
 import { createKey, request, tempDir } from '../helpers/serve-harness.ts';
+import { spawnServe } from '../helpers/serve-process.ts';
 
 function capture(): { log: Logger; lines: string[]; observe: Observer } {
   const lines: string[] = [];
   const log = createLogger({ level: 'debug', write: (line) => lines.push(line) });
-  const access = createAccessLog(log, true);
+  const access = createAccessLog(log, false); // as serve wires it for the service below, started without trustProxy
   return { log, lines, observe: (req, _route, status, id, start) => access(req, status, id, start) };
 }
 
@@ -128,15 +129,38 @@ describe('HTTPS with the self-signed certificate and a plain --http-port listene
     assert.equal(http.status, 403);
   });
 
-  it('the access log takes the client address from X-Forwarded-For behind a trusted proxy', async () => {
-    await request(httpsUrl, '/healthz', { ca, headers: { 'x-forwarded-for': '198.51.100.7, 203.0.113.9' } });
-    const line = logs.lines.map((l) => JSON.parse(l)).findLast((e) => e.msg === 'request' && e.path === '/healthz');
-    assert.equal(line.client, '203.0.113.9', 'the entry the proxy appended, not the one the client wrote');
-  });
-
   it('--insecure-http serves /api/ over plain HTTP, without HSTS', async () => {
     const r = await request(insecure.listeners[0]!.url, '/api/v1/celebrities');
     assert.equal(r.status, 401);
     assert.equal(r.headers['strict-transport-security'], undefined);
   });
+});
+
+// The access log is wired by `serve` (src/cli/serve.ts), not by startService: only the command shows
+// whether --trust-proxy reaches it.
+describe('serve: the access log and --trust-proxy', () => {
+  let tmp: Awaited<ReturnType<typeof tempDir>>;
+  before(async () => {
+    tmp = await tempDir('trust-proxy');
+  });
+  after(() => tmp.remove());
+
+  const cases: [string, string[], string][] = [
+    ['with --trust-proxy -> the entry the proxy appended, not the one the client wrote', ['--trust-proxy'], '203.0.113.9'],
+    ['without it -> the peer, whatever the header says', [], '127.0.0.1'],
+  ];
+  for (const [name, flags, client] of cases) {
+    it(name, async () => {
+      const serve = await spawnServe(['--insecure-http', '--port', '0', '--state', join(tmp.dir, `state${flags.length}`), ...flags]);
+      try {
+        const r = await request(serve.url, '/healthz', { headers: { 'x-forwarded-for': '198.51.100.7, 203.0.113.9' } });
+        assert.equal(r.status, 200);
+        await serve.waitForLog('"path":"/healthz"');
+      } finally {
+        await serve.stop();
+      }
+      const line = serve.stderr().split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((e) => e.msg === 'request' && e.path === '/healthz');
+      assert.equal(line?.client, client, serve.stderr());
+    });
+  }
 });

@@ -81,7 +81,7 @@ test('every status a client can get over HTTP matches the document', async () =>
     ['/api/v1/movies', h, 429], // with the month's count put at the quota first
   ];
   for (const [path, init, status] of cases) {
-    if (status === 429) server.usage.set('doc@example.com', 12);
+    if (status === 429) await server.usage.set('doc@example.com', 12);
     const res = await fetchChecked(server.url + path, init); // asserts the body against the document
     assert.equal(res.status, status, path);
   }

@@ -1,7 +1,7 @@
 // The file store's dashboard sessions on disk: they survive a reopen, the file is owner-only and
 // replaced atomically, a seenMs refresh waits for company, expired sessions are purged.
 import assert from 'node:assert/strict';
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { FileSessions, SESSIONS_FILE } from '../../../src/store/file/sessions.ts';
@@ -75,11 +75,25 @@ test('a damaged sessions file costs a login, not the start: a warning, and no se
 });
 
 test('memory: nothing on disk, the same behaviour', async () => {
-  let now = T0;
-  const sessions = new FileSessions({ state: 'memory', clock: () => now });
-  await sessions.put(record('a'));
-  assert.ok(await sessions.get('a'));
-  now = T0 + 1_800_000;
-  assert.equal(await sessions.get('a'), null, 'expired at expiresMs');
-  await sessions.close();
+  // Run in an empty directory holding a folder named `memory`: a store that took 'memory' for a path
+  // (relative to the working directory) would write there, or beside it.
+  const cwd = await tempState(after);
+  await mkdir(join(cwd, 'memory'));
+  const home = process.cwd();
+  process.chdir(cwd);
+  try {
+    let now = T0;
+    const sessions = new FileSessions({ state: 'memory', clock: () => now });
+    await sessions.put(record('a'));
+    await sessions.put(record('b'));
+    await sessions.put(record('b', { seenMs: T0 + 1000 })); // a lazy refresh, written at close on disk
+    await sessions.delete('b');
+    assert.ok(await sessions.get('a'));
+    now = T0 + 1_800_000;
+    assert.equal(await sessions.get('a'), null, 'expired at expiresMs');
+    await sessions.close();
+  } finally {
+    process.chdir(home);
+  }
+  assert.deepEqual(await readdir(cwd, { recursive: true }), ['memory'], 'nothing written');
 });
