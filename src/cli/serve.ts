@@ -70,6 +70,9 @@ const OPTIONS = {
   signup: { type: 'string' }, 'operator-email': { type: 'string' }, threads: { type: 'string' }, help: { type: 'boolean', short: 'h' },
 } as const;
 
+/** A repeat of the first stop signal this soon is npm start forwarding a Ctrl-C the process already had. */
+const DUPLICATE_MS = 1000;
+
 export const serve: CommandGroup = async (args, io) => {
   const { values, positionals } = parseFlags(args, OPTIONS);
   if (values.help) {
@@ -158,13 +161,24 @@ export const serve: CommandGroup = async (args, io) => {
   const adminListener = admin;
   const stopped = new Promise<number>((resolve) => {
     const onHup = () => void reload('SIGHUP');
-    const stop = (signal: string) => {
+    const stop = (signal: NodeJS.Signals) => {
       log.info('shutting down', { signal, deadlineMs: DEFAULTS.shutdownDeadlineMs });
       process.off('SIGHUP', onHup);
       process.off('SIGTERM', stop);
       process.off('SIGINT', stop);
-      // A second SIGTERM/SIGINT meets no handler and ends the process at once, as an impatient
-      // operator expects; a SIGHUP (a closing terminal) must not, so it is heard and ignored.
+      // A second SIGTERM/SIGINT ends the process at once, as an impatient operator expects. Under
+      // `npm start` a Ctrl-C reaches both npm and this process (the terminal signals the whole
+      // process group) and npm forwards its copy: the same signal again within DUPLICATE_MS is
+      // that copy, not a second request. A SIGHUP (a closing terminal) never ends it.
+      const first = Date.now();
+      const again = (next: NodeJS.Signals) => {
+        if (next === signal && Date.now() - first < DUPLICATE_MS) return;
+        process.off('SIGTERM', again);
+        process.off('SIGINT', again);
+        process.kill(process.pid, next);
+      };
+      process.on('SIGTERM', again);
+      process.on('SIGINT', again);
       process.on('SIGHUP', () => log.warn('SIGHUP ignored: shutting down'));
       watcher?.close();
       running
