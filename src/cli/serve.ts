@@ -1,4 +1,5 @@
-// `celebrity-api serve`: runs the server until SIGTERM/SIGINT; SIGHUP reloads the data (CONTRACT 5, 6).
+// `celebrity-api serve`: runs the server until SIGTERM/SIGINT; SIGHUP reloads the data and the
+// operator's certificate (CONTRACT 5, 6).
 import type { IncomingMessage } from 'node:http';
 import { ConfigError, DEFAULTS, resolveServeConfig } from '../config.ts';
 import { DataError } from '../data/load.ts';
@@ -58,7 +59,8 @@ Options:
                       on Linux (the port is shared with SO_REUSEPORT)
 
 Once ready it prints one line per listener, HTTPS first: listening on <url>
-Signals: SIGTERM/SIGINT drain and exit 0 (a second one exits at once); SIGHUP reloads the data.
+Signals: SIGTERM/SIGINT drain and exit 0 (a second one exits at once); SIGHUP reloads the data
+and re-reads --tls-cert and --tls-key (a pair that would not work is logged and the old one kept).
 `;
 
 const OPTIONS = {
@@ -159,8 +161,21 @@ export const serve: CommandGroup = async (args, io) => {
   });
   const watcher = config.watch ? watchData(config.data, () => void reload('watch'), { debounceMs: DEFAULTS.watchDebounceMs, log }) : null;
   const adminListener = admin;
+  // A renewed certificate (Let's Encrypt every 60-90 days) serves without a restart; a pair that
+  // would not work (unreadable, mismatched, expired) is refused and the old one keeps serving.
+  const reloadCertificate = async (cert: string, key: string) => {
+    try {
+      const info = running.setCertificate(await readTlsFiles(cert, key));
+      log.info('certificate reloaded', { cert, fingerprint: info.fingerprint, validTo: info.validTo });
+    } catch (err) {
+      log.error('certificate not reloaded: the old one keeps serving', { cert, key, error: (err as Error).message });
+    }
+  };
   const stopped = new Promise<number>((resolve) => {
-    const onHup = () => void reload('SIGHUP');
+    const onHup = () => {
+      void reload('SIGHUP');
+      if (config.tlsCert !== null && config.tlsKey !== null) void reloadCertificate(config.tlsCert, config.tlsKey);
+    };
     const stop = (signal: NodeJS.Signals) => {
       log.info('shutting down', { signal, deadlineMs: DEFAULTS.shutdownDeadlineMs });
       process.off('SIGHUP', onHup);
