@@ -1,6 +1,7 @@
 // Wires data, quota gate, TLS and listeners into one running service. `serve` and the embedding API
 // (`startServer` in src/index.ts) are both thin layers over this.
 import { readFile } from 'node:fs/promises';
+import type { Http2SecureServer } from 'node:http2';
 import { DEFAULTS } from './config.ts';
 import { createDashboard } from './dashboard/dashboard.ts';
 import type { DashboardOptions } from './dashboard/options.ts';
@@ -9,9 +10,11 @@ import { loadSnapshot, type Snapshot } from './data/snapshot.ts';
 import { App, type Observer } from './http/app.ts';
 import { Faults, type FaultRule } from './http/faults.ts';
 import { openapiBody } from './http/openapi.ts';
+import { checkCertificatePair, type CertificateInfo } from './tls/certificate-pair.ts';
 import { ensureCertificate } from './tls/self-signed.ts';
 import type { Health } from './http/respond.ts';
 import { closeListeners, listen, type Limits, type Listener } from './http/server.ts';
+import { replaceCertificate } from './http/tls-server.ts';
 import { silentLogger, type Logger } from './log.ts';
 import { openGate, type Gate } from './quota/gate.ts';
 import { resolveQuotas, type Plan } from './access/plans.ts';
@@ -69,6 +72,11 @@ export interface Service {
   readonly faults: Faults | null;
   /** Hit and miss counts of the compressed answers kept by tag (src/http/compressed-bodies.ts). */
   readonly compressed: { readonly hits: number; readonly misses: number };
+  /**
+   * New handshakes on the HTTPS listener use this certificate and key (PEM; a renewed pair, on
+   * SIGHUP). Throws an Error saying why, and keeps the old pair, when the new one would not work.
+   */
+  setCertificate(pair: { readonly cert: string | Buffer; readonly key: string | Buffer }): CertificateInfo;
 }
 
 export async function startService(options: ServiceOptions): Promise<Service> {
@@ -157,6 +165,13 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     },
     get faults() {
       return app.faults;
+    },
+    setCertificate(pair) {
+      const https = listeners.find((l) => l.transport === 'https');
+      if (https === undefined) throw new Error('no HTTPS listener (plain HTTP was asked for)');
+      const info = checkCertificatePair(pair.cert, pair.key, Date.now());
+      replaceCertificate(https.server as Http2SecureServer, pair);
+      return info;
     },
   };
 }

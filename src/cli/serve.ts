@@ -1,4 +1,5 @@
-// `celebrity-api serve`: runs the server until SIGTERM/SIGINT; SIGHUP reloads the data (CONTRACT 5, 6).
+// `celebrity-api serve`: runs the server until SIGTERM/SIGINT; SIGHUP reloads the data and the
+// operator's certificate (CONTRACT 5, 6).
 import type { IncomingMessage } from 'node:http';
 import { ConfigError, DEFAULTS, resolveServeConfig } from '../config.ts';
 import { DataError } from '../data/load.ts';
@@ -58,7 +59,8 @@ Options:
                       on Linux (the port is shared with SO_REUSEPORT)
 
 Once ready it prints one line per listener, HTTPS first: listening on <url>
-Signals: SIGTERM/SIGINT drain and exit 0 (a second one exits at once); SIGHUP reloads the data.
+Signals: SIGTERM/SIGINT drain and exit 0 (a second one exits at once); SIGHUP reloads the data
+and re-reads --tls-cert and --tls-key (a pair that would not work is logged and the old one kept).
 `;
 
 const OPTIONS = {
@@ -69,6 +71,9 @@ const OPTIONS = {
   'log-level': { type: 'string' }, 'usage-durability': { type: 'string' }, fault: { type: 'string', multiple: true },
   signup: { type: 'string' }, 'operator-email': { type: 'string' }, threads: { type: 'string' }, help: { type: 'boolean', short: 'h' },
 } as const;
+
+/** A repeat of the first stop signal this soon is npm start forwarding a Ctrl-C the process already had. */
+const DUPLICATE_MS = 1000;
 
 export const serve: CommandGroup = async (args, io) => {
   const { values, positionals } = parseFlags(args, OPTIONS);
@@ -157,15 +162,39 @@ export const serve: CommandGroup = async (args, io) => {
   });
   const watcher = config.watch ? watchData(config.data, () => void reload('watch'), { debounceMs: DEFAULTS.watchDebounceMs, log }) : null;
   const adminListener = admin;
+  // A renewed certificate (Let's Encrypt every 60-90 days) serves without a restart; a pair that
+  // would not work (unreadable, mismatched, expired) is refused and the old one keeps serving.
+  const reloadCertificate = async (cert: string, key: string) => {
+    try {
+      const info = running.setCertificate(await readTlsFiles(cert, key));
+      log.info('certificate reloaded', { cert, fingerprint: info.fingerprint, validTo: info.validTo });
+    } catch (err) {
+      log.error('certificate not reloaded: the old one keeps serving', { cert, key, error: (err as Error).message });
+    }
+  };
   const stopped = new Promise<number>((resolve) => {
-    const onHup = () => void reload('SIGHUP');
-    const stop = (signal: string) => {
+    const onHup = () => {
+      void reload('SIGHUP');
+      if (config.tlsCert !== null && config.tlsKey !== null) void reloadCertificate(config.tlsCert, config.tlsKey);
+    };
+    const stop = (signal: NodeJS.Signals) => {
       log.info('shutting down', { signal, deadlineMs: DEFAULTS.shutdownDeadlineMs });
       process.off('SIGHUP', onHup);
       process.off('SIGTERM', stop);
       process.off('SIGINT', stop);
-      // A second SIGTERM/SIGINT meets no handler and ends the process at once, as an impatient
-      // operator expects; a SIGHUP (a closing terminal) must not, so it is heard and ignored.
+      // A second SIGTERM/SIGINT ends the process at once, as an impatient operator expects. Under
+      // `npm start` a Ctrl-C reaches both npm and this process (the terminal signals the whole
+      // process group) and npm forwards its copy: the same signal again within DUPLICATE_MS is
+      // that copy, not a second request. A SIGHUP (a closing terminal) never ends it.
+      const first = Date.now();
+      const again = (next: NodeJS.Signals) => {
+        if (next === signal && Date.now() - first < DUPLICATE_MS) return;
+        process.off('SIGTERM', again);
+        process.off('SIGINT', again);
+        process.kill(process.pid, next);
+      };
+      process.on('SIGTERM', again);
+      process.on('SIGINT', again);
       process.on('SIGHUP', () => log.warn('SIGHUP ignored: shutting down'));
       watcher?.close();
       running

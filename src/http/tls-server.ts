@@ -1,6 +1,8 @@
-// The TLS listener: HTTP/2 and HTTP/1.1 on one port, chosen by ALPN (RFC 9113 3.3), each protocol
-// held to the same hardening limits, and a drain that sends HTTP/2 clients a GOAWAY.
+// The TLS listener in the intermediate profile (src/tls/profile.ts): HTTP/2 and HTTP/1.1 on one port,
+// chosen by ALPN (RFC 9113 3.3), each protocol held to the same hardening limits, a drain that sends
+// HTTP/2 clients a GOAWAY, and a certificate replaced without a restart.
 import http2 from 'node:http2';
+import { TLS_PROFILE } from '../tls/profile.ts';
 import type { Limits } from './server.ts';
 
 /** Streams one HTTP/2 connection may have open at once (RFC 9113 6.5.2 advises no less than 100). */
@@ -29,9 +31,9 @@ const SESSIONS = new WeakMap<http2.Http2SecureServer, Set<Session>>();
  */
 export function secureServer(limits: Limits, tls: { readonly cert: string | Buffer; readonly key: string | Buffer }): http2.Http2SecureServer {
   const server = http2.createSecureServer({
+    ...TLS_PROFILE,
     cert: tls.cert,
     key: tls.key,
-    minVersion: 'TLSv1.2',
     handshakeTimeout: limits.tlsHandshakeTimeoutMs,
     allowHTTP1: true,
     settings: { maxHeaderListSize: limits.maxHeaderSize, maxConcurrentStreams: MAX_CONCURRENT_STREAMS },
@@ -83,6 +85,14 @@ function sweepSessions(sessions: Set<Session>, timeoutMs: number): void {
       session[QUIET_SINCE] = now;
     }
   }
+}
+
+/**
+ * Serves new handshakes with another certificate and key (a renewed pair, on SIGHUP); connections
+ * already open keep the one they agreed on. Throws, keeping the old pair, when OpenSSL refuses the new.
+ */
+export function replaceCertificate(server: http2.Http2SecureServer, tls: { readonly cert: string | Buffer; readonly key: string | Buffer }): void {
+  server.setSecureContext({ ...TLS_PROFILE, cert: tls.cert, key: tls.key });
 }
 
 /**
