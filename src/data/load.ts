@@ -109,27 +109,30 @@ export type Indexer<T> = (def: ResourceDefinition, records: LinkedRecord[], hint
  * and as soon as a collection's links are ready, links it and hands it to `index`. Throws DataError
  * with every problem (record problems by collection in file order, then unresolved references).
  */
-async function pass<T>(input: DataInput, index: Indexer<T>): Promise<Record<CollectionName, T>> {
+async function pass<T>(input: DataInput, index: Indexer<T>, only: ReadonlySet<CollectionName> | null): Promise<Record<CollectionName, T>> {
   const copy = typeof input === 'string' ? null : (structuredClone(input) as Partial<Record<CollectionName, unknown>>);
   const got = new Map<CollectionName, Collected>();
   const sizes = new Map<CollectionName, number>();
   const built = {} as Record<CollectionName, T>;
+  /** Indexed, or (outside `only`) linked to and let go without being indexed. */
+  const done = new Set<CollectionName>();
   const links = new Links();
   const refProblems = new Map<CollectionName, Problem[]>();
   let failed = false;
   const ready = (name: CollectionName) => [...NEEDS.get(name)!].every((n) => got.has(n));
   const buildReady = () => {
     for (const def of RESOURCE_LIST) {
-      if (failed || !got.has(def.name) || def.name in built || !ready(def.name)) continue;
+      if (failed || !got.has(def.name) || done.has(def.name) || !ready(def.name)) continue;
+      done.add(def.name);
       const records = got.get(def.name)!.records;
-      built[def.name] = index(def, records.map((r) => def.link(r, links)), { bytes: sizes.get(def.name) ?? 0 });
+      if (!only || only.has(def.name)) built[def.name] = index(def, records.map((r) => def.link(r, links)), { bytes: sizes.get(def.name) ?? 0 });
       // Its slugs stay for checking references into it; its records live on only in `links`, if needed.
       got.set(def.name, { ...got.get(def.name)!, records: [], refs: [] });
     }
     // A collection no one still to be built links to is let go.
     for (const def of RESOURCE_LIST) {
-      if (!got.has(def.name) || !(def.name in built)) continue;
-      const needed = RESOURCE_LIST.some((d) => !(d.name in built) && NEEDS.get(d.name)!.has(def.name));
+      if (!got.has(def.name) || !done.has(def.name)) continue;
+      const needed = RESOURCE_LIST.some((d) => !done.has(d.name) && NEEDS.get(d.name)!.has(def.name));
       if (!needed) links.drop(def.name);
     }
   };
@@ -168,19 +171,30 @@ async function pass<T>(input: DataInput, index: Indexer<T>): Promise<Record<Coll
   return built;
 }
 
+export interface LoadCollectionsOptions {
+  /**
+   * Index only these collections (after an edit, those it affects); every file is still read and
+   * validated, for reference checks and what links embed. The result has only these keys.
+   */
+  readonly only?: ReadonlySet<CollectionName>;
+  /** Runs after each pass over the files, before the check that they did not change (a test's hook to edit them). */
+  readonly afterRead?: () => Promise<void>;
+}
+
 /**
  * Reads, validates, links and indexes every collection. For a directory, data edited while loading
  * gives the old version or the new one, never a mix: when any file changed between the stat before
- * and the end, it is all read again. `afterRead` runs after each pass (a test's hook to edit files).
+ * and the end, it is all read again.
  */
-export async function loadCollections<T>(input: DataInput, index: Indexer<T>, afterRead?: () => Promise<void>): Promise<Record<CollectionName, T>> {
-  if (typeof input !== 'string') return pass(input, index);
+export async function loadCollections<T>(input: DataInput, index: Indexer<T>, options: LoadCollectionsOptions = {}): Promise<Record<CollectionName, T>> {
+  const { only = null, afterRead } = options;
+  if (typeof input !== 'string') return pass(input, index, only);
   for (let attempt = 1; ; attempt++) {
     const before = await identities(input);
     let result: Record<CollectionName, T> | null = null;
     let error: unknown = null;
     try {
-      result = await pass(input, index);
+      result = await pass(input, index, only);
     } catch (err) {
       error = err;
     }
@@ -197,7 +211,7 @@ export async function loadCollections<T>(input: DataInput, index: Indexer<T>, af
 
 /** Reads and validates; throws DataError listing every problem. */
 export async function readSources(input: DataInput, afterRead?: () => Promise<void>): Promise<Record<CollectionName, LinkedRecord[]>> {
-  return loadCollections(input, (_def, records) => records, afterRead);
+  return loadCollections(input, (_def, records) => records, { afterRead });
 }
 
 /** Reads, validates and links: every record with its derived fields (the indexes keep only their JSON). */
