@@ -14,8 +14,9 @@ const WHOLE_REPARSE_LIMIT = 256 << 20;
 
 /** One collection as read: its valid records, the references they hold, and what was wrong. */
 export interface Collected {
+  /** The records that are objects, in file order; empty unless `keep`. */
   readonly records: SourceRecord[];
-  /** The references of record i (file index), or undefined when it holds none. */
+  /** The references of record i (file index), or undefined when it holds none. Empty unless `keep`. */
   readonly refs: (RefSite[] | undefined)[];
   readonly slugs: Set<string>;
   /** Problems of the file as a whole, or of its records, in file order. */
@@ -73,12 +74,28 @@ async function recordsProblem(def: ResourceDefinition, path: string, err: Record
   return { file: def.file, index: err.index, field: null, reason: `invalid JSON at line ${line}, column ${column}: ${err.reason}` };
 }
 
+/**
+ * Called with each record that is an object, once validated (timestamps normalized), with its
+ * references and whether the collection is free of problems so far: the loader links and indexes
+ * it then, and a collection nobody links to is never held whole.
+ */
+export type EachRecord = (record: SourceRecord, index: number, refs: RefSite[] | undefined, valid: boolean) => void;
+
+export interface CollectOptions {
+  /** Keep the records and their references in the result (for collections that others link to). */
+  readonly keep: boolean;
+  readonly each?: EachRecord;
+}
+
 /** Validates records one at a time, in file order, into a Collected. */
 class Collector {
   readonly out: Collected = { records: [], refs: [], slugs: new Set(), problems: [], readable: true };
   private readonly ids = new Set<string>();
 
-  constructor(private readonly def: ResourceDefinition) {}
+  constructor(
+    private readonly def: ResourceDefinition,
+    private readonly options: CollectOptions,
+  ) {}
 
   add(rec: unknown, index: number): void {
     const { def, out } = this;
@@ -98,25 +115,29 @@ class Collector {
       if (out.slugs.has(r.slug)) out.problems.push({ file: def.file, index, field: 'slug', reason: `duplicate slug ${JSON.stringify(r.slug)}` });
       out.slugs.add(r.slug);
     }
-    if (found.refs.length > 0) out.refs[index] = found.refs;
-    out.records.push(r as SourceRecord);
+    const refs = found.refs.length > 0 ? found.refs : undefined;
+    if (this.options.keep) {
+      if (refs) out.refs[index] = refs;
+      out.records.push(r as SourceRecord);
+    }
+    this.options.each?.(r as SourceRecord, index, refs, out.problems.length === 0);
   }
 }
 
 /** A collection given as an array (embedding); `list` is the caller's copy, validated in place. */
-export function collectArray(def: ResourceDefinition, list: unknown): Collected {
+export function collectArray(def: ResourceDefinition, list: unknown, options: CollectOptions): Collected {
   if (!Array.isArray(list)) {
     const reason = list === undefined ? 'collection missing' : NOT_AN_ARRAY;
     return { records: [], refs: [], slugs: new Set(), problems: [{ file: def.file, index: null, field: null, reason }], readable: false };
   }
-  const c = new Collector(def);
+  const c = new Collector(def, options);
   (list as unknown[]).forEach((rec, i) => c.add(rec, i));
   return c.out;
 }
 
 /** Streams one data file: records are validated a chunk at a time, the file is never one string. */
-export async function collectFile(def: ResourceDefinition, path: string): Promise<Collected> {
-  const c = new Collector(def);
+export async function collectFile(def: ResourceDefinition, path: string, options: CollectOptions): Promise<Collected> {
+  const c = new Collector(def, options);
   try {
     await readRecords(path, (batch, first) => {
       for (let k = 0; k < batch.length; k++) c.add(batch[k], first + k);

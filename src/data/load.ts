@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { RESOURCE_LIST } from '../resources/index.ts';
 import type { Schema } from '../resources/schema.ts';
 import type { Backref, CollectionName, LinkContext, LinkedRecord, ResourceDefinition, SourceRecord } from '../resources/types.ts';
-import { collectArray, collectFile, type Collected } from './collect.ts';
+import { collectArray, collectFile, type Collected, type EachRecord } from './collect.ts';
 import { formatProblem, type Problem } from './validate.ts';
 
 /** A data directory, or arrays per collection (embedding: validated exactly like files). */
@@ -101,18 +101,33 @@ class Links implements LinkContext {
   }
 }
 
-/** Turns one collection's linked records into what the caller keeps (an index); they are dropped after. */
-export type Indexer<T> = (def: ResourceDefinition, records: LinkedRecord[], hint: { bytes: number }) => T;
+/** Takes a collection's linked records one at a time, in file order; keeps what it needs, never the record. */
+export interface CollectionSink<T> {
+  add(record: LinkedRecord): void;
+  finish(): T;
+}
+
+/** Starts the sink of one collection; `hint.bytes` is its file's size (0 for arrays), for sizing buffers. */
+export type Indexer<T> = (def: ResourceDefinition, hint: { bytes: number }) => CollectionSink<T>;
+
+/** An Indexer over a function of the whole array of linked records (tests, loadLinked). */
+export function collecting<T>(fn: (def: ResourceDefinition, records: LinkedRecord[]) => T): Indexer<T> {
+  return (def) => {
+    const records: LinkedRecord[] = [];
+    return { add: (r) => records.push(r), finish: () => fn(def, records) };
+  };
+}
 
 /**
- * One pass over the data: reads each collection once its reference targets are read, validates it,
- * and as soon as a collection's links are ready, links it and hands it to `index`. Throws DataError
- * with every problem (record problems by collection in file order, then unresolved references).
+ * One pass over the data. Each collection is read once its reference targets are read (so each
+ * reference is checked as it is read) and validated; a collection whose links are ready is linked
+ * and handed to its sink record by record as it is read, and is held whole only when another
+ * collection links to it. Throws DataError with every problem: record problems by collection in
+ * file order, then unresolved references.
  */
 async function pass<T>(input: DataInput, index: Indexer<T>, only: ReadonlySet<CollectionName> | null): Promise<Record<CollectionName, T>> {
   const copy = typeof input === 'string' ? null : (structuredClone(input) as Partial<Record<CollectionName, unknown>>);
   const got = new Map<CollectionName, Collected>();
-  const sizes = new Map<CollectionName, number>();
   const built = {} as Record<CollectionName, T>;
   /** Indexed, or (outside `only`) linked to and let go without being indexed. */
   const done = new Set<CollectionName>();
@@ -120,22 +135,23 @@ async function pass<T>(input: DataInput, index: Indexer<T>, only: ReadonlySet<Co
   const refProblems = new Map<CollectionName, Problem[]>();
   let failed = false;
   const ready = (name: CollectionName) => [...NEEDS.get(name)!].every((n) => got.has(n));
-  const buildReady = () => {
+  const neededLater = (name: CollectionName) => RESOURCE_LIST.some((d) => d.name !== name && !done.has(d.name) && NEEDS.get(d.name)!.has(name));
+  const sinkFor = (def: ResourceDefinition, bytes: number): CollectionSink<T> | null => (!only || only.has(def.name) ? index(def, { bytes }) : null);
+  const finish = (def: ResourceDefinition, sink: CollectionSink<T> | null) => {
+    done.add(def.name);
+    if (sink) built[def.name] = sink.finish();
+  };
+  /** Collections read earlier whose links are now ready: linked from their kept records. */
+  const buildWaiting = () => {
     for (const def of RESOURCE_LIST) {
       if (failed || !got.has(def.name) || done.has(def.name) || !ready(def.name)) continue;
-      done.add(def.name);
-      const records = got.get(def.name)!.records;
-      if (!only || only.has(def.name)) built[def.name] = index(def, records.map((r) => def.link(r, links)), { bytes: sizes.get(def.name) ?? 0 });
-      // Its slugs stay for checking references into it; its records live on only in `links`, if needed.
-      got.set(def.name, { ...got.get(def.name)!, records: [], refs: [] });
+      const sink = sinkFor(def, 0);
+      if (sink) for (const r of got.get(def.name)!.records) sink.add(def.link(r, links));
+      finish(def, sink);
     }
-    // A collection no one still to be built links to is let go.
-    for (const def of RESOURCE_LIST) {
-      if (!got.has(def.name) || !done.has(def.name)) continue;
-      const needed = RESOURCE_LIST.some((d) => !done.has(d.name) && NEEDS.get(d.name)!.has(def.name));
-      if (!needed) links.drop(def.name);
-    }
+    for (const def of RESOURCE_LIST) if (done.has(def.name) && !neededLater(def.name)) links.drop(def.name);
   };
+
   const pending = [...RESOURCE_LIST];
   while (pending.length > 0) {
     // The first collection (in the order of SPEC) whose reference targets are all read.
@@ -143,25 +159,31 @@ async function pass<T>(input: DataInput, index: Indexer<T>, only: ReadonlySet<Co
     if (at < 0) throw new Error(`collections that refer to each other: ${pending.map((d) => d.name).join(', ')}`);
     const def = pending.splice(at, 1)[0]!;
     const path = copy ? null : join(input as string, def.file);
-    const collected = path ? await collectFile(def, path) : collectArray(def, copy![def.name]);
-    if (path) sizes.set(def.name, await stat(path).then((s) => s.size, () => 0));
-    got.set(def.name, collected);
-    // References are checked against the collections read before (reference targets come first).
+    const bytes = path ? await stat(path).then((s) => s.size, () => 0) : 0;
+    const streamed = ready(def.name);
+    let sink = streamed && !failed ? sinkFor(def, bytes) : null;
     const refs: Problem[] = [];
-    collected.refs.forEach((sites, i) => {
+    const each: EachRecord = (record, i, sites, valid) => {
       for (const site of sites ?? []) {
         const target = got.get(site.collection as CollectionName);
         if (target?.readable && !target.slugs.has(site.slug)) {
           refs.push({ file: def.file, index: i, field: site.field, reason: `no ${site.collection} record with slug ${JSON.stringify(site.slug)}` });
         }
       }
-    });
+      if (!valid || refs.length > 0) sink = null; // invalid data: nothing more is built
+      else sink?.add(def.link(record, links));
+    };
+    const options = { keep: !streamed || neededLater(def.name), each };
+    const collected = path ? await collectFile(def, path, options) : collectArray(def, copy![def.name], options);
+    got.set(def.name, collected);
     refProblems.set(def.name, refs);
     if (collected.problems.length > 0 || refs.length > 0) failed = true;
-    if (!failed) {
-      links.add(def, collected);
-      buildReady();
-    }
+    if (failed) continue;
+    if (options.keep) links.add(def, collected);
+    if (streamed) finish(def, sink);
+    buildWaiting();
+    // Slugs stay for checking references into this collection; its records live on only in `links`.
+    if (done.has(def.name)) got.set(def.name, { ...collected, records: [], refs: [] });
   }
   if (failed) {
     const problems = RESOURCE_LIST.flatMap((def) => got.get(def.name)!.problems);
@@ -211,10 +233,10 @@ export async function loadCollections<T>(input: DataInput, index: Indexer<T>, op
 
 /** Reads and validates; throws DataError listing every problem. */
 export async function readSources(input: DataInput, afterRead?: () => Promise<void>): Promise<Record<CollectionName, LinkedRecord[]>> {
-  return loadCollections(input, (_def, records) => records, { afterRead });
+  return loadCollections(input, collecting((_def, records) => records), { afterRead });
 }
 
 /** Reads, validates and links: every record with its derived fields (the indexes keep only their JSON). */
 export async function loadLinked(input: DataInput): Promise<Record<CollectionName, LinkedRecord[]>> {
-  return loadCollections(input, (_def, records) => records);
+  return loadCollections(input, collecting((_def, records) => records));
 }
