@@ -6,8 +6,8 @@ import type { Logger } from '../log.ts';
 import { collectionKey, readDataIdentity, type DataIdentity } from './boot-cache-format.ts';
 import { readCollectionCache } from './boot-cache-read.ts';
 import { saveCollectionCache } from './boot-cache-write.ts';
-import { buildIndex, type CollectionIndex } from './indexes.ts';
-import { loadLinked, type DataInput } from './load.ts';
+import { indexBuilder, type CollectionIndex } from './indexes.ts';
+import { loadCollections, type DataInput } from './load.ts';
 
 export interface Snapshot {
   /** Identifies the data that is live, for logs and /metrics. */
@@ -37,16 +37,13 @@ function stamp(collections: Record<CollectionName, CollectionIndex>, keys: Recor
   return { version: `${loadedAt.replace(/[-:]/g, '').slice(0, 15)}-${loads}`, loadedAt, collections, keys };
 }
 
-/** Builds the indexes of `only` (every collection when null) from a fresh load of `input`. */
+/**
+ * Builds the indexes of `only` (every collection when null) from a fresh load of `input`. Each record
+ * goes into its collection's index builder as soon as it is read and linked, and is let go: only
+ * collections that others link to are held whole, and only until those are read.
+ */
 async function build(input: DataInput, only: ReadonlySet<CollectionName> | null): Promise<Partial<Record<CollectionName, CollectionIndex>>> {
-  const linked = await loadLinked(input);
-  const collections: Partial<Record<CollectionName, CollectionIndex>> = {};
-  for (const def of RESOURCE_LIST) {
-    if (only === null || only.has(def.name)) collections[def.name] = buildIndex(def, linked[def.name]);
-    // Only the indexes and JSON stay: let the records go before the next collection is built.
-    linked[def.name] = [];
-  }
-  return collections;
+  return loadCollections(input, (def, hint) => indexBuilder(def, { records: 0, bytes: hint.bytes }), only === null ? {} : { only });
 }
 
 /** An edit that keeps coming back while loading: after this many tries the load takes what it read. */

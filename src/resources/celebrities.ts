@@ -51,6 +51,7 @@ export const celebrities = {
       obj({ title: str(), slug: str('slug'), releaseDate: str('timestamp'), character: str(), role: str() }, ['title', 'slug', 'releaseDate']),
     ),
   }),
+  referrers: ['movies'],
   link,
   late: {
     field: 'age',

@@ -83,6 +83,12 @@ export interface ResourceDefinition {
    * those that are never null: derived from a required reference, or always built (CONTRACT 1).
    */
   readonly derived: ObjectSchema;
+  /**
+   * The collections whose references to this one `link` reads through `ctx.referrers` (celebrities:
+   * movies, for the filmography). The loader keeps back-references for these only, and links this
+   * collection once they are read.
+   */
+  readonly referrers?: readonly CollectionName[];
   /** Builds the response-ready record. Pure: the same source and context give the same result. */
   link(record: SourceRecord, ctx: LinkContext): LinkedRecord;
   /**

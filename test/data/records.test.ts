@@ -197,7 +197,7 @@ test('loader: data edited while loading -> the new version whole, never a mix', 
   next.celebrities[0]!.name = 'Zoë Renamed';
   next.news[0]!.title = 'A new title';
   let edits = 0;
-  const { sources } = await readSources(d, async () => {
+  const sources = await readSources(d, async () => {
     if (edits++ > 0) return;
     // An editor's save: a new file renamed over the old one, two files, after every file was read once.
     for (const name of ['celebrities', 'news'] as const) {

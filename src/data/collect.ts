@@ -1,0 +1,155 @@
+// Reads one collection, from its data file or an in-memory array, and validates each record as it
+// comes: problems with file, record and field, the references each record holds (CONTRACT 7).
+import { open, readFile, stat } from 'node:fs/promises';
+import type { ResourceDefinition, SourceRecord } from '../resources/types.ts';
+import { NOT_AN_ARRAY, readRecords, RecordsError } from './records.ts';
+import { checkObject, type Findings, type Problem, type RefSite } from './validate.ts';
+
+/**
+ * A file this size or smaller is re-read whole after a syntax error, so the message is JSON.parse's
+ * own for the whole file, as it always was; a larger one (beyond V8's longest string) gets the
+ * record's message with the line and column counted in the file.
+ */
+const WHOLE_REPARSE_LIMIT = 256 << 20;
+
+/** One collection as read: its valid records, the references they hold, and what was wrong. */
+export interface Collected {
+  /** The records that are objects, in file order; empty unless `keep`. */
+  readonly records: SourceRecord[];
+  /** The references of record i (file index), or undefined when it holds none. Empty unless `keep`. */
+  readonly refs: (RefSite[] | undefined)[];
+  readonly slugs: Set<string>;
+  /** Problems of the file as a whole, or of its records, in file order. */
+  readonly problems: Problem[];
+  /** False when the file could not be read as an array: references into it are not checked. */
+  readonly readable: boolean;
+}
+
+/** Line and column of a JSON.parse error position, which a person editing the file can jump to. */
+function parseErrorReason(text: string, err: Error): string {
+  const pos = /position (\d+)/.exec(err.message);
+  if (!pos) return `invalid JSON: ${err.message}`;
+  const before = text.slice(0, Number(pos[1]));
+  const line = before.split('\n').length;
+  const column = before.length - before.lastIndexOf('\n');
+  return `invalid JSON at line ${line}, column ${column}: ${err.message}`;
+}
+
+/** Line and column (in UTF-16 units, as an editor counts) of byte `offset` of a file, read in chunks. */
+async function lineColumnAt(path: string, offset: number): Promise<[line: number, column: number]> {
+  const fh = await open(path, 'r');
+  try {
+    const buf = Buffer.allocUnsafe(1 << 20);
+    let line = 1;
+    let column = 1;
+    for (let pos = 0; pos < offset; ) {
+      const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, offset - pos), pos);
+      if (bytesRead === 0) break;
+      for (let i = 0; i < bytesRead; i++) {
+        const b = buf[i]!;
+        if (b === 0x0a) (line += 1), (column = 1);
+        else if ((b & 0xc0) !== 0x80) column += b >= 0xf0 ? 2 : 1; // a 4-byte sequence is two UTF-16 units
+      }
+      pos += bytesRead;
+    }
+    return [line, column];
+  } finally {
+    await fh.close();
+  }
+}
+
+/** The problem for a file the record reader stopped on, worded as before streaming where it can be. */
+async function recordsProblem(def: ResourceDefinition, path: string, err: RecordsError): Promise<Problem> {
+  if (err.offset === null) return { file: def.file, index: err.index, field: null, reason: err.reason };
+  if ((await stat(path)).size <= WHOLE_REPARSE_LIMIT) {
+    const text = await readFile(path, 'utf8');
+    try {
+      if (!Array.isArray(JSON.parse(text))) return { file: def.file, index: null, field: null, reason: NOT_AN_ARRAY };
+    } catch (parseErr) {
+      return { file: def.file, index: null, field: null, reason: parseErrorReason(text, parseErr as Error) };
+    }
+  }
+  if (err.reason === NOT_AN_ARRAY) return { file: def.file, index: null, field: null, reason: NOT_AN_ARRAY };
+  const [line, column] = await lineColumnAt(path, err.offset);
+  return { file: def.file, index: err.index, field: null, reason: `invalid JSON at line ${line}, column ${column}: ${err.reason}` };
+}
+
+/**
+ * Called with each record that is an object, once validated (timestamps normalized), with its
+ * references and whether the collection is free of problems so far: the loader links and indexes
+ * it then, and a collection nobody links to is never held whole.
+ */
+export type EachRecord = (record: SourceRecord, index: number, refs: RefSite[] | undefined, valid: boolean) => void;
+
+export interface CollectOptions {
+  /** Keep the records and their references in the result (for collections that others link to). */
+  readonly keep: boolean;
+  readonly each?: EachRecord;
+}
+
+/** Validates records one at a time, in file order, into a Collected. */
+class Collector {
+  readonly out: Collected = { records: [], refs: [], slugs: new Set(), problems: [], readable: true };
+  private readonly ids = new Set<string>();
+
+  constructor(
+    private readonly def: ResourceDefinition,
+    private readonly options: CollectOptions,
+  ) {}
+
+  add(rec: unknown, index: number): void {
+    const { def, out } = this;
+    if (rec === null || typeof rec !== 'object' || Array.isArray(rec)) {
+      out.problems.push({ file: def.file, index, field: null, reason: 'must be an object' });
+      return;
+    }
+    const r = rec as Record<string, unknown>;
+    const found: Findings = { problems: [], refs: [] };
+    checkObject(def.source, r, '', found);
+    for (const [field, reason] of found.problems) out.problems.push({ file: def.file, index, field, reason });
+    if (typeof r._id === 'string') {
+      if (this.ids.has(r._id)) out.problems.push({ file: def.file, index, field: '_id', reason: `duplicate _id ${JSON.stringify(r._id)}` });
+      this.ids.add(r._id);
+    }
+    if (typeof r.slug === 'string') {
+      if (out.slugs.has(r.slug)) out.problems.push({ file: def.file, index, field: 'slug', reason: `duplicate slug ${JSON.stringify(r.slug)}` });
+      out.slugs.add(r.slug);
+    }
+    const refs = found.refs.length > 0 ? found.refs : undefined;
+    if (this.options.keep) {
+      if (refs) out.refs[index] = refs;
+      out.records.push(r as SourceRecord);
+    }
+    this.options.each?.(r as SourceRecord, index, refs, out.problems.length === 0);
+  }
+}
+
+/** A collection given as an array (embedding); `list` is the caller's copy, validated in place. */
+export function collectArray(def: ResourceDefinition, list: unknown, options: CollectOptions): Collected {
+  if (!Array.isArray(list)) {
+    const reason = list === undefined ? 'collection missing' : NOT_AN_ARRAY;
+    return { records: [], refs: [], slugs: new Set(), problems: [{ file: def.file, index: null, field: null, reason }], readable: false };
+  }
+  const c = new Collector(def, options);
+  (list as unknown[]).forEach((rec, i) => c.add(rec, i));
+  return c.out;
+}
+
+/** Streams one data file: records are validated a chunk at a time, the file is never one string. */
+export async function collectFile(def: ResourceDefinition, path: string, options: CollectOptions): Promise<Collected> {
+  const c = new Collector(def, options);
+  try {
+    await readRecords(path, (batch, first) => {
+      for (let k = 0; k < batch.length; k++) c.add(batch[k], first + k);
+    });
+    return c.out;
+  } catch (err) {
+    // A file that could not be read whole is one problem: its records' problems are not reported.
+    const code = (err as NodeJS.ErrnoException).code;
+    const problem =
+      err instanceof RecordsError
+        ? await recordsProblem(def, path, err)
+        : { file: def.file, index: null, field: null, reason: code === 'ENOENT' ? 'file not found' : `cannot read: ${code}` };
+    return { records: [], refs: [], slugs: new Set(), problems: [problem], readable: false };
+  }
+}
