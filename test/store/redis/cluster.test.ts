@@ -119,5 +119,8 @@ describe('three serve processes on the cluster', () => {
     assert.ok(figures.servingAgainAfterMs <= 2000, `serving again ${figures.servingAgainAfterMs} ms after the promotion`);
     // Each instance writes one line for the failover once it is over.
     await within(5000, () => servers.every((s) => s.stderr().split('\n').filter((l) => l.includes('Redis failover')).length === 1));
+    // And nothing left failing: /healthz is 200 on every instance again.
+    const health = async () => (await Promise.all(servers.map((_, i) => client.get(i, '/healthz')))).map((r) => r.status);
+    await within(5000, async () => (await health()).every((h) => h === 200));
   });
 });
