@@ -35,7 +35,9 @@ Options:
                       loopback clients only, on the main port)
   --redis-url URL     keep accounts, keys, sessions and quota counters in Redis, shared by every
                       instance on it (env CELEBRITY_API_REDIS_URL); --state then holds this
-                      instance's certificate, boot cache and usage log (one directory per instance)
+                      instance's certificate, boot cache and usage log (one directory per instance);
+                      redis://host:port, redis+cluster://host:port,host:port... (a cluster) or
+                      redis+sentinel://host:port,.../name (a Sentinel set); rediss... for TLS
   --log-format F      json (default) or text          --log-level L   debug, info (default), warn, error
   --usage-durability M  strict: every 200 is sent only once its usage record is on disk (committed
                       in groups of a few ms), so a crash never loses a served request from the count;

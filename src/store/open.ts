@@ -10,7 +10,7 @@ import type { Durability, Store } from './types.ts';
 export interface OpenStoreOptions {
   /** The state directory (accounts and counters for the file store; the local usage log with Redis), or 'memory'. */
   readonly state: string;
-  /** redis:// or rediss:// URL of the shared store; null or absent: the state directory. */
+  /** The shared store: one Redis, a cluster or a Sentinel set (store/redis/url.ts); null or absent: the state directory. */
   readonly redisUrl?: string | null;
   /** 'server': serves requests and follows changes; 'command': a CLI command beside running servers. */
   readonly role: 'server' | 'command';

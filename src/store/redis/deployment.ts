@@ -171,7 +171,10 @@ function sentinel(redis: Redis, o: DeploymentOptions, t: MultiTarget, credential
   s.on('error', (err: Error) => on.error(err instanceof Error ? err : new Error(String(err))));
   s.on('client-error', (e: { error: Error }) => on.error(e.error));
   s.on('ready', () => ready && on.ready());
-  const scripted = s as unknown as Scripted;
+  // Each call carries our deadline as an abort signal: node-redis holds a call while it looks for a
+  // new primary and would write it there after the request was answered 503 (a unit spent without
+  // a 200). Aborted, a call not yet written is never written; one written is answered as before.
+  const bounded = () => s.withCommandOptions({ abortSignal: AbortSignal.timeout(o.timeoutMs) }) as unknown as RedisSentinelType & Scripted;
   const primary = () => {
     const m = s.getMasterNode();
     return m ? nodeAddress(m) : '';
@@ -185,8 +188,8 @@ function sentinel(redis: Redis, o: DeploymentOptions, t: MultiTarget, credential
       await s.connect();
       ready = true;
     },
-    command: (args) => s.sendCommand(false, args as string[]),
-    script: (name, keys, args) => scripted[name](keys, args),
+    command: (args) => bounded().sendCommand(false, args as string[]),
+    script: (name, keys, args) => bounded()[name](keys, args),
     loadScripts: async (sources) => void (await Promise.all(sources.map((src) => s.sendCommand(false, ['SCRIPT', 'LOAD', src])))),
     subscribe: async (channel, listener) => void (await s.subscribe(channel, listener)),
     primaries: () => [primary()],

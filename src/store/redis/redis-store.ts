@@ -16,7 +16,7 @@ import { RedisSessions } from './sessions.ts';
 import { RedisThrottle } from './throttle.ts';
 
 export interface RedisStoreOptions {
-  /** redis://[user:password@]host:port[/db], or rediss:// for TLS. */
+  /** redis://, redis+cluster://host:port,... or redis+sentinel://host:port,.../name (rediss... for TLS): url.ts. */
   readonly url: string;
   /** This instance's state directory (its own usage log), or 'memory' for none. */
   readonly state: string;

@@ -59,6 +59,8 @@ test('the primary SIGKILLed under load: 503s in the gap, serving again once the 
     // learns of the switch from the sentinels' later events, about 1 to 2 s after they announce it.
     t.diagnostic(`sentinel failover: ${JSON.stringify(figures)}`);
     await within(5000, () => logs.every((l) => l.lines.filter((line) => line.includes('Redis failover')).length === 1));
+    const health = async () => (await Promise.all(services.map((_, i) => client.get(i, '/healthz')))).map((r) => r.status);
+    await within(5000, async () => (await health()).every((h) => h === 200));
     for (const l of logs) assert.match(l.lines.find((line) => line.includes('Redis failover'))!, new RegExp(`"to":"127\\.0\\.0\\.1:${other.port}"`), 'the line names the new primary');
   } finally {
     client.close();
