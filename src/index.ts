@@ -63,7 +63,7 @@ export interface StartServerOptions {
   /**
    * Threads answering on the port, from one copy of the data (CONTRACT 10): a number, or 'auto' for
    * one per core. Default 1. Above 1 needs Node 22.12 or later on Linux (else startServer rejects
-   * naming them); the clock is then followed to the millisecond, and `faults.injected` stays 0.
+   * naming them); the threads then follow `clock` within a quarter second, and `faults.injected` stays 0.
    */
   readonly threads?: number | 'auto';
 }

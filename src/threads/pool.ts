@@ -3,6 +3,8 @@
 // them (gate-link.ts), keeps the dashboard (mounted-link.ts), logs and observes what they report,
 // replaces a thread that dies, and drains them all on close.
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import type { IncomingMessage } from 'node:http';
 import net from 'node:net';
 import { MessageChannel, Worker } from 'node:worker_threads';
@@ -59,7 +61,11 @@ const RESTART_DELAY_MS = 200;
  */
 function spawnWorker(setup: WorkerSetup, transfer: readonly MessagePortLike[]): Worker {
   const options = { workerData: setup, transferList: transfer as never[] };
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./worker.js', import.meta.url), options);
+  if (!import.meta.url.endsWith('.ts')) {
+    const bundled = new URL('./worker.js', import.meta.url);
+    if (!existsSync(fileURLToPath(bundled))) throw new Error('--threads above 1: this build has no worker thread entry (dist/worker.js); the single executable serves on one thread only');
+    return new Worker(bundled, options);
+  }
   const entry = new URL('./worker.ts', import.meta.url).href;
   return new Worker(`import('tsx/esm/api').then((m) => m.register()).then(() => import(${JSON.stringify(entry)}))`, { ...options, eval: true });
 }
