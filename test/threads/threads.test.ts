@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import http2 from 'node:http2';
+import https from 'node:https';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startServer, type RunningServer } from '../../src/index.ts';
@@ -161,6 +162,25 @@ if (sharesPorts()) {
         assert.match(await login.text(), /Log in/);
       } finally {
         agent.destroy();
+        assert.equal(await serve.stop(), 0);
+      }
+    });
+
+    it('HTTPS with --http-port: both listeners on both threads; /api/ over plain HTTP -> 403, HTTPS answers', async () => {
+      const state = join(tmp.dir, 'tls');
+      const key = await createKey(state, 'tls@example.com', 'enterprise');
+      const serve = await spawnServe(['--port', '0', '--http-port', '0', '--state', state, '--data', data, '--threads', '2', '--log-level', 'warn'], 2, 60_000);
+      try {
+        const [secure, plain] = serve.urls;
+        assert.match(secure!, /^https:/);
+        assert.match(plain!, /^http:/);
+        assert.equal((await fetch(`${plain}/api/v1/movies`, { headers: { 'x-api-key': key } })).status, 403);
+        const ca = await readFile(join(state, 'tls', 'cert.pem'));
+        const statuses = await Promise.all(Array.from({ length: 20 }, () => new Promise<number>((resolve, reject) => {
+          https.get(`${secure}/api/v1/movies?limit=1`, { ca, agent: false, headers: { 'x-api-key': key } }, (res) => (res.resume(), resolve(res.statusCode!))).on('error', reject);
+        })));
+        assert.deepEqual(statuses, Array(20).fill(200));
+      } finally {
         assert.equal(await serve.stop(), 0);
       }
     });
