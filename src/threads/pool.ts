@@ -87,7 +87,11 @@ interface Thread {
 
 export class Pool {
   private readonly threads: (Thread | null)[];
-  private shared: unknown;
+  /**
+   * The data as the threads see it (over the shared memory). Only this form is kept here: a thread
+   * started later gets share(current), which finds every array already shared and copies none.
+   */
+  private current: Snapshot;
   private listeners: ThreadListener[] = [];
   private ports: { main: number; http: number | null } = { main: 0, http: null };
   private closing = false;
@@ -106,14 +110,14 @@ export class Pool {
     this.answered = new Float64Array(new SharedArrayBuffer(8 * o.threads));
     this.faults = o.faults;
     this.tls = o.tls;
-    this.shared = share(snapshot);
+    this.current = snapshot;
     this.timer = setInterval(() => this.sendState(), STATE_EVERY_MS);
     this.timer.unref();
   }
 
   /** The data as the threads see it (in shared memory), for the main thread to hold instead of its own copy. */
   snapshot(): Snapshot {
-    return revive<Snapshot>(this.shared);
+    return this.current;
   }
 
   /**
@@ -123,7 +127,8 @@ export class Pool {
    */
   static async start(o: PoolOptions, snapshot: Snapshot): Promise<{ pool: Pool; listeners: ThreadListener[] }> {
     const pool = new Pool(o, snapshot);
-    o.log.info('data shared between threads', { threads: o.threads, bytes: sharedBytes(pool.shared) });
+    const shared = share(snapshot);
+    o.log.info('data shared between threads', { threads: o.threads, bytes: sharedBytes(shared) });
     const probes: net.Server[] = [];
     const resolve = async (port: number): Promise<number> => {
       if (port !== 0) return port;
@@ -134,7 +139,8 @@ export class Pool {
     };
     try {
       pool.ports = { main: await resolve(o.port), http: o.httpPort === null ? null : await resolve(o.httpPort) };
-      const started = await Promise.all(Array.from({ length: o.threads }, (_, i) => pool.spawn(i, pool.ports.main, pool.ports.http)));
+      const started = await Promise.all(Array.from({ length: o.threads }, (_, i) => pool.spawn(i, pool.ports.main, pool.ports.http, shared)));
+      pool.current = revive<Snapshot>(shared); // the loaded copy is garbage from here on
       pool.listeners = started[0]!.map(({ url, transport }) => ({ url, transport }));
     } catch (err) {
       await pool.close(0);
@@ -145,14 +151,14 @@ export class Pool {
     return { pool, listeners: pool.listeners };
   }
 
-  private spawn(index: number, port: number, httpPort: number | null): Promise<{ url: string; transport: Transport; port: number }[]> {
+  private spawn(index: number, port: number, httpPort: number | null, shared: unknown = share(this.current)): Promise<{ url: string; transport: Transport; port: number }[]> {
     const o = this.o;
     const gate = new MessageChannel();
     const dashboard = o.dashboard === null ? null : new MessageChannel();
     this.sync();
     const setup: WorkerSetup = {
       thread: index, host: o.host, port, httpPort, tls: this.tls, ...(o.limits ? { limits: o.limits } : {}), trustProxy: o.trustProxy, corsOrigin: o.corsOrigin,
-      faults: this.faults, snapshot: this.shared, gate: gate.port2, dashboard: dashboard?.port2 ?? null,
+      faults: this.faults, snapshot: shared, gate: gate.port2, dashboard: dashboard?.port2 ?? null,
       ticketKeys: this.ticketKeys, logLevels: LOG_LEVELS.filter((l) => o.log.enabled?.(l) ?? true), observe: o.observe !== null, clockOffset: this.clockOffset, answered: this.answered,
     };
     const worker = spawnWorker(setup, dashboard ? [gate.port2, dashboard.port2] : [gate.port2]);
@@ -228,14 +234,14 @@ export class Pool {
 
   /** Shares `snapshot` and swaps every thread to it; resolves once each has (between two of its requests). */
   async publish(snapshot: Snapshot): Promise<Snapshot> {
-    this.shared = share(snapshot);
-    const m: ToWorker = ['snapshot', this.shared];
+    const shared = share(snapshot);
+    const m: ToWorker = ['snapshot', shared];
     await Promise.all(this.threads.map((t) => (t === null ? null : new Promise((resolve) => {
       t.worker.once('swapped', resolve);
       t.worker.once('exit', resolve);
       t.worker.postMessage(m);
     }))));
-    return revive<Snapshot>(this.shared);
+    return (this.current = revive<Snapshot>(shared));
   }
 
   /** New handshakes on every thread's HTTPS listener use `pair` (checked by the caller); so do threads started later. */

@@ -38,29 +38,71 @@ function statics(): { readonly list: readonly object[]; readonly index: Readonly
   return (walked = { list, index });
 }
 
+type View = ArrayBufferView & { readonly BYTES_PER_ELEMENT?: number };
+type ViewCtor = new (buffer: SharedArrayBuffer, offset: number, length: number) => View;
+
+function viewOn(view: View, buffer: SharedArrayBuffer, offset: number): View {
+  // A Buffer travels as a Uint8Array (revive() makes it a Buffer again); `new Buffer()` is deprecated.
+  const Ctor = (Buffer.isBuffer(view) ? Uint8Array : view.constructor) as ViewCtor;
+  return new Ctor(buffer, offset, view.byteLength / (view.BYTES_PER_ELEMENT ?? 1));
+}
+
+const align8 = (n: number) => (n + 7) & ~7;
+
 /**
- * A view of the same type over shared memory holding the same bytes (a view already there is kept).
- * Views into one ArrayBuffer that they mostly fill share one copy of it, so views that overlap (a
- * detail referring to its list item's bytes) stay one copy; a small view of a large buffer (a slice
- * of Node's Buffer pool) is copied alone.
+ * Where each typed array and Buffer of `value` goes in shared memory. Views into one ArrayBuffer
+ * that they mostly fill (an arena, a boot-cache section) get one copy of that buffer, offsets kept,
+ * so views that overlap stay one copy; the small views of large buffers (postings cut from a
+ * section, slices of Node's Buffer pool) are packed one after another into a single buffer, so a
+ * snapshot of many small arrays becomes a few SharedArrayBuffers, not thousands. Views already in
+ * shared memory stay where they are.
  */
-function sharedView<T extends ArrayBufferView>(view: T, buffers: Map<ArrayBufferLike, SharedArrayBuffer>): T {
-  const source = view.buffer;
-  if (source instanceof SharedArrayBuffer) return view;
-  const Ctor = view.constructor as new (buffer: SharedArrayBuffer, offset: number, length: number) => T;
-  const per = (view as unknown as { BYTES_PER_ELEMENT?: number }).BYTES_PER_ELEMENT ?? 1;
-  if (view.byteLength * 2 >= source.byteLength) {
-    let whole = buffers.get(source);
-    if (whole === undefined) {
-      whole = new SharedArrayBuffer(source.byteLength);
-      new Uint8Array(whole).set(new Uint8Array(source));
-      buffers.set(source, whole);
+function place(value: unknown, index: ReadonlyMap<object, number>): Map<View, View> {
+  const bySource = new Map<ArrayBufferLike, Set<View>>();
+  const seen = new Set<object>();
+  const collect = (v: unknown): void => {
+    if (typeof v !== 'object' || v === null || seen.has(v) || index.has(v)) return;
+    seen.add(v);
+    if (ArrayBuffer.isView(v)) {
+      let views = bySource.get(v.buffer);
+      if (views === undefined) bySource.set(v.buffer, (views = new Set()));
+      views.add(v);
+    } else if (v instanceof Map) for (const [k, x] of v) (collect(k), collect(x));
+    else if (v instanceof Set) for (const x of v) collect(x);
+    else for (const key of Object.keys(v)) collect((v as Record<string, unknown>)[key]);
+  };
+  collect(value);
+  const placed = new Map<View, View>();
+  const packed: View[] = [];
+  let packedBytes = 0;
+  for (const [source, views] of bySource) {
+    if (source instanceof SharedArrayBuffer) {
+      for (const v of views) placed.set(v, v);
+      continue;
     }
-    return new Ctor(whole, view.byteOffset, view.byteLength / per);
+    let used = 0;
+    for (const v of views) used += v.byteLength;
+    if (used * 2 >= source.byteLength) {
+      const whole = new SharedArrayBuffer(source.byteLength);
+      new Uint8Array(whole).set(new Uint8Array(source));
+      for (const v of views) placed.set(v, viewOn(v, whole, v.byteOffset));
+    } else {
+      for (const v of views) {
+        packed.push(v);
+        packedBytes = align8(packedBytes) + v.byteLength;
+      }
+    }
   }
-  const bytes = new SharedArrayBuffer(view.byteLength);
-  new Uint8Array(bytes).set(new Uint8Array(source, view.byteOffset, view.byteLength));
-  return new Ctor(bytes, 0, view.byteLength / per);
+  const pool = new SharedArrayBuffer(packedBytes);
+  const bytes = new Uint8Array(pool);
+  let at = 0;
+  for (const v of packed) {
+    at = align8(at); // a Float64Array needs an offset that is a multiple of 8
+    bytes.set(new Uint8Array(v.buffer, v.byteOffset, v.byteLength), at);
+    placed.set(v, viewOn(v, pool, at));
+    at += v.byteLength;
+  }
+  return placed;
 }
 
 function isPlain(v: object): boolean {
@@ -77,7 +119,7 @@ function isPlain(v: object): boolean {
 export function share(value: unknown): Shared {
   const { index } = statics();
   const memo = new Map<object, unknown>();
-  const buffers = new Map<ArrayBufferLike, SharedArrayBuffer>();
+  const placed = place(value, index);
   const walk = (v: unknown, path: string): unknown => {
     if ((typeof v !== 'object' && typeof v !== 'function') || v === null) return v;
     const known = index.get(v);
@@ -85,8 +127,8 @@ export function share(value: unknown): Shared {
     const done = memo.get(v);
     if (done !== undefined) return done;
     let out: unknown;
-    if (Buffer.isBuffer(v)) out = { [BUFFER]: sharedView(new Uint8Array(v.buffer, v.byteOffset, v.byteLength), buffers) };
-    else if (ArrayBuffer.isView(v)) out = sharedView(v, buffers);
+    if (Buffer.isBuffer(v)) out = { [BUFFER]: placed.get(v)! };
+    else if (ArrayBuffer.isView(v)) out = placed.get(v)!;
     else if (Array.isArray(v)) out = v.map((x, i) => walk(x, `${path}[${i}]`));
     else if (v instanceof Map) out = new Map([...v].map(([k, x]) => [walk(k, `${path} key`), walk(x, `${path}.get()`)]));
     else if (v instanceof Set) out = new Set([...v].map((x) => walk(x, `${path} item`)));
