@@ -157,8 +157,9 @@ export class Pool {
     try {
       pool.ports = { main: await resolve(o.port), http: o.httpPort === null ? null : await resolve(o.httpPort) };
       const started = await Promise.all(Array.from({ length: o.threads }, (_, i) => pool.spawn(i, pool.ports.main, pool.ports.http, shared)));
-      pool.current = revive<Snapshot>(shared); // the loaded copy is garbage from here on
-      collectGarbage();
+      pool.current = revive<Snapshot>(shared);
+      // The loaded copy is garbage once the caller holds pool.snapshot() instead: after this turn.
+      setImmediate(collectGarbage);
       pool.listeners = started[0]!.map(({ url, transport }) => ({ url, transport }));
     } catch (err) {
       await pool.close(0);
