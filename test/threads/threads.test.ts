@@ -151,7 +151,7 @@ if (sharesPorts()) {
         const metrics = await eventually(async () => {
           const text = await (await fetch(`${serve.url}/metrics`)).text();
           return /celebrity_api_requests_total\{route="\/api\/v1\/movies",status="200"\} 200\n/.test(text);
-        }, 3000, 'the 200 answers in /metrics').then(async () => (await fetch(`${serve.url}/metrics`)).text());
+        }, 15_000, 'the 200 answers in /metrics').then(async () => (await fetch(`${serve.url}/metrics`)).text());
         const perThread = [...metrics.matchAll(/^celebrity_api_thread_requests_total\{thread="(\d)"\} (\d+)$/gm)].map((m) => Number(m[2]));
         assert.equal(perThread.length, 2, metrics);
         assert.ok(perThread.every((n) => n > 0), `each thread answered some: ${perThread}`);
@@ -248,7 +248,7 @@ if (sharesPorts()) {
       };
       try {
         const loops = Array.from({ length: 4 }, loop);
-        await eventually(() => seen.old > 20, 5000, 'answers before the edit');
+        await eventually(() => seen.old > 20, 15_000, 'answers before the edit');
         const edited = fixture();
         for (const c of edited.celebrities) c.name = `Renamed ${c.name}`;
         await writeFile(join(dir, 'celebrities.json.tmp'), JSON.stringify(edited.celebrities));
@@ -301,7 +301,7 @@ if (sharesPorts()) {
         const perThread = service.pool!.answeredByThread();
         const before0 = perThread[0]!;
         ok += (await burst(get, 200))[200] ?? 0;
-        await eventually(() => service.pool!.answeredByThread()[0]! > before0, 3000, 'the new thread 0 answering');
+        await eventually(() => service.pool!.answeredByThread()[0]! > before0, 15_000, 'the new thread 0 answering');
         const used = (await service.gate.usage.get('crash@example.com')).used;
         assert.ok(used >= ok, `used ${used} < 200s received ${ok}`);
         assert.ok(used <= ok + failed, `used ${used}: more than received ${ok} + ${failed} cut`);
