@@ -7,12 +7,14 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import http2 from 'node:http2';
+import tls from 'node:tls';
 import https from 'node:https';
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startServer, type RunningServer } from '../../src/index.ts';
 import { startService } from '../../src/service.ts';
 import { sharesPorts } from '../../src/threads/platform.ts';
+import { createSelfSignedCertificate } from '../../src/tls/self-signed.ts';
 import { fixture } from '../helpers/fixture.ts';
 import { createKey, eventually, tempDir, writeData } from '../helpers/serve-harness.ts';
 import { runCli, spawnServe } from '../helpers/serve-process.ts';
@@ -180,6 +182,38 @@ if (sharesPorts()) {
           https.get(`${secure}/api/v1/movies?limit=1`, { ca, agent: false, headers: { 'x-api-key': key } }, (res) => (res.resume(), resolve(res.statusCode!))).on('error', reject);
         })));
         assert.deepEqual(statuses, Array(20).fill(200));
+      } finally {
+        assert.equal(await serve.stop(), 0);
+      }
+    });
+
+    it('SIGHUP with a renewed certificate -> every thread serves it to new handshakes', async () => {
+      const dir = join(tmp.dir, 'renew');
+      const cert = join(dir, 'fullchain.pem');
+      const key = join(dir, 'privkey.pem');
+      const first = createSelfSignedCertificate();
+      const renewed = createSelfSignedCertificate();
+      await mkdir(dir, { recursive: true });
+      await writeFile(cert, first.cert);
+      await writeFile(key, first.key);
+      const serve = await spawnServe(['--port', '0', '--state', join(dir, 'state'), '--data', data, '--tls-cert', cert, '--tls-key', key, '--threads', '2'], 1, 60_000);
+      const port = Number(new URL(serve.url).port);
+      // Fresh connections, so the kernel hands them to both threads.
+      const served = () => Promise.all(Array.from({ length: 20 }, () => new Promise<string>((resolve, reject) => {
+        const socket = tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () => {
+          resolve(socket.getPeerX509Certificate()!.fingerprint256);
+          socket.destroy();
+        });
+        socket.once('error', reject);
+      })));
+      try {
+        assert.deepEqual(new Set(await served()), new Set([first.fingerprint]));
+        await writeFile(cert, renewed.cert);
+        await writeFile(key, renewed.key);
+        serve.child.kill('SIGHUP');
+        await serve.waitForLog('certificate reloaded');
+        // Each thread swaps its context when it reads the main thread's message, a moment later.
+        await eventually(async () => (await served()).every((f) => f === renewed.fingerprint), 15_000, 'the renewed certificate on every thread');
       } finally {
         assert.equal(await serve.stop(), 0);
       }
