@@ -7,7 +7,7 @@ import { createDashboard } from './dashboard/dashboard.ts';
 import type { DashboardOptions } from './dashboard/options.ts';
 import type { DataInput } from './data/load.ts';
 import { loadSnapshot, type Snapshot } from './data/snapshot.ts';
-import { App, type Observer } from './http/app.ts';
+import { App, type Observer, type Transport } from './http/app.ts';
 import { Faults, type FaultRule } from './http/faults.ts';
 import { openapiBody } from './http/openapi.ts';
 import { checkCertificatePair, type CertificateInfo } from './tls/certificate-pair.ts';
@@ -21,6 +21,7 @@ import { resolveQuotas, type Plan } from './access/plans.ts';
 import { openStore } from './store/open.ts';
 import { ensureStateDir } from './store/state-dir.ts';
 import type { Durability, Store } from './store/types.ts';
+import { Pool } from './threads/pool.ts';
 
 export interface ServiceOptions {
   readonly data: DataInput;
@@ -50,10 +51,22 @@ export interface ServiceOptions {
   readonly faults?: readonly FaultRule[];
   /** The customer dashboard under /dashboard (CONTRACT 8): its options, or false for none. Default: on, sign-up closed. */
   readonly dashboard?: DashboardOptions | false;
+  /**
+   * Threads answering on the port (CONTRACT 10; default 1). Above 1 the caller has checked that the
+   * platform shares ports (src/threads/platform.ts); `metrics` is then asked with a loopback request
+   * on the main thread, and its text served by the threads.
+   */
+  readonly threads?: number;
+}
+
+/** What `serve` prints and the embedding API returns of a listener. */
+export interface ListenerInfo {
+  readonly url: string;
+  readonly transport: Transport;
 }
 
 export interface Service {
-  readonly listeners: readonly Listener[];
+  readonly listeners: readonly ListenerInfo[];
   readonly gate: Gate;
   readonly clock: () => number;
   /** The certificate's SHA-256 fingerprint when it is self-signed, else null. */
@@ -68,15 +81,28 @@ export interface Service {
   health(): Health;
   /** Replaces the fault rules ([] turns faults off); throws FaultRuleError on a bad rule and keeps the old ones. */
   setFaults(rules: readonly FaultRule[]): void;
-  /** The faults in force, or null. */
+  /** The faults in force, or null (always null with threads: each thread keeps its own). */
   readonly faults: Faults | null;
-  /** Hit and miss counts of the compressed answers kept by tag (src/http/compressed-bodies.ts). */
+  /** Hit and miss counts of the compressed answers kept by tag (src/http/compressed-bodies.ts); zeros with threads (each keeps its own). */
   readonly compressed: { readonly hits: number; readonly misses: number };
   /**
    * New handshakes on the HTTPS listener use this certificate and key (PEM; a renewed pair, on
    * SIGHUP). Throws an Error saying why, and keeps the old pair, when the new one would not work.
    */
   setCertificate(pair: { readonly cert: string | Buffer; readonly key: string | Buffer }): CertificateInfo;
+  /** `celebrity_api_thread_requests_total{thread}` lines for /metrics; empty with one thread. */
+  threadMetrics(): string;
+  /** The worker threads (`threads` above 1), else null. */
+  readonly pool: Pool | null;
+}
+
+/** What a loopback client is, to the `metrics` option, when the main thread asks on the threads' behalf. */
+const LOOPBACK_ASK = { headers: {}, socket: { remoteAddress: '127.0.0.1' } } as unknown as import('node:http').IncomingMessage;
+
+function threadSeries(answered: readonly number[]): string {
+  const out = ['# HELP celebrity_api_thread_requests_total Responses sent, by the thread that answered (--threads).', '# TYPE celebrity_api_thread_requests_total counter'];
+  answered.forEach((n, i) => out.push(`celebrity_api_thread_requests_total{thread="${i}"} ${n}`));
+  return out.join('\n') + '\n';
 }
 
 export async function startService(options: ServiceOptions): Promise<Service> {
@@ -105,53 +131,75 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     (await openStore({ state: options.state, redisUrl: options.redisUrl ?? null, role: 'server', clock, log, quotas: resolveQuotas(options.plans), durability: options.durability }));
   const gate = openGate({ store, clock, ...(options.plans ? { plans: options.plans } : {}) });
   let draining = false;
-  const app = new App({
-    snapshot: () => current,
-    gate,
-    clock,
-    log,
-    trustProxy: options.trustProxy ?? false,
-    corsOrigin: options.corsOrigin ?? null,
-    openapi: openapiBody,
-    metrics: options.metrics ?? (() => null),
-    draining: () => draining,
-    health: () => health(),
-    observe: options.observe ?? null,
-    dashboard:
-      options.dashboard === false
-        ? null
-        : createDashboard({ accounts: gate.accounts, sessions: store.sessions, throttle: store.throttle, usage: gate.usage, clock, log, trustProxy: options.trustProxy ?? false }, options.dashboard),
-  });
-  app.faults = initialFaults;
-  let listeners: Listener[];
+  const health = (): Health => (draining ? 'draining' : gate.status().healthy ? 'ok' : 'unavailable');
+  const dashboard =
+    options.dashboard === false
+      ? null
+      : createDashboard({ accounts: gate.accounts, sessions: store.sessions, throttle: store.throttle, usage: gate.usage, clock, log, trustProxy: options.trustProxy ?? false }, options.dashboard);
+  const threads = options.threads ?? 1;
+  let app: App | null = null;
+  let pool: Pool | null = null;
+  let listeners: Listener[] = [];
+  let shown: readonly ListenerInfo[];
   try {
-    listeners = await listen(app, { host: options.host ?? DEFAULTS.host, port: options.port ?? 0, tls, httpPort: options.httpPort ?? null, ...(options.limits ? { limits: options.limits } : {}) });
+    if (threads > 1) {
+      // The threads answer; this thread keeps the gate, the usage log, the dashboard and the data.
+      const started = await Pool.start(
+        {
+          threads, host: options.host ?? DEFAULTS.host, port: options.port ?? 0, tls, httpPort: options.httpPort ?? null, ...(options.limits ? { limits: options.limits } : {}),
+          trustProxy: options.trustProxy ?? false, corsOrigin: options.corsOrigin ?? null, faults: options.faults ?? [], gate, dashboard, log,
+          observe: options.observe ?? null, metrics: () => options.metrics?.(LOOPBACK_ASK) ?? null, health: () => health(), clock,
+        },
+        current,
+      );
+      pool = started.pool;
+      current = pool.snapshot(); // the shared copy; the one just loaded can go
+      shown = started.listeners;
+    } else {
+      app = new App({
+        snapshot: () => current,
+        gate,
+        clock,
+        log,
+        trustProxy: options.trustProxy ?? false,
+        corsOrigin: options.corsOrigin ?? null,
+        openapi: openapiBody,
+        metrics: options.metrics ?? (() => null),
+        draining: () => draining,
+        health: () => health(),
+        observe: options.observe ?? null,
+        dashboard,
+      });
+      app.faults = initialFaults;
+      shown = listeners = await listen(app, { host: options.host ?? DEFAULTS.host, port: options.port ?? 0, tls, httpPort: options.httpPort ?? null, ...(options.limits ? { limits: options.limits } : {}) });
+    }
   } catch (err) {
     await gate.close();
     throw err;
   }
-  const health = (): Health => (draining ? 'draining' : gate.status().healthy ? 'ok' : 'unavailable');
   let closing: Promise<void> | null = null;
   return {
-    listeners,
+    listeners: shown,
     health,
     gate,
     clock,
     fingerprint,
     snapshot: () => current,
-    compressed: app.answers,
+    compressed: app?.answers ?? { hits: 0, misses: 0 },
     async reload(data?: DataInput) {
-      // The live snapshot's collections whose files did not change are kept, not rebuilt.
-      const next = await loadSnapshot(data ?? dataInput, { ...loadOptions, previous: current });
+      // The live snapshot's collections whose files did not change are kept, not rebuilt (with threads:
+      // already in shared memory, so share() copies only what changed).
+      let next = await loadSnapshot(data ?? dataInput, { ...loadOptions, previous: current });
       if (data !== undefined) dataInput = data;
+      if (pool !== null) next = await pool.publish(next); // resolves once every thread has swapped
       current = next; // serve logs which version is live, with the reason for the reload
-      app.dataChanged();
+      app?.dataChanged(); // the threads do it as they swap (worker.ts)
       return next;
     },
     close(deadlineMs = DEFAULTS.shutdownDeadlineMs) {
       closing ??= (async () => {
         draining = true;
-        const cut = await closeListeners(listeners, deadlineMs);
+        const cut = pool !== null ? await pool.close(deadlineMs) : await closeListeners(listeners, deadlineMs);
         if (cut > 0) log.warn('shutdown deadline reached; closed the connections still open', { connections: cut, deadlineMs });
         await gate.close();
       })();
@@ -161,12 +209,24 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       return draining;
     },
     setFaults(rules) {
-      app.faults = faults(rules);
+      const next = faults(rules); // a bad rule throws here, for every thread alike
+      if (app !== null) app.faults = next;
+      else pool!.setFaults(rules);
     },
     get faults() {
-      return app.faults;
+      return app?.faults ?? null;
+    },
+    threadMetrics: () => (pool === null ? '' : threadSeries(pool.answeredByThread())),
+    get pool() {
+      return pool;
     },
     setCertificate(pair) {
+      if (pool !== null) {
+        if (tls === null) throw new Error('no HTTPS listener (plain HTTP was asked for)');
+        const info = checkCertificatePair(pair.cert, pair.key, Date.now());
+        pool.setCertificate(pair); // every thread's HTTPS listener, and the threads started later
+        return info;
+      }
       const https = listeners.find((l) => l.transport === 'https');
       if (https === undefined) throw new Error('no HTTPS listener (plain HTTP was asked for)');
       const info = checkCertificatePair(pair.cert, pair.key, Date.now());

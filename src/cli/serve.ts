@@ -94,8 +94,6 @@ export const serve: CommandGroup = async (args, io) => {
   }
   const threads = threadCount(config.threads);
   if ('error' in threads) throw new UsageError(threads.error);
-  // Until the worker pool lands (issue 21 step 2), a supported platform refuses too, saying so.
-  if (threads.count > 1) throw new UsageError('--threads above 1: the worker threads are not built yet (issue 21)');
   let faults: FaultRule[];
   try {
     faults = (values.fault ?? []).map(parseFaultSpec);
@@ -122,7 +120,8 @@ export const serve: CommandGroup = async (args, io) => {
     accessLog(req, status, requestId, startNs);
   };
   // With --admin-port, /metrics lives there only; otherwise the main port answers loopback clients.
-  const mainMetrics = config.adminPort === null ? (req: IncomingMessage) => (fromLoopback(req) ? metrics.render() : null) : () => null;
+  const render = () => metrics.render() + (service?.threadMetrics() ?? '');
+  const mainMetrics = config.adminPort === null ? (req: IncomingMessage) => (fromLoopback(req) ? render() : null) : () => null;
   try {
     service = await startService({
       data: config.data,
@@ -140,6 +139,7 @@ export const serve: CommandGroup = async (args, io) => {
       observe,
       faults,
       dashboard: { signup: config.signup, operatorEmail: config.operatorEmail },
+      threads: threads.count,
     });
   } catch (err) {
     if (err instanceof DataError) throw new CommandError(err.message);
@@ -152,7 +152,7 @@ export const serve: CommandGroup = async (args, io) => {
   let admin = null;
   if (config.adminPort !== null) {
     try {
-      admin = await listenAdmin({ host: config.host, port: config.adminPort, metrics: () => metrics.render(), draining: () => running.draining, health: () => running.health() });
+      admin = await listenAdmin({ host: config.host, port: config.adminPort, metrics: render, draining: () => running.draining, health: () => running.health() });
     } catch (err) {
       await running.close(0);
       throw new CommandError(`admin port: ${(err as Error).message}`);

@@ -35,6 +35,8 @@ export interface ListenOptions {
   readonly httpPort: number | null;
   /** Overrides of DEFAULTS, so tests can see a 408 in one second rather than ten. */
   readonly limits?: Partial<Limits>;
+  /** Bind with SO_REUSEPORT, beside the other threads on the same port (src/threads/, CONTRACT 10). */
+  readonly reusePort?: boolean;
 }
 
 export interface Listener {
@@ -104,10 +106,11 @@ export function urlOf(server: HttpServer, scheme: string, host: string): string 
   return `${scheme}://${shown}:${port}`;
 }
 
-export async function start(server: HttpServer, host: string, port: number): Promise<void> {
+export async function start(server: HttpServer, host: string, port: number, reusePort = false): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, host, () => {
+    // `reusePort` only when asked: Node before 22.12 ignores it, and the threads check that first.
+    server.listen(reusePort ? { port, host, reusePort } : { port, host }, () => {
       server.off('error', reject);
       resolve();
     });
@@ -119,12 +122,12 @@ export async function listen(app: App, options: ListenOptions): Promise<Listener
   const limits = resolveLimits(options.limits);
   const mainTransport: Transport = options.tls ? 'https' : 'insecure';
   const main = hardenedServer(limits, (req, res, refusal) => app.handle(req, res, mainTransport, refusal), options.tls, app.rawAnswer(mainTransport), app.rawAnswer('insecure'));
-  await start(main, options.host, options.port);
+  await start(main, options.host, options.port, options.reusePort);
   const listeners: Listener[] = [{ server: main, transport: mainTransport, url: urlOf(main, options.tls ? 'https' : 'http', options.host) }];
   if (options.tls && options.httpPort !== null) {
     const plain = hardenedServer(limits, (req, res, refusal) => app.handle(req, res, 'redirect', refusal), null, app.rawAnswer('redirect'));
     try {
-      await start(plain, options.host, options.httpPort);
+      await start(plain, options.host, options.httpPort, options.reusePort);
     } catch (err) {
       main.close();
       throw err;

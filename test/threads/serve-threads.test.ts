@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startServer } from '../../src/index.ts';
 import { refusal, sharesPorts } from '../../src/threads/platform.ts';
 import { tempDir } from '../helpers/serve-harness.ts';
 import { spawnListening } from '../helpers/serve-process.ts';
@@ -43,6 +44,13 @@ if (!sharesPorts()) {
     const { code, stderr } = await runServe(['--insecure-http', '--port', '0'], { CELEBRITY_API_THREADS: '2' });
     assert.equal(code, 2);
     assert.equal(stderr.split('\n')[0] + '\n', line);
+  });
+
+  test(`Node ${process.versions.node}: startServer({ threads: 2 }) -> rejects with the same line; { threads: 1 } serves`, async () => {
+    await assert.rejects(startServer({ threads: 2 }), { message: refusal() });
+    const one = await startServer({ threads: 1 });
+    assert.equal((await fetch(`${one.url}/healthz`)).status, 200);
+    await one.close();
   });
 
   test(`Node ${process.versions.node}: serve --threads auto -> serves on 1 thread, and says why when there are more cores`, async () => {

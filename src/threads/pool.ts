@@ -1,0 +1,292 @@
+// The worker threads of `serve --threads N` (CONTRACT 10), kept by the main thread: it starts them on
+// one port, hands them the shared data, is the one quota authority and usage-log writer for all of
+// them (gate-link.ts), keeps the dashboard (mounted-link.ts), logs and observes what they report,
+// replaces a thread that dies, and drains them all on close.
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { IncomingMessage } from 'node:http';
+import net from 'node:net';
+import v8 from 'node:v8';
+import vm from 'node:vm';
+import { MessageChannel, Worker } from 'node:worker_threads';
+import type { Snapshot } from '../data/snapshot.ts';
+import type { Observer, Transport } from '../http/app.ts';
+import type { FaultRule } from '../http/faults.ts';
+import type { MountedSite } from '../http/mounted.ts';
+import type { Health } from '../http/respond.ts';
+import type { Route } from '../http/router.ts';
+import type { Limits } from '../http/server.ts';
+import { LOG_LEVELS, type Logger } from '../log.ts';
+import type { Gate } from '../quota/gate.ts';
+import type { CollectionName } from '../resources/types.ts';
+import { serveGate } from './gate-link.ts';
+import { serveMounted } from './mounted-link.ts';
+import type { Observation, ToMain, ToWorker } from './messages.ts';
+import { revive, share, sharedBytes } from './share.ts';
+import type { WorkerSetup } from './worker.ts';
+
+export interface PoolOptions {
+  readonly threads: number;
+  readonly host: string;
+  readonly port: number;
+  readonly httpPort: number | null;
+  readonly tls: { readonly cert: string | Buffer; readonly key: string | Buffer } | null;
+  readonly limits?: Partial<Limits>;
+  readonly trustProxy: boolean;
+  readonly corsOrigin: string | null;
+  readonly faults: readonly FaultRule[];
+  readonly gate: Gate;
+  readonly dashboard: MountedSite | null;
+  readonly log: Logger;
+  readonly observe: Observer | null;
+  /** The /metrics text for the main port (null: not served there), rendered on the main thread. */
+  readonly metrics: () => string | null;
+  readonly health: () => Health;
+  readonly clock: () => number;
+}
+
+export interface ThreadListener {
+  readonly url: string;
+  readonly transport: Transport;
+}
+
+/** How often the main thread sends health and the /metrics text to the workers. */
+const STATE_EVERY_MS = 250;
+/** A thread that dies this soon after its start is not restarted in a loop faster than this. */
+const RESTART_DELAY_MS = 200;
+
+/**
+ * Starts a worker thread on worker.ts: from a checkout through tsx, registered in the thread as
+ * bin/celebrity-api registers it in the process; from the package's bundle on dist/worker.js, which
+ * `npm run build` makes beside dist/cli.js and dist/index.js.
+ */
+function spawnWorker(setup: WorkerSetup, transfer: readonly MessagePortLike[]): Worker {
+  const options = { workerData: setup, transferList: transfer as never[] };
+  if (!import.meta.url.endsWith('.ts')) {
+    const bundled = new URL('./worker.js', import.meta.url);
+    if (!existsSync(fileURLToPath(bundled))) throw new Error('--threads above 1: this build has no worker thread entry (dist/worker.js); the single executable serves on one thread only');
+    return new Worker(bundled, options);
+  }
+  const entry = new URL('./worker.ts', import.meta.url).href;
+  return new Worker(`import('tsx/esm/api').then((m) => m.register()).then(() => import(${JSON.stringify(entry)}))`, { ...options, eval: true });
+}
+type MessagePortLike = import('node:worker_threads').MessagePort;
+
+/**
+ * Frees the copy of the data that was loaded before it was shared: every arena of it is garbage once
+ * the threads have the shared one, but V8 collects it only when this thread's heap grows, and the
+ * main thread allocates little, so without this it would stay resident for hours (as much again as
+ * the data). `gc` is reached the way --expose-gc would give it; where that fails, the copy waits for V8.
+ */
+function collectGarbage(): void {
+  try {
+    v8.setFlagsFromString('--expose-gc');
+    (vm.runInNewContext('gc') as () => void)();
+  } catch {
+    // not fatal: only the memory figure suffers
+  }
+}
+
+/** A fake request that carries what the access log reads (method, target, peer, X-Forwarded-For). */
+function arrived(o: Observation): IncomingMessage {
+  return { method: o[5], url: o[6], headers: o[8] === null ? {} : { 'x-forwarded-for': o[8] }, socket: { remoteAddress: o[7] } } as unknown as IncomingMessage;
+}
+
+function routeOf(o: Observation): Route {
+  return (o[1] === '' ? { kind: o[0] } : { kind: o[0], collection: o[1] as CollectionName }) as Route;
+}
+
+interface Thread {
+  worker: Worker;
+  release(): void;
+}
+
+export class Pool {
+  private readonly threads: (Thread | null)[];
+  /**
+   * The data as the threads see it (over the shared memory). Only this form is kept here: a thread
+   * started later gets share(current), which finds every array already shared and copies none.
+   */
+  private current: Snapshot;
+  private listeners: ThreadListener[] = [];
+  private ports: { main: number; http: number | null } = { main: 0, http: null };
+  private closing = false;
+  private readonly clockOffset = new Float64Array(new SharedArrayBuffer(8));
+  /** One set of TLS session ticket keys for every thread, so a client resumes on whichever thread it reaches. */
+  private readonly ticketKeys = randomBytes(48);
+  private readonly timer: NodeJS.Timeout;
+  private faults: readonly FaultRule[];
+  /** The certificate and key in force (a SIGHUP renews them), or null for plain HTTP. */
+  private tls: PoolOptions['tls'];
+  /** Answers sent per thread (all its lives), written by each thread in its own slot. */
+  private readonly answered: Float64Array;
+
+  private constructor(private readonly o: PoolOptions, snapshot: Snapshot) {
+    this.threads = new Array<Thread | null>(o.threads).fill(null);
+    this.answered = new Float64Array(new SharedArrayBuffer(8 * o.threads));
+    this.faults = o.faults;
+    this.tls = o.tls;
+    this.current = snapshot;
+    this.timer = setInterval(() => this.sendState(), STATE_EVERY_MS);
+    this.timer.unref();
+  }
+
+  /** The data as the threads see it (in shared memory), for the main thread to hold instead of its own copy. */
+  snapshot(): Snapshot {
+    return this.current;
+  }
+
+  /**
+   * Starts every thread at once on the same ports. A port 0 is first resolved here, by a socket of
+   * this thread bound with SO_REUSEPORT and closed once the threads listen: no client knows the port
+   * before `listening on` is printed, so none of its connections lands on that socket.
+   */
+  static async start(o: PoolOptions, snapshot: Snapshot): Promise<{ pool: Pool; listeners: ThreadListener[] }> {
+    const pool = new Pool(o, snapshot);
+    const shared = share(snapshot);
+    o.log.info('data shared between threads', { threads: o.threads, bytes: sharedBytes(shared) });
+    const probes: net.Server[] = [];
+    const resolve = async (port: number): Promise<number> => {
+      if (port !== 0) return port;
+      const probe = net.createServer();
+      probes.push(probe);
+      await new Promise<void>((done, fail) => probe.once('error', fail).listen({ host: o.host, port: 0, reusePort: true }, done));
+      return (probe.address() as net.AddressInfo).port;
+    };
+    try {
+      pool.ports = { main: await resolve(o.port), http: o.httpPort === null ? null : await resolve(o.httpPort) };
+      const started = await Promise.all(Array.from({ length: o.threads }, (_, i) => pool.spawn(i, pool.ports.main, pool.ports.http, shared)));
+      pool.current = revive<Snapshot>(shared);
+      // The loaded copy is garbage once the caller holds pool.snapshot() instead: after this turn.
+      setImmediate(collectGarbage);
+      pool.listeners = started[0]!.map(({ url, transport }) => ({ url, transport }));
+    } catch (err) {
+      await pool.close(0);
+      throw err;
+    } finally {
+      for (const probe of probes) probe.close();
+    }
+    return { pool, listeners: pool.listeners };
+  }
+
+  private spawn(index: number, port: number, httpPort: number | null, shared: unknown = share(this.current)): Promise<{ url: string; transport: Transport; port: number }[]> {
+    const o = this.o;
+    const gate = new MessageChannel();
+    const dashboard = o.dashboard === null ? null : new MessageChannel();
+    this.sync();
+    const setup: WorkerSetup = {
+      thread: index, host: o.host, port, httpPort, tls: this.tls, ...(o.limits ? { limits: o.limits } : {}), trustProxy: o.trustProxy, corsOrigin: o.corsOrigin,
+      faults: this.faults, snapshot: shared, gate: gate.port2, dashboard: dashboard?.port2 ?? null,
+      ticketKeys: this.ticketKeys, logLevels: LOG_LEVELS.filter((l) => o.log.enabled?.(l) ?? true), observe: o.observe !== null, clockOffset: this.clockOffset, answered: this.answered,
+    };
+    const worker = spawnWorker(setup, dashboard ? [gate.port2, dashboard.port2] : [gate.port2]);
+    const link = serveGate(gate.port1, o.gate);
+    if (dashboard) serveMounted(dashboard.port1, o.dashboard!);
+    const thread: Thread = { worker, release: () => (link.release(), dashboard?.port1.close()) };
+    this.threads[index] = thread;
+    return new Promise((resolve, reject) => {
+      let listening = false;
+      worker.on('message', (m: ToMain) => {
+        switch (m[0]) {
+          case 'listening':
+            listening = true;
+            worker.postMessage(['state', o.health(), o.metrics()] satisfies ToWorker);
+            return resolve([...m[1]]);
+          case 'log':
+            return o.log[m[1]](m[2], m[3]);
+          case 'observed':
+            if (o.observe !== null) for (const x of m[1]) o.observe(arrived(x), routeOf(x), x[2], x[4], process.hrtime.bigint() - BigInt(x[3]));
+            return;
+          case 'swapped':
+          case 'closed':
+            worker.emit(m[0], m[1]);
+            return;
+        }
+      });
+      worker.on('error', (err) => {
+        o.log.error('thread failed', { thread: index, error: err.stack ?? String(err) });
+        if (!listening) reject(err);
+      });
+      worker.on('exit', (code) => {
+        thread.release();
+        if (this.threads[index] === thread) this.threads[index] = null;
+        if (!listening) return reject(new Error(`thread ${index} exited with code ${code} before listening`));
+        if (this.closing) return;
+        // Its sockets closed with it: clients of requests in flight saw the connection close, and
+        // their units went back (release above). A new thread takes its place on the same port.
+        o.log.error('thread exited; starting another', { thread: index, code });
+        setTimeout(() => {
+          if (this.closing) return;
+          this.spawn(index, this.ports.main, this.ports.http).then(
+            () => (this.restarts++, o.log.info('thread restarted', { thread: index })),
+            (err: unknown) => o.log.error('thread could not be restarted', { thread: index, error: String(err) }),
+          );
+        }, RESTART_DELAY_MS).unref();
+      });
+    });
+  }
+
+  /** The embedding API's clock may be moved: the threads follow its offset from Date.now. */
+  private sync(): void {
+    this.clockOffset[0] = this.o.clock() - Date.now();
+  }
+
+  private sendState(): void {
+    this.sync();
+    const m: ToWorker = ['state', this.o.health(), this.o.metrics()];
+    for (const t of this.threads) t?.worker.postMessage(m);
+  }
+
+  /** Ends thread `index` at once, as a crash would (tests): it is replaced like any thread that dies. */
+  async terminate(index: number): Promise<void> {
+    await this.threads[index]?.worker.terminate();
+  }
+
+  /** Threads started to replace one that died. */
+  restarts = 0;
+
+  /** Requests answered per thread since the start, for `celebrity_api_thread_requests_total{thread}`. */
+  answeredByThread(): readonly number[] {
+    return Array.from(this.answered);
+  }
+
+  /** Shares `snapshot` and swaps every thread to it; resolves once each has (between two of its requests). */
+  async publish(snapshot: Snapshot): Promise<Snapshot> {
+    const shared = share(snapshot);
+    const m: ToWorker = ['snapshot', shared];
+    await Promise.all(this.threads.map((t) => (t === null ? null : new Promise((resolve) => {
+      t.worker.once('swapped', resolve);
+      t.worker.once('exit', resolve);
+      t.worker.postMessage(m);
+    }))));
+    return (this.current = revive<Snapshot>(shared));
+  }
+
+  /** New handshakes on every thread's HTTPS listener use `pair` (checked by the caller); so do threads started later. */
+  setCertificate(pair: { readonly cert: string | Buffer; readonly key: string | Buffer }): void {
+    this.tls = pair;
+    for (const t of this.threads) t?.worker.postMessage(['certificate', pair] satisfies ToWorker);
+  }
+
+  setFaults(rules: readonly FaultRule[]): void {
+    this.faults = rules;
+    for (const t of this.threads) t?.worker.postMessage(['faults', rules] satisfies ToWorker);
+  }
+
+  /** Drains every thread within `deadlineMs`; resolves with the connections the deadline cut. */
+  async close(deadlineMs: number): Promise<number> {
+    this.closing = true;
+    clearInterval(this.timer);
+    const cut = await Promise.all(this.threads.map((t) => (t === null ? 0 : new Promise<number>((resolve) => {
+      let n = 0;
+      t.worker.once('closed', (c: number) => {
+        n = c;
+        void t.worker.terminate();
+      });
+      t.worker.once('exit', () => resolve(n));
+      t.worker.postMessage(['close', deadlineMs] satisfies ToWorker);
+    }))));
+    return cut.reduce((a, b) => a + b, 0);
+  }
+}

@@ -1,0 +1,139 @@
+// One worker thread of `serve --threads N`: the API pipeline on its own listeners, bound to the
+// shared port with SO_REUSEPORT (the kernel spreads connections over the threads), answering from
+// the shared snapshot. What is counted or kept goes to the main thread: quota through the gate link,
+// log lines and per-request observations in batches; the main thread sends the data, health and the
+// /metrics text, and says when to drain.
+import type { Http2SecureServer } from 'node:http2';
+import type { Server as TlsServer } from 'node:tls';
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
+import type { Snapshot } from '../data/snapshot.ts';
+import { App, type Observer } from '../http/app.ts';
+import { Faults, type FaultRule } from '../http/faults.ts';
+import { fromLoopback } from '../http/metrics.ts';
+import { openapiBody } from '../http/openapi.ts';
+import type { Health } from '../http/respond.ts';
+import { closeListeners, listen, type Limits, type Listener } from '../http/server.ts';
+import { replaceCertificate } from '../http/tls-server.ts';
+import type { LogLevel, Logger } from '../log.ts';
+import { RemoteGate } from './gate-link.ts';
+import { MountedProxy } from './mounted-link.ts';
+import { revive } from './share.ts';
+import type { Observation, ToMain, ToWorker } from './messages.ts';
+
+export interface WorkerSetup {
+  readonly thread: number;
+  readonly host: string;
+  readonly port: number;
+  readonly httpPort: number | null;
+  readonly tls: { readonly cert: string | Buffer; readonly key: string | Buffer } | null;
+  /** The pool's TLS session ticket keys (48 bytes), the same in every thread. */
+  readonly ticketKeys: Uint8Array;
+  readonly limits?: Partial<Limits>;
+  readonly trustProxy: boolean;
+  readonly corsOrigin: string | null;
+  readonly faults: readonly FaultRule[];
+  readonly snapshot: unknown;
+  readonly gate: MessagePort;
+  /** Requests under /dashboard go to the main thread over this port; null: no dashboard (404). */
+  readonly dashboard: MessagePort | null;
+  readonly logLevels: readonly LogLevel[];
+  /** Observations are sent (the main thread has an observer: metrics, access log). */
+  readonly observe: boolean;
+  /** ms the thread's clock is ahead of Date.now (the embedding API's controllable clock). */
+  readonly clockOffset: Float64Array;
+  /** Answers sent, one slot per thread; this thread writes only its own (no lock needed). */
+  readonly answered: Float64Array;
+}
+
+const setup = workerData as WorkerSetup;
+const main = parentPort!;
+const post = (m: ToMain) => main.postMessage(m);
+
+const levels = new Set(setup.logLevels);
+const line = (level: LogLevel) => (msg: string, fields?: Record<string, unknown>) => {
+  if (levels.has(level)) post(['log', level, msg, { ...fields, thread: setup.thread }]);
+};
+const log: Logger = { enabled: (level) => levels.has(level), debug: line('debug'), info: line('info'), warn: line('warn'), error: line('error') };
+
+let snapshot = revive<Snapshot>(setup.snapshot);
+let health: Health = 'ok';
+let metricsText: string | null = null;
+let draining = false;
+
+// Observations leave in one message per turn of the event loop, not one per request.
+let batch: Observation[] = [];
+const flush = () => {
+  const out = batch;
+  batch = [];
+  post(['observed', out]);
+};
+const answered = setup.answered;
+const observe: Observer = setup.observe
+  ? (req, route, status, requestId, startNs) => {
+      answered[setup.thread]!++;
+      if (batch.length === 0) setImmediate(flush);
+      const xff = req.headers['x-forwarded-for'];
+      batch.push([
+        route.kind, 'collection' in route ? route.collection : '', status, Number(process.hrtime.bigint() - startNs), requestId,
+        req.method ?? '', req.url ?? '', req.socket?.remoteAddress ?? '', typeof xff === 'string' ? xff : null,
+      ]);
+    }
+  : () => void answered[setup.thread]!++;
+
+const offset = setup.clockOffset;
+const app = new App({
+  snapshot: () => snapshot,
+  gate: new RemoteGate(setup.gate),
+  clock: () => Date.now() + offset[0]!,
+  log,
+  trustProxy: setup.trustProxy,
+  corsOrigin: setup.corsOrigin,
+  openapi: openapiBody,
+  // The main thread's text, refreshed every 250 ms; loopback clients only, as with one thread.
+  metrics: (req) => (metricsText !== null && fromLoopback(req) ? metricsText : null),
+  draining: () => draining,
+  health: () => (draining ? 'draining' : health),
+  observe,
+  dashboard: setup.dashboard === null ? null : new MountedProxy(setup.dashboard),
+});
+app.faults = setup.faults.length > 0 ? new Faults(setup.faults) : null;
+
+let listeners: Listener[] = [];
+// A session ticket issued by one thread resumes on another: the kernel may send the next connection anywhere.
+const ticketKeys = Buffer.from(setup.ticketKeys.buffer, setup.ticketKeys.byteOffset, setup.ticketKeys.byteLength);
+
+main.on('message', (m: ToWorker) => {
+  switch (m[0]) {
+    case 'snapshot':
+      // Between two requests: a request that began on the old data finishes on it (app.ts reads it once).
+      snapshot = revive<Snapshot>(m[1]);
+      app.dataChanged();
+      post(['swapped', snapshot.version]);
+      return;
+    case 'state':
+      health = m[1];
+      metricsText = m[2];
+      return;
+    case 'certificate':
+      for (const l of listeners) {
+        if (l.transport !== 'https') continue;
+        replaceCertificate(l.server as Http2SecureServer, m[1]);
+        (l.server as unknown as TlsServer).setTicketKeys(ticketKeys); // a new context has keys of its own
+      }
+      return;
+    case 'faults':
+      app.faults = m[1].length > 0 ? new Faults(m[1]) : null;
+      return;
+    case 'close':
+      draining = true;
+      void closeListeners(listeners, m[1]).then((cut) => {
+        if (batch.length > 0) flush();
+        post(['closed', cut]);
+      });
+      return;
+  }
+});
+
+listeners = await listen(app, { host: setup.host, port: setup.port, tls: setup.tls, httpPort: setup.httpPort, reusePort: true, ...(setup.limits ? { limits: setup.limits } : {}) });
+for (const l of listeners) if (l.transport === 'https') (l.server as unknown as TlsServer).setTicketKeys(ticketKeys);
+post(['listening', listeners.map((l) => ({ url: l.url, transport: l.transport, port: (l.server.address() as { port: number }).port }))]);

@@ -1,0 +1,350 @@
+// Every core (CONTRACT 10, issue 21), over real sockets: quotas exact across 2 threads on HTTP and
+// HTTPS, strict durability under SIGKILL, both threads answering, a dead thread replaced, and a
+// --watch reload that never mixes two versions. These run where a port can be shared between
+// threads (Node 22.12+ on Linux: Node 26 in `.ci/run`); test/threads/serve-threads.test.ts has the
+// refusal that runs elsewhere.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import http2 from 'node:http2';
+import tls from 'node:tls';
+import https from 'node:https';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { startServer, type RunningServer } from '../../src/index.ts';
+import { startService } from '../../src/service.ts';
+import { sharesPorts } from '../../src/threads/platform.ts';
+import { createSelfSignedCertificate } from '../../src/tls/self-signed.ts';
+import { fixture } from '../helpers/fixture.ts';
+import { createKey, eventually, tempDir, writeData } from '../helpers/serve-harness.ts';
+import { runCli, spawnServe } from '../helpers/serve-process.ts';
+
+type Get = (path: string) => Promise<{ status: number; body: string }>;
+
+function getter(base: string, key: string, agent: http.Agent): Get {
+  return (path) =>
+    new Promise((resolve, reject) => {
+      const req = http.get(`${base}${path}`, { agent, headers: { 'x-api-key': key } }, (res) => {
+        let body = '';
+        res.setEncoding('utf8').on('data', (d: string) => (body += d));
+        res.on('end', () => resolve({ status: res.statusCode!, body }));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+    });
+}
+
+/** `n` requests at once, each on its own connection (so the kernel spreads them over the threads). */
+async function burst(get: Get, n: number): Promise<Record<number, number>> {
+  const statuses = await Promise.all(Array.from({ length: n }, () => get('/api/v1/movies?limit=1').then((r) => r.status)));
+  const counts: Record<number, number> = {};
+  for (const s of statuses) counts[s] = (counts[s] ?? 0) + 1;
+  return counts;
+}
+
+if (sharesPorts()) {
+  describe('2 threads: a free key under 1,000 concurrent requests', () => {
+    let tmp: Awaited<ReturnType<typeof tempDir>>;
+    before(async () => (tmp = await tempDir('threads-quota')));
+    after(() => tmp.remove());
+
+    const month = async (server: RunningServer, send: (key: string) => Promise<Record<number, number>>) => {
+      const { key } = await server.accounts.create({ email: 'free@example.com', plan: 'free' });
+      assert.deepEqual(await send(key), { 200: 100, 429: 900 });
+      assert.equal((await server.usage.get('free@example.com')).used, 100);
+      server.clock.set('2026-12-02T00:00:00Z');
+      assert.deepEqual(await send(key), { 200: 100, 429: 900 });
+      assert.equal((await server.usage.get('free@example.com')).used, 100);
+    };
+    const clock = () => Date.parse('2026-11-10T12:00:00Z');
+
+    it('HTTP/1.1, a connection each: exactly 100 served, 900 refused; the next month again exactly 100', async () => {
+      const server = await startServer({ threads: 2, clock });
+      const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
+      try {
+        await month(server, (key) => burst(getter(server.url, key, agent), 1000));
+      } finally {
+        agent.destroy();
+        await server.close();
+      }
+    });
+
+    it('HTTPS, HTTP/2, 20 connections of 50 streams: exactly 100 served, 900 refused; the next month again exactly 100', async () => {
+      const state = join(tmp.dir, 'https');
+      const server = await startServer({ threads: 2, clock, tls: 'self-signed', state });
+      const ca = await readFile(join(state, 'tls', 'cert.pem'));
+      try {
+        await month(server, async (key) => {
+          const sessions = Array.from({ length: 20 }, () => http2.connect(server.url, { ca }));
+          try {
+            const statuses = await Promise.all(
+              sessions.flatMap((session) =>
+                Array.from({ length: 50 }, () =>
+                  new Promise<number>((resolve, reject) => {
+                    const stream = session.request({ ':path': '/api/v1/movies?limit=1', 'x-api-key': key });
+                    let status = 0;
+                    stream.on('response', (h) => (status = Number(h[':status'])));
+                    stream.on('error', reject);
+                    stream.resume();
+                    stream.on('end', () => resolve(status));
+                  }),
+                ),
+              ),
+            );
+            const counts: Record<number, number> = {};
+            for (const s of statuses) counts[s] = (counts[s] ?? 0) + 1;
+            return counts;
+          } finally {
+            for (const session of sessions) session.close();
+          }
+        });
+      } finally {
+        await server.close();
+      }
+    });
+  });
+
+  describe('2 threads answer as 1 does', () => {
+    it('lists, filters, search, a detail, 404, 400, 401 -> the same status and body', async () => {
+      const one = await startServer({ clock: () => Date.parse('2026-11-10T12:00:00Z') });
+      const two = await startServer({ threads: 2, clock: () => Date.parse('2026-11-10T12:00:00Z') });
+      const agent = new http.Agent({ keepAlive: true });
+      try {
+        const a = (await one.accounts.create({ email: 'same@example.com', plan: 'enterprise' })).key;
+        const b = (await two.accounts.create({ email: 'same@example.com', plan: 'enterprise' })).key;
+        const slug = JSON.parse((await getter(one.url, a, agent)('/api/v1/celebrities?limit=1')).body).data[0].slug;
+        const paths = [
+          '/api/v1/celebrities?limit=50&sort=name_asc', '/api/v1/celebrities?nationality=french', '/api/v1/outfits?search=dress&page=2',
+          '/api/v1/movies?genre=drama&sort=release_desc', '/api/v1/reviews?minRating=7.5', '/api/v1/news?featured=true',
+          `/api/v1/celebrities/${slug}`, '/api/v1/movies/no-such-movie', '/api/v1/movies?limit=0', '/api/v1/openapi.json',
+        ];
+        for (const path of paths) {
+          const [x, y] = [await getter(one.url, a, agent)(path), await getter(two.url, b, agent)(path)];
+          assert.equal(y.status, x.status, path);
+          assert.equal(y.body, x.body, path);
+        }
+        assert.equal((await getter(two.url, 'cel_not_a_key', agent)('/api/v1/movies')).status, 401);
+      } finally {
+        agent.destroy();
+        await one.close();
+        await two.close();
+      }
+    });
+  });
+
+  describe('serve --threads 2', () => {
+    let tmp: Awaited<ReturnType<typeof tempDir>>;
+    let data: string;
+    before(async () => {
+      tmp = await tempDir('threads-serve');
+      data = join(tmp.dir, 'data');
+      await writeData(data);
+    });
+    after(() => tmp.remove());
+
+    it('both threads take requests (per-thread series in /metrics); /healthz and the dashboard answer', async () => {
+      const state = join(tmp.dir, 'both');
+      const key = await createKey(state, 'both@example.com', 'enterprise');
+      const serve = await spawnServe(['--insecure-http', '--port', '0', '--state', state, '--data', data, '--threads', '2', '--log-level', 'warn'], 1, 60_000);
+      const agent = new http.Agent({ keepAlive: false, maxSockets: 50 });
+      try {
+        const counts = await burst(getter(serve.url, key, agent), 200);
+        assert.deepEqual(counts, { 200: 200 });
+        const metrics = await eventually(async () => {
+          const text = await (await fetch(`${serve.url}/metrics`)).text();
+          return /celebrity_api_requests_total\{route="\/api\/v1\/movies",status="200"\} 200\n/.test(text);
+        }, 15_000, 'the 200 answers in /metrics').then(async () => (await fetch(`${serve.url}/metrics`)).text());
+        const perThread = [...metrics.matchAll(/^celebrity_api_thread_requests_total\{thread="(\d)"\} (\d+)$/gm)].map((m) => Number(m[2]));
+        assert.equal(perThread.length, 2, metrics);
+        assert.ok(perThread.every((n) => n > 0), `each thread answered some: ${perThread}`);
+        assert.ok(perThread[0]! + perThread[1]! >= 200);
+        assert.equal((await fetch(`${serve.url}/healthz`)).status, 200);
+        const login = await fetch(`${serve.url}/dashboard/login`);
+        assert.equal(login.status, 200);
+        assert.match(await login.text(), /Log in/);
+      } finally {
+        agent.destroy();
+        assert.equal(await serve.stop(), 0);
+      }
+    });
+
+    it('HTTPS with --http-port: both listeners on both threads; /api/ over plain HTTP -> 403, HTTPS answers', async () => {
+      const state = join(tmp.dir, 'tls');
+      const key = await createKey(state, 'tls@example.com', 'enterprise');
+      const serve = await spawnServe(['--port', '0', '--http-port', '0', '--state', state, '--data', data, '--threads', '2', '--log-level', 'warn'], 2, 60_000);
+      try {
+        const [secure, plain] = serve.urls;
+        assert.match(secure!, /^https:/);
+        assert.match(plain!, /^http:/);
+        assert.equal((await fetch(`${plain}/api/v1/movies`, { headers: { 'x-api-key': key } })).status, 403);
+        const ca = await readFile(join(state, 'tls', 'cert.pem'));
+        const statuses = await Promise.all(Array.from({ length: 20 }, () => new Promise<number>((resolve, reject) => {
+          https.get(`${secure}/api/v1/movies?limit=1`, { ca, agent: false, headers: { 'x-api-key': key } }, (res) => (res.resume(), resolve(res.statusCode!))).on('error', reject);
+        })));
+        assert.deepEqual(statuses, Array(20).fill(200));
+      } finally {
+        assert.equal(await serve.stop(), 0);
+      }
+    });
+
+    it('SIGHUP with a renewed certificate -> every thread serves it to new handshakes', async () => {
+      const dir = join(tmp.dir, 'renew');
+      const cert = join(dir, 'fullchain.pem');
+      const key = join(dir, 'privkey.pem');
+      const first = createSelfSignedCertificate();
+      const renewed = createSelfSignedCertificate();
+      await mkdir(dir, { recursive: true });
+      await writeFile(cert, first.cert);
+      await writeFile(key, first.key);
+      const serve = await spawnServe(['--port', '0', '--state', join(dir, 'state'), '--data', data, '--tls-cert', cert, '--tls-key', key, '--threads', '2'], 1, 60_000);
+      const port = Number(new URL(serve.url).port);
+      // Fresh connections, so the kernel hands them to both threads.
+      const served = () => Promise.all(Array.from({ length: 20 }, () => new Promise<string>((resolve, reject) => {
+        const socket = tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () => {
+          resolve(socket.getPeerX509Certificate()!.fingerprint256);
+          socket.destroy();
+        });
+        socket.once('error', reject);
+      })));
+      try {
+        assert.deepEqual(new Set(await served()), new Set([first.fingerprint]));
+        await writeFile(cert, renewed.cert);
+        await writeFile(key, renewed.key);
+        serve.child.kill('SIGHUP');
+        await serve.waitForLog('certificate reloaded');
+        // Each thread swaps its context when it reads the main thread's message, a moment later.
+        await eventually(async () => (await served()).every((f) => f === renewed.fingerprint), 15_000, 'the renewed certificate on every thread');
+      } finally {
+        assert.equal(await serve.stop(), 0);
+      }
+    });
+
+    it('strict, SIGKILL mid-load -> every 200 received is counted, counted <= received + in flight', async () => {
+      const state = join(tmp.dir, 'strict');
+      const key = await createKey(state, 'strict@example.com', 'enterprise');
+      const serve = await spawnServe(['--insecure-http', '--port', '0', '--state', state, '--data', data, '--threads', '2', '--usage-durability', 'strict', '--log-level', 'warn'], 1, 60_000);
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 20 });
+      let received = 0;
+      let inFlight = 0;
+      let inFlightAtKill = 0;
+      let stopped = false;
+      const one = () =>
+        new Promise<void>((resolve) => {
+          inFlight++;
+          const req = http.get(`${serve.url}/api/v1/celebrities?limit=1`, { agent, headers: { 'x-api-key': key } }, (res) => {
+            res.resume();
+            res.on('end', () => {
+              inFlight--;
+              if (res.statusCode === 200 && ++received === 400) {
+                inFlightAtKill = inFlight;
+                stopped = true;
+                serve.child.kill('SIGKILL');
+              }
+              resolve();
+            });
+            res.on('error', () => (inFlight--, resolve()));
+          });
+          req.on('error', () => (inFlight--, (stopped = true), resolve()));
+        });
+      await Promise.all(Array.from({ length: 20 }, async () => {
+        while (!stopped) await one();
+      }));
+      agent.destroy();
+      await serve.exited;
+      const usage = await runCli(['usage', '--state', state, '--email', 'strict@example.com', '--json']);
+      assert.equal(usage.code, 0, usage.stderr);
+      const counted = JSON.parse(usage.stdout).used as number;
+      assert.ok(counted >= received, `counted ${counted} < received ${received}`);
+      assert.ok(counted <= received + inFlightAtKill, `counted ${counted} > received ${received} + in flight ${inFlightAtKill}`);
+    });
+
+    it('--watch: a data edit under load -> every answer is the old or the new data, never a mix, then the new', async () => {
+      const dir = join(tmp.dir, 'watched');
+      await writeData(dir);
+      const state = join(tmp.dir, 'watch');
+      const key = await createKey(state, 'watch@example.com', 'enterprise');
+      const serve = await spawnServe(['--insecure-http', '--port', '0', '--state', state, '--data', dir, '--threads', '2', '--watch', '--log-level', 'warn'], 1, 60_000);
+      const agent = new http.Agent({ keepAlive: false, maxSockets: 10 });
+      const get = getter(serve.url, key, agent);
+      const seen = { old: 0, renamed: 0 };
+      let mixed = '';
+      let stop = false;
+      const loop = async () => {
+        while (!stop) {
+          const { status, body } = await get('/api/v1/celebrities?limit=50&sort=oldest');
+          assert.equal(status, 200);
+          const names: string[] = JSON.parse(body).data.map((c: { name: string }) => c.name);
+          const renamed = names.filter((n) => n.startsWith('Renamed ')).length;
+          if (renamed === names.length) seen.renamed++;
+          else if (renamed === 0) seen.old++;
+          else mixed = `${renamed} of ${names.length} renamed`;
+        }
+      };
+      try {
+        const loops = Array.from({ length: 4 }, loop);
+        await eventually(() => seen.old > 20, 15_000, 'answers before the edit');
+        const edited = fixture();
+        for (const c of edited.celebrities) c.name = `Renamed ${c.name}`;
+        await writeFile(join(dir, 'celebrities.json.tmp'), JSON.stringify(edited.celebrities));
+        await rename(join(dir, 'celebrities.json.tmp'), join(dir, 'celebrities.json'));
+        await eventually(() => seen.renamed > 20, 10_000, 'answers from the new data');
+        stop = true;
+        await Promise.all(loops);
+        assert.equal(mixed, '');
+        // Once every thread swapped, only the new data is served.
+        for (let i = 0; i < 20; i++) assert.match((await get('/api/v1/celebrities?limit=1&sort=oldest')).body, /"name":"Renamed /);
+      } finally {
+        stop = true;
+        agent.destroy();
+        assert.equal(await serve.stop(), 0);
+      }
+    });
+  });
+
+  describe('a thread that dies', () => {
+    it('is replaced under load; answers go on; units of the requests it never answered go back', async () => {
+      const tmp = await tempDir('threads-crash');
+      await writeData(join(tmp.dir, 'data'));
+      const service = await startService({ data: join(tmp.dir, 'data'), state: 'memory', tls: false, threads: 2 });
+      const { key } = await service.gate.accounts.create({ email: 'crash@example.com', plan: 'enterprise', password: 'correct horse battery' });
+      const url = service.listeners[0]!.url;
+      const agent = new http.Agent({ keepAlive: false, maxSockets: 20 });
+      const get = getter(url, key, agent);
+      let ok = 0;
+      let failed = 0;
+      let stop = false;
+      const loop = async () => {
+        while (!stop) {
+          try {
+            if ((await get('/api/v1/news?limit=1')).status === 200) ok++;
+          } catch {
+            failed++; // a connection of the thread that died: closed, never answered
+          }
+        }
+      };
+      try {
+        const loops = Array.from({ length: 20 }, loop);
+        await eventually(() => ok > 200, 10_000, 'load before the kill');
+        await service.pool!.terminate(0);
+        await eventually(() => service.pool!.restarts === 1, 10_000, 'a new thread');
+        const afterRestart = ok;
+        await eventually(() => ok > afterRestart + 200, 10_000, 'answers after the restart');
+        stop = true;
+        await Promise.all(loops);
+        // Both threads answer again: fresh connections reach the new one too.
+        const perThread = service.pool!.answeredByThread();
+        const before0 = perThread[0]!;
+        ok += (await burst(get, 200))[200] ?? 0;
+        await eventually(() => service.pool!.answeredByThread()[0]! > before0, 15_000, 'the new thread 0 answering');
+        const used = (await service.gate.usage.get('crash@example.com')).used;
+        assert.ok(used >= ok, `used ${used} < 200s received ${ok}`);
+        assert.ok(used <= ok + failed, `used ${used}: more than received ${ok} + ${failed} cut`);
+      } finally {
+        stop = true;
+        agent.destroy();
+        await service.close(0);
+        await tmp.remove();
+      }
+    });
+  });
+}
