@@ -125,16 +125,23 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, .
   };
 }
 
-function view(kind: Kind, buf: ArrayBuffer, bytes: number): View {
+function view(kind: Kind, buf: ArrayBuffer, at: number, bytes: number): View {
   const len = bytes / KIND_BYTES[kind];
   switch (kind) {
-    case 'u8': return new Uint8Array(buf, 0, len);
-    case 'u16': return new Uint16Array(buf, 0, len);
-    case 'i32': return new Int32Array(buf, 0, len);
-    case 'u32': return new Uint32Array(buf, 0, len);
-    case 'f64': return new Float64Array(buf, 0, len);
+    case 'u8': return new Uint8Array(buf, at, len);
+    case 'u16': return new Uint16Array(buf, at, len);
+    case 'i32': return new Int32Array(buf, at, len);
+    case 'u32': return new Uint32Array(buf, at, len);
+    case 'f64': return new Float64Array(buf, at, len);
   }
 }
+
+/**
+ * Sections read together into one allocation, up to this many bytes: a few large reads and
+ * allocations per file (each allocation of external memory can start a garbage collection), while no
+ * single buffer nears the largest one Node allows.
+ */
+const GROUP_BYTES = 256 << 20;
 
 export type CacheResult = { readonly index: CollectionIndex; readonly miss: null } | { readonly index: null; readonly miss: string };
 
@@ -163,15 +170,27 @@ export async function readCollectionCache(stateDir: string, dataDir: string, def
     check(header.key === key, 'written for other data files, another version or other code');
     check(header.size === size, 'truncated or extended');
     const base = align8(PREFIX_BYTES + jsonLength);
-    // Each section in an allocation of its own: aligned for any typed array, and freed with its structure.
     const views: View[] = [];
-    for (const s of header.sections) {
-      check(s.bytes % KIND_BYTES[s.kind] === 0 && base + s.offset + s.bytes <= size);
-      // Not zero-filled (the read overwrites it all), and never from the pool: offset 0, its own buffer.
-      const bytes = Buffer.allocUnsafeSlow(s.bytes);
-      await readExactly(fh, bytes, base + s.offset);
-      check(s.crc === null || crc32(bytes) === s.crc, 'an index section is damaged');
-      views.push(view(s.kind, bytes.buffer as ArrayBuffer, s.bytes));
+    const sections = header.sections;
+    for (let first = 0; first < sections.length; ) {
+      // Sections lie back to back, 8-byte aligned: a run of them is one read into one buffer, and
+      // each is a view at its offset in it (aligned for any typed array).
+      let last = first;
+      while (last + 1 < sections.length && sections[last + 1]!.offset + sections[last + 1]!.bytes - sections[first]!.offset <= GROUP_BYTES) last++;
+      const from = sections[first]!.offset;
+      const end = sections[last]!.offset + sections[last]!.bytes;
+      check(from % 8 === 0 && end >= from && base + end <= size);
+      // Not zero-filled (the read overwrites it all), and never from the pool: offset 0 of its own memory.
+      const group = Buffer.allocUnsafeSlow(end - from);
+      await readExactly(fh, group, base + from);
+      for (let i = first; i <= last; i++) {
+        const s = sections[i]!;
+        const at = s.offset - from;
+        check(s.bytes % KIND_BYTES[s.kind] === 0 && at % 8 === 0 && at + s.bytes <= group.length);
+        check(s.crc === null || crc32(group.subarray(at, at + s.bytes)) === s.crc, 'an index section is damaged');
+        views.push(view(s.kind, group.buffer as ArrayBuffer, at, s.bytes));
+      }
+      first = last + 1;
     }
     const sec = (i: number, ...kinds: Kind[]): View => {
       check(kinds.includes(header.sections[i]?.kind as Kind));
