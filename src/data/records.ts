@@ -30,6 +30,21 @@ const WS = new Uint8Array(256);
 for (const c of [0x20, 0x09, 0x0a, 0x0d]) WS[c] = 1;
 const QUOTE = 0x22, BACKSLASH = 0x5c, COMMA = 0x2c, OPEN_OBJ = 0x7b, CLOSE_OBJ = 0x7d, OPEN_ARR = 0x5b, CLOSE_ARR = 0x5d;
 
+/**
+ * Inside a JSON string at `i`: the index just past its closing quote (the next quote that no odd run
+ * of backslashes escapes), or -1 when the string does not close before `len`.
+ */
+function stringEnd(buf: Buffer, i: number, len: number): number {
+  for (;;) {
+    const q = buf.indexOf(QUOTE, i);
+    if (q < 0 || q >= len) return -1;
+    let k = q - 1;
+    while (buf[k] === BACKSLASH) k--;
+    if ((q - 1 - k) % 2 === 0) return q + 1;
+    i = q + 1;
+  }
+}
+
 /** The reason for a file whose first character is not `[`, as the loader words it. */
 export const NOT_AN_ARRAY = 'must be a JSON array of records';
 
@@ -113,16 +128,9 @@ export async function readRecords(
         switch (at) {
           case NESTED:
             if (inString) {
-              // Jump to the next quote that no odd run of backslashes escapes.
-              const q = buf.indexOf(QUOTE, i);
-              if (q < 0 || q >= len) {
-                i = len;
-                continue;
-              }
-              let k = q - 1;
-              while (buf[k] === BACKSLASH) k--;
-              i = q + 1;
-              if ((q - 1 - k) % 2 === 0) inString = false;
+              const end = stringEnd(buf, i, len);
+              i = end < 0 ? len : end;
+              inString = end < 0;
               continue;
             }
             if (c === QUOTE) inString = true;
@@ -138,15 +146,9 @@ export async function readRecords(
             continue;
           case SCALAR:
             if (inString) {
-              const q = buf.indexOf(QUOTE, i);
-              if (q < 0 || q >= len) {
-                i = len;
-                continue;
-              }
-              let k = q - 1;
-              while (buf[k] === BACKSLASH) k--;
-              i = q + 1;
-              if ((q - 1 - k) % 2 === 0) inString = false;
+              const end = stringEnd(buf, i, len);
+              i = end < 0 ? len : end;
+              inString = end < 0;
               continue;
             }
             if (WS[c] || c === COMMA || c === CLOSE_ARR) {
