@@ -69,7 +69,10 @@ function spawnWorker(setup: WorkerSetup, transfer: readonly MessagePortLike[]): 
     return new Worker(bundled, options);
   }
   const entry = new URL('./worker.ts', import.meta.url).href;
-  return new Worker(`import('tsx/esm/api').then((m) => m.register()).then(() => import(${JSON.stringify(entry)}))`, { ...options, eval: true });
+  // tsx resolved from this file, not from the eval'd code, whose base is the working directory:
+  // `serve --threads` runs from any directory (CONTRACT 6).
+  const tsx = import.meta.resolve('tsx/esm/api');
+  return new Worker(`import(${JSON.stringify(tsx)}).then((m) => m.register()).then(() => import(${JSON.stringify(entry)}))`, { ...options, eval: true });
 }
 type MessagePortLike = import('node:worker_threads').MessagePort;
 

@@ -66,3 +66,18 @@ if (!sharesPorts()) {
     }
   });
 }
+
+if (sharesPorts()) {
+  test(`Node ${process.versions.node}: serve --threads 2 run from another directory -> both threads start and answer (CONTRACT 6: any directory)`, async () => {
+    const tmp = await tempDir('threads-cwd');
+    // The working directory has no node_modules: the threads must find their loader from the code, not from it.
+    const serve = await spawnListening(process.execPath, [BIN, 'serve', '--insecure-http', '--port', '0', '--state', join(tmp.dir, 'state'), '--threads', '2'], { cwd: tmp.dir });
+    try {
+      for (let i = 0; i < 4; i++) assert.equal((await fetch(`${serve.url}/healthz`)).status, 200);
+      assert.doesNotMatch(serve.stderr(), /thread failed/);
+    } finally {
+      assert.equal(await serve.stop(), 0);
+      await tmp.remove();
+    }
+  });
+}
