@@ -6,7 +6,7 @@ import type { Browser, Page } from 'playwright-core';
 import { startServer, type RunningServer } from '../../src/index.ts';
 import { assertAccessible, assertCspKept, assertNoHorizontalScroll, launchBrowser, newPage, screenshot } from '../helpers/browser.ts';
 import { fixture } from '../helpers/fixture.ts';
-import { within } from '../helpers/state.ts';
+import { EVENTUALLY_MS, within } from '../helpers/state.ts';
 
 const PASSWORD = 'purple elephant tuesday';
 /** The focused element's label (or text) and outline style; a string, as the tests compile without the DOM types. */
@@ -89,7 +89,7 @@ describe('dashboard in Chromium', () => {
     assert.equal(await page.evaluate('navigator.clipboard.readText()'), key);
 
     assert.equal(await api(key), 200, 'the key works on the API at once');
-    await within(2000, async () => {
+    await within(EVENTUALLY_MS, async () => {
       await page.goto(`${server.url}/dashboard`);
       return (await page.getByText('1 of 100').count()) === 1;
     });

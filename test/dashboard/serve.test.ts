@@ -8,7 +8,7 @@ import { after, test } from 'node:test';
 import { Visitor } from '../helpers/dashboard-visitor.ts';
 import { tempDir, writeData } from '../helpers/serve-harness.ts';
 import { runCli, spawnServe } from '../helpers/serve-process.ts';
-import { within } from '../helpers/state.ts';
+import { EVENTUALLY_MS, within } from '../helpers/state.ts';
 
 const PW = 'purple elephant tuesday';
 
@@ -32,7 +32,7 @@ test('serve --signup open over HTTPS: sign up, key, API call counted within 2 s;
     assert.ok(key);
     const call = await new Visitor(httpsUrl, { ca }).get('/api/v1/celebrities', { 'x-api-key': key });
     assert.equal(call.status, 200);
-    await within(2000, async () => /1 of 100/.test((await v.get('/dashboard')).text));
+    await within(EVENTUALLY_MS, async () => /1 of 100/.test((await v.get('/dashboard')).text));
     await server.waitForLog('"msg":"dashboard key generated"');
     assert.ok(!server.stderr().includes(key) && !server.stderr().includes(PW), 'neither the key nor the password in the log');
 

@@ -12,7 +12,7 @@ import type { Store } from '../../../src/store/types.ts';
 import { fixture } from '../../helpers/fixture.ts';
 import { loadClient, tally, type LoadClient } from '../../helpers/load.ts';
 import { startRedis, type RedisServer } from '../../helpers/redis.ts';
-import { FAST_SCRYPT, within } from '../../helpers/state.ts';
+import { EVENTUALLY_MS, FAST_SCRYPT, within } from '../../helpers/state.ts';
 
 const LIST = '/api/v1/celebrities?limit=1';
 
@@ -35,7 +35,7 @@ async function setup(redisArgs: string[] = []): Promise<Setup> {
   const store = await openRedisStore({ url: redis.url, state: 'memory', role: 'command', scrypt: FAST_SCRYPT });
   const { key } = await store.accounts.create({ email: 'load@example.com', plan: 'pro', password: 'pw' });
   const id = (await store.accounts.find('load@example.com'))!.id;
-  await within(2000, () => services.every((s) => s.gate.store.lookupKey(keyDigest(key)) !== undefined));
+  await within(EVENTUALLY_MS, () => services.every((s) => s.gate.store.lookupKey(keyDigest(key)) !== undefined));
   return {
     redis,
     services,
@@ -153,7 +153,7 @@ test('the month boundary under an injected clock, on two servers sharing one Red
   try {
     const { key } = await a.accounts.create({ email: 'month@example.com', plan: 'free', password: 'a long password' });
     const get = (server: typeof a) => fetch(`${server.url}${LIST}`, { headers: { 'x-api-key': key } });
-    await within(2000, async () => (await get(b)).status === 200);
+    await within(EVENTUALLY_MS, async () => (await get(b)).status === 200);
     assert.equal((await get(a)).status, 200);
     assert.equal((await get(b)).status, 200);
     const refused = await get(a);
