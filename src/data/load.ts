@@ -58,8 +58,39 @@ const NEEDS: ReadonlyMap<CollectionName, ReadonlySet<CollectionName>> = new Map(
 
 const NONE: readonly Backref[] = [];
 
+/**
+ * A collection the loader does not read (after an edit, one that is not rebuilt, from the boot cache
+ * or the live snapshot): references into it are checked with `has`, and links read its records
+ * through `get` (src/data/known.ts decodes them from the served JSON).
+ */
+export interface KnownCollection {
+  has(slug: string): boolean;
+  get(slug: string): SourceRecord | undefined;
+}
+export type KnownCollections = Readonly<Partial<Record<CollectionName, KnownCollection>>>;
+
+/**
+ * The collections a load must read to index `only` when `known` may stand in for the others: `only`,
+ * those whose references `only` reads back (`referrers`: known ones have no records to read them
+ * from), and every reference target that is not known; again for each one added.
+ */
+export function collectionsToRead(only: ReadonlySet<CollectionName> | null, known: KnownCollections): Set<CollectionName> {
+  if (only === null) return new Set(RESOURCE_LIST.map((d) => d.name));
+  const read = new Set(only);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const def of RESOURCE_LIST) {
+      if (!read.has(def.name)) continue;
+      const add = [...(def.referrers ?? []), ...[...refTargets(def.source)].filter((t) => !known[t])];
+      for (const name of add) if (!read.has(name)) (read.add(name), (grew = true));
+    }
+  }
+  return read;
+}
+
 /** Slugs and records of the collections read so far, and back-references for the `referrers` each definition declares. */
 class Links implements LinkContext {
+  constructor(private readonly known: KnownCollections) {}
   private readonly records = new Map<CollectionName, readonly SourceRecord[]>();
   private readonly ids = new Map<CollectionName, Map<string, number>>();
   /** `${target}>${from}` -> referring records by target record id, in file order. */
@@ -91,7 +122,9 @@ class Links implements LinkContext {
   }
 
   get(collection: CollectionName, slug: string): SourceRecord | undefined {
-    const id = this.ids.get(collection)?.get(slug);
+    const ids = this.ids.get(collection);
+    if (ids === undefined) return this.known[collection]?.get(slug);
+    const id = ids.get(slug);
     return id === undefined ? undefined : this.records.get(collection)![id];
   }
 
@@ -125,16 +158,19 @@ export function collecting<T>(fn: (def: ResourceDefinition, records: LinkedRecor
  * collection links to it. Throws DataError with every problem: record problems by collection in
  * file order, then unresolved references.
  */
-async function pass<T>(input: DataInput, index: Indexer<T>, only: ReadonlySet<CollectionName> | null): Promise<Record<CollectionName, T>> {
+async function pass<T>(input: DataInput, index: Indexer<T>, only: ReadonlySet<CollectionName> | null, known: KnownCollections | null): Promise<Record<CollectionName, T>> {
+  const read = collectionsToRead(known === null ? null : only, known ?? {});
   const copy = typeof input === 'string' ? null : (structuredClone(input) as Partial<Record<CollectionName, unknown>>);
   const got = new Map<CollectionName, Collected>();
   const built = {} as Record<CollectionName, T>;
-  /** Indexed, or (outside `only`) linked to and let go without being indexed. */
-  const done = new Set<CollectionName>();
-  const links = new Links();
+  /** Indexed, or (outside `only`) linked to and let go without being indexed; a known collection is never read. */
+  const done = new Set<CollectionName>(RESOURCE_LIST.filter((d) => !read.has(d.name)).map((d) => d.name));
+  const links = new Links(known ?? {});
   const refProblems = new Map<CollectionName, Problem[]>();
   let failed = false;
-  const ready = (name: CollectionName) => [...NEEDS.get(name)!].every((n) => got.has(n));
+  /** Read, or known without reading. */
+  const have = (name: CollectionName) => got.has(name) || !read.has(name);
+  const ready = (name: CollectionName) => [...NEEDS.get(name)!].every(have);
   const neededLater = (name: CollectionName) => RESOURCE_LIST.some((d) => d.name !== name && !done.has(d.name) && NEEDS.get(d.name)!.has(name));
   const sinkFor = (def: ResourceDefinition, bytes: number): CollectionSink<T> | null => (!only || only.has(def.name) ? index(def, { bytes }) : null);
   const finish = (def: ResourceDefinition, sink: CollectionSink<T> | null) => {
@@ -152,10 +188,10 @@ async function pass<T>(input: DataInput, index: Indexer<T>, only: ReadonlySet<Co
     for (const def of RESOURCE_LIST) if (done.has(def.name) && !neededLater(def.name)) links.drop(def.name);
   };
 
-  const pending = [...RESOURCE_LIST];
+  const pending = RESOURCE_LIST.filter((d) => read.has(d.name));
   while (pending.length > 0) {
-    // The first collection (in the order of SPEC) whose reference targets are all read.
-    const at = pending.findIndex((d) => [...refTargets(d.source)].every((n) => got.has(n)));
+    // The first collection (in the order of SPEC) whose reference targets are all read (or known).
+    const at = pending.findIndex((d) => [...refTargets(d.source)].every(have));
     if (at < 0) throw new Error(`collections that refer to each other: ${pending.map((d) => d.name).join(', ')}`);
     const def = pending.splice(at, 1)[0]!;
     const path = copy ? null : join(input as string, def.file);
@@ -165,8 +201,9 @@ async function pass<T>(input: DataInput, index: Indexer<T>, only: ReadonlySet<Co
     const refs: Problem[] = [];
     const each: EachRecord = (record, i, sites, valid) => {
       for (const site of sites ?? []) {
-        const target = got.get(site.collection as CollectionName);
-        if (target?.readable && !target.slugs.has(site.slug)) {
+        const name = site.collection as CollectionName;
+        const target = got.get(name);
+        if (target === undefined ? !known![name]!.has(site.slug) : target.readable && !target.slugs.has(site.slug)) {
           refs.push({ file: def.file, index: i, field: site.field, reason: `no ${site.collection} record with slug ${JSON.stringify(site.slug)}` });
         }
       }
@@ -186,8 +223,8 @@ async function pass<T>(input: DataInput, index: Indexer<T>, only: ReadonlySet<Co
     if (done.has(def.name)) got.set(def.name, { ...collected, records: [], refs: [] });
   }
   if (failed) {
-    const problems = RESOURCE_LIST.flatMap((def) => got.get(def.name)!.problems);
-    for (const def of RESOURCE_LIST) problems.push(...refProblems.get(def.name)!);
+    const problems = RESOURCE_LIST.flatMap((def) => got.get(def.name)?.problems ?? []);
+    for (const def of RESOURCE_LIST) problems.push(...(refProblems.get(def.name) ?? []));
     throw new DataError(problems);
   }
   return built;
@@ -195,10 +232,16 @@ async function pass<T>(input: DataInput, index: Indexer<T>, only: ReadonlySet<Co
 
 export interface LoadCollectionsOptions {
   /**
-   * Index only these collections (after an edit, those it affects); every file is still read and
-   * validated, for reference checks and what links embed. The result has only these keys.
+   * Index only these collections (after an edit, those it affects); every other file is still read
+   * and validated (for reference checks and what links embed) unless `known` stands in for it. The
+   * result has only these keys.
    */
   readonly only?: ReadonlySet<CollectionName>;
+  /**
+   * Collections that need not be read (with `only`: those not rebuilt, from the boot cache): their
+   * files are neither read nor validated unless a collection of `only` reads their references back.
+   */
+  readonly known?: KnownCollections;
   /** Runs after each pass over the files, before the check that they did not change (a test's hook to edit them). */
   readonly afterRead?: () => Promise<void>;
 }
@@ -209,14 +252,14 @@ export interface LoadCollectionsOptions {
  * and the end, it is all read again.
  */
 export async function loadCollections<T>(input: DataInput, index: Indexer<T>, options: LoadCollectionsOptions = {}): Promise<Record<CollectionName, T>> {
-  const { only = null, afterRead } = options;
-  if (typeof input !== 'string') return pass(input, index, only);
+  const { only = null, afterRead, known = null } = options;
+  if (typeof input !== 'string') return pass(input, index, only, known);
   for (let attempt = 1; ; attempt++) {
     const before = await identities(input);
     let result: Record<CollectionName, T> | null = null;
     let error: unknown = null;
     try {
-      result = await pass(input, index, only);
+      result = await pass(input, index, only, known);
     } catch (err) {
       error = err;
     }

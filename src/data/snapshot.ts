@@ -7,7 +7,8 @@ import { collectionKey, readDataIdentity, type DataIdentity } from './boot-cache
 import { readCollectionCache } from './boot-cache-read.ts';
 import { saveCollectionCache } from './boot-cache-write.ts';
 import { indexBuilder, type CollectionIndex } from './indexes.ts';
-import { loadCollections, type DataInput } from './load.ts';
+import { knownCollection } from './known.ts';
+import { loadCollections, type DataInput, type KnownCollections } from './load.ts';
 
 export interface Snapshot {
   /** Identifies the data that is live, for logs and /metrics. */
@@ -40,10 +41,16 @@ function stamp(collections: Record<CollectionName, CollectionIndex>, keys: Recor
 /**
  * Builds the indexes of `only` (every collection when null) from a fresh load of `input`. Each record
  * goes into its collection's index builder as soon as it is read and linked, and is let go: only
- * collections that others link to are held whole, and only until those are read.
+ * collections that others link to are held whole, and only until those are read. `have`: collections
+ * already indexed (cached or kept), which stand in for their files: those are not read again.
  */
-async function build(input: DataInput, only: ReadonlySet<CollectionName> | null): Promise<Partial<Record<CollectionName, CollectionIndex>>> {
-  return loadCollections(input, (def, hint) => indexBuilder(def, { records: 0, bytes: hint.bytes }), only === null ? {} : { only });
+async function build(
+  input: DataInput,
+  only: ReadonlySet<CollectionName> | null,
+  have: Partial<Record<CollectionName, CollectionIndex>> = {},
+): Promise<Partial<Record<CollectionName, CollectionIndex>>> {
+  const known: KnownCollections = Object.fromEntries(Object.entries(have).map(([name, ix]) => [name, knownCollection(ix)]));
+  return loadCollections(input, (def, hint) => indexBuilder(def, { records: 0, bytes: hint.bytes }), only === null ? {} : { only, known });
 }
 
 /** An edit that keeps coming back while loading: after this many tries the load takes what it read. */
@@ -98,7 +105,8 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
       return stamp(collections as Record<CollectionName, CollectionIndex>, keys);
     }
     if (cacheDir !== undefined) log?.info('boot cache not used for some collections; loading them from the data files', { misses });
-    Object.assign(collections, await build(input, missing)); // throws on invalid data: nothing is saved
+    // Only the files of what is rebuilt are read: the other collections are link targets as they are.
+    Object.assign(collections, await build(input, missing, { ...collections })); // throws on invalid data: nothing is saved
     const after = await readDataIdentity(input).catch(() => null);
     const stable = after !== null && after.files.join('\n') === before.files.join('\n');
     if (!stable && attempt < TRIES) {

@@ -146,6 +146,13 @@ describe('boot cache', () => {
     assert.ok(lines.some((l) => /boot cache not used.*"celebrities":"written for other data files/.test(l)), 'the miss says why');
     assertSameAnswers(await loadSnapshot(data), restarted);
     assert.ok(await loadSnapshotCache(state, data), 'the rebuilt ones are cached again');
+
+    // Reviews link to movies (detail-only fields included): from the cached movies, movies.json unread.
+    lines.length = 0;
+    await touchFile(join(data, 'reviews.json'));
+    const again = await loadSnapshot(data, { cacheDir: state, log });
+    assert.match(lines.find((l) => l.startsWith('data read and indexed'))!, /"built":\["reviews"\]/);
+    assertSameAnswers(await loadSnapshot(data), again);
   });
 
   it('an edit during the load -> the load starts over: every collection from the same version of the files', async () => {
