@@ -5,7 +5,7 @@
 // found through the byte offsets of the field boundaries it starts and ends at (a few per record).
 // The response envelope is the same for every record of a collection, so it is kept once.
 import type { OutputField, ResourceDefinition } from '../resources/types.ts';
-import { fragment, lateText, type Fragments } from './fragments.ts';
+import { fragment, lateValue, lateValueLength, writeLateValue, type Fragments } from './fragments.ts';
 
 export type Run = { readonly list: true; readonly from: number; readonly to: number } | { readonly list: false; readonly from: number; readonly to: number };
 
@@ -139,40 +139,48 @@ function ownAt(det: Details, plan: DetailPlan, id: number, k: number): number {
   return det.own.starts[id]! + det.ownCuts[id * (plan.ownRuns - 1) + k - 1]!;
 }
 
+/** The source offsets of a detail's runs ([from, to) per run, in its arena), reused from send to send. */
+let runBounds = new Float64Array(16);
+
 /** Record `id`'s whole 200 detail body as served on day `today` (yyyymmdd). */
 export function detailBytes(list: Fragments, det: Details, id: number, today: number): Buffer {
   const plan = det.plan;
   if (plan === null) return fragment(det.own, id, today);
   const gap = list.gaps === null ? -1 : list.gaps[id]!;
-  const late = gap < 0 ? '' : lateText(list, id, today);
+  // The late value once, its digits written straight into the body.
+  const late = gap < 0 ? NaN : lateValue(list, id, today);
+  const lateLength = gap < 0 ? 0 : lateValueLength(late);
+  const runs = plan.runs;
+  if (runBounds.length < runs.length * 2) runBounds = new Float64Array(runs.length * 2);
+  const bounds = runBounds;
   let length = plan.head.length + plan.tail.length;
   let own = 0;
-  for (const r of plan.runs) {
+  for (let i = 0; i < runs.length; i++) {
+    const r = runs[i]!;
+    let a: number, b: number;
     if (r.list) {
-      const a = listAt(list, det, plan, id, r.from);
-      const b = listAt(list, det, plan, id, r.to);
-      length += b - a + (gap > a && gap <= b ? late.length : 0);
+      a = listAt(list, det, plan, id, r.from);
+      b = listAt(list, det, plan, id, r.to);
+      if (gap > a && gap <= b) length += lateLength;
     } else {
-      length += ownAt(det, plan, id, own + 1) - ownAt(det, plan, id, own);
-      own++;
+      a = ownAt(det, plan, id, own);
+      b = ownAt(det, plan, id, ++own);
     }
+    bounds[2 * i] = a;
+    bounds[2 * i + 1] = b;
+    length += b - a;
   }
   const out = Buffer.allocUnsafe(length);
   let pos = plan.head.copy(out, 0);
-  own = 0;
-  for (const r of plan.runs) {
-    if (r.list) {
-      const a = listAt(list, det, plan, id, r.from);
-      const b = listAt(list, det, plan, id, r.to);
-      if (gap > a && gap <= b) {
-        pos += list.bytes.copy(out, pos, a, gap);
-        pos += out.write(late, pos, 'latin1');
-        pos += list.bytes.copy(out, pos, gap, b);
-      } else pos += list.bytes.copy(out, pos, a, b);
-    } else {
-      pos += det.own.bytes.copy(out, pos, ownAt(det, plan, id, own), ownAt(det, plan, id, own + 1));
-      own++;
-    }
+  for (let i = 0; i < runs.length; i++) {
+    const a = bounds[2 * i]!;
+    const b = bounds[2 * i + 1]!;
+    if (!runs[i]!.list) pos += det.own.bytes.copy(out, pos, a, b);
+    else if (gap > a && gap <= b) {
+      pos += list.bytes.copy(out, pos, a, gap);
+      pos = writeLateValue(late, out, pos);
+      pos += list.bytes.copy(out, pos, gap, b);
+    } else pos += list.bytes.copy(out, pos, a, b);
   }
   plan.tail.copy(out, pos);
   return out;

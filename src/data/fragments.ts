@@ -155,10 +155,43 @@ export function lateText(f: Fragments, id: number, today: number): string {
   return key !== key ? 'null' : String(f.late!.value(key, today));
 }
 
+/** The late value of record `id` on `today`, NaN for null: computed once per item and send. */
+export function lateValue(f: Fragments, id: number, today: number): number {
+  const key = f.keys![id]!;
+  return key !== key ? NaN : f.late!.value(key, today);
+}
+
+/** An integer short enough to write digit by digit (an age); anything else goes through String. */
+const isSmallInteger = (v: number): boolean => v === Math.trunc(v) && v > -1e9 && v < 1e9;
+
+/** Bytes of a late value's JSON text (`null` for NaN), without making the text. */
+export function lateValueLength(v: number): number {
+  if (v !== v) return 4;
+  if (!isSmallInteger(v)) return String(v).length;
+  let n = v < 0 ? 2 : 1;
+  for (let a = v < 0 ? -v : v; a >= 10; a = (a - (a % 10)) / 10) n++;
+  return n;
+}
+
+/** Writes a late value's JSON text at `pos` (its digits byte by byte: no string, no native call); returns the position after it. */
+export function writeLateValue(v: number, out: Buffer, pos: number): number {
+  if (v !== v) return pos + out.write('null', pos, 'latin1');
+  if (!isSmallInteger(v)) return pos + out.write(String(v), pos, 'latin1');
+  if (v < 0) out[pos++] = 0x2d; // -
+  let a = v < 0 ? -v : v;
+  const end = pos + lateValueLength(a);
+  for (let at = end - 1; at >= pos; at--) {
+    const digit = a % 10;
+    out[at] = 0x30 + digit;
+    a = (a - digit) / 10;
+  }
+  return end;
+}
+
 /** Bytes of record `id` as served on day `today`. */
 export function fragmentLength(f: Fragments, id: number, today: number): number {
   const n = f.starts[id + 1]! - f.starts[id]!;
-  return f.gaps === null ? n : n + lateText(f, id, today).length;
+  return f.gaps === null ? n : n + lateValueLength(lateValue(f, id, today));
 }
 
 /** Copies record `id` as served on day `today` into `out` at `pos`; returns the position after it. */
@@ -168,8 +201,55 @@ export function writeFragment(f: Fragments, id: number, today: number, out: Buff
   if (f.gaps === null) return pos + f.bytes.copy(out, pos, start, end);
   const gap = f.gaps[id]!;
   pos += f.bytes.copy(out, pos, start, gap);
-  pos += out.write(lateText(f, id, today), pos, 'latin1');
+  pos = writeLateValue(lateValue(f, id, today), out, pos);
   return pos + f.bytes.copy(out, pos, gap, end);
+}
+
+/** The late values of a page's records, reused from send to send (a page is at most a few hundred records). */
+let pageValues = new Float64Array(256);
+
+/**
+ * `head`, then records `ids` as served on `today` joined by commas, then `tail`, in one buffer of the
+ * exact size: one pass measures (each late value computed once, kept for the second pass), one writes
+ * (a copy per record, or two around its late value's digits). `head` and `tail` are ASCII.
+ */
+export function joinFragments(f: Fragments, ids: ArrayLike<number>, today: number, head: string, tail: string): Buffer {
+  const n = ids.length;
+  const starts = f.starts;
+  const gaps = f.gaps;
+  let length = head.length + tail.length + (n > 0 ? n - 1 : 0);
+  if (gaps === null) {
+    for (let i = 0; i < n; i++) {
+      const id = ids[i]!;
+      length += starts[id + 1]! - starts[id]!;
+    }
+  } else {
+    if (pageValues.length < n) pageValues = new Float64Array(n);
+    const values = pageValues;
+    for (let i = 0; i < n; i++) {
+      const id = ids[i]!;
+      const v = lateValue(f, id, today);
+      values[i] = v;
+      length += starts[id + 1]! - starts[id]! + lateValueLength(v);
+    }
+  }
+  const out = Buffer.allocUnsafe(length);
+  const bytes = f.bytes;
+  let pos = out.write(head, 0, 'latin1');
+  for (let i = 0; i < n; i++) {
+    if (i > 0) out[pos++] = 0x2c; // ,
+    const id = ids[i]!;
+    if (gaps === null) {
+      pos += bytes.copy(out, pos, starts[id]!, starts[id + 1]!);
+    } else {
+      const gap = gaps[id]!;
+      pos += bytes.copy(out, pos, starts[id]!, gap);
+      pos = writeLateValue(pageValues[i]!, out, pos);
+      pos += bytes.copy(out, pos, gap, starts[id + 1]!);
+    }
+  }
+  out.write(tail, pos, 'latin1');
+  return out;
 }
 
 /** Record `id` alone: a view without copying when nothing is late. */

@@ -4,7 +4,7 @@
 import type { LinkedRecord, ResourceDefinition } from '../resources/types.ts';
 import { fold } from './fold.ts';
 import { detailBytes, detailPlan, fieldStarts, type Details } from './detail-layout.ts';
-import { fragment, FragmentBuilder, fragmentLength, GrowingF64, writeFragment, type Fragments } from './fragments.ts';
+import { fragment, FragmentBuilder, fragmentLength, GrowingF64, joinFragments, writeFragment, type Fragments } from './fragments.ts';
 import { buildSearchIndex, type SearchIndex } from './search-index.ts';
 import { compileShapes } from './shape.ts';
 import { count, includes, lookup, stringAt, stringTable, type StringTable } from './string-table.ts';
@@ -170,6 +170,14 @@ export function listLength(ix: CollectionIndex, id: number, today: number): numb
 /** Copies record `id`'s list item as served on `today` into `out` at `pos`; returns the position after it. */
 export function writeList(ix: CollectionIndex, id: number, today: number, out: Buffer, pos: number): number {
   return writeFragment(ix.list, id, today, out, pos);
+}
+
+/**
+ * A whole list body: `head`, the list items of `ids` as served on `today` joined by commas, and `]}`,
+ * in one buffer of the exact size (each item's late value computed once).
+ */
+export function listBody(ix: CollectionIndex, ids: ArrayLike<number>, today: number, head: string): Buffer {
+  return joinFragments(ix.list, ids, today, head, ']}');
 }
 
 /** Record `id`'s list item alone. */

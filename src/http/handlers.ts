@@ -1,6 +1,6 @@
 // The two generic resource handlers: a list page and a single record, assembled from the
 // pre-serialized fragments of the snapshot (no JSON.stringify of records per request).
-import { detailBody, listLength, slugId, writeList, type CollectionIndex } from '../data/indexes.ts';
+import { detailBody, listBody, slugId, type CollectionIndex } from '../data/indexes.ts';
 import { ParameterError } from '../errors.ts';
 import { parseListQuery } from '../query/parse.ts';
 import { executeQuery } from '../query/execute.ts';
@@ -21,18 +21,9 @@ export function listPage(index: CollectionIndex, query: string, today: number): 
   }
   const { total, ids } = executeQuery(index, plan);
   const pages = Math.ceil(total / plan.limit);
-  // One allocation: measure every piece, then copy the head, the records and the tail into place.
+  // One allocation of the exact size: the head, the records and the tail copied into place.
   const head = `{"success":true,"version":"v1","resource":"${index.def.name}","pagination":{"page":${plan.page},"limit":${plan.limit},"total":${total},"pages":${pages}},"data":[`;
-  let length = head.length + 2 + Math.max(ids.length - 1, 0);
-  for (let i = 0; i < ids.length; i++) length += listLength(index, ids[i]!, today);
-  const body = Buffer.allocUnsafe(length);
-  let pos = body.write(head, 0, 'latin1');
-  for (let i = 0; i < ids.length; i++) {
-    if (i > 0) body[pos++] = 0x2c; // ,
-    pos = writeList(index, ids[i]!, today, body, pos);
-  }
-  body[pos++] = 0x5d; // ]
-  body[pos] = 0x7d; // }
+  const body = listBody(index, ids, today, head);
   return { ok: true, body };
 }
 
