@@ -114,7 +114,9 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   if (options.state !== 'memory') await ensureStateDir(options.state, log);
   let dataInput = options.data;
   // The boot cache lives in the state directory (src/data/boot-cache-*.ts); loadSnapshot skips it for 'memory'.
-  const loadOptions = { cacheDir: options.state, log };
+  // With threads the cache is read straight into shared memory: the pool then copies nothing.
+  const threads = options.threads ?? 1;
+  const loadOptions = { cacheDir: options.state, log, shared: threads > 1 };
   let current = await loadSnapshot(dataInput, loadOptions);
   let tls: { cert: string | Buffer; key: string | Buffer } | null = null;
   let fingerprint: string | null = null;
@@ -136,7 +138,6 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     options.dashboard === false
       ? null
       : createDashboard({ accounts: gate.accounts, sessions: store.sessions, throttle: store.throttle, usage: gate.usage, clock, log, trustProxy: options.trustProxy ?? false }, options.dashboard);
-  const threads = options.threads ?? 1;
   let app: App | null = null;
   let pool: Pool | null = null;
   let listeners: Listener[] = [];

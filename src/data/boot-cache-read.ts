@@ -125,7 +125,7 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, .
   };
 }
 
-function view(kind: Kind, buf: ArrayBuffer, at: number, bytes: number): View {
+function view(kind: Kind, buf: ArrayBufferLike, at: number, bytes: number): View {
   const len = bytes / KIND_BYTES[kind];
   switch (kind) {
     case 'u8': return new Uint8Array(buf, at, len);
@@ -145,8 +145,14 @@ const GROUP_BYTES = 256 << 20;
 
 export type CacheResult = { readonly index: CollectionIndex; readonly miss: null } | { readonly index: null; readonly miss: string };
 
-/** The cached index of collection `def` when its file matches the data files of `id` exactly; else why not. */
-export async function readCollectionCache(stateDir: string, dataDir: string, def: ResourceDefinition, id: DataIdentity): Promise<CacheResult> {
+/**
+ * The cached index of collection `def` when its file matches the data files of `id` exactly; else why not.
+ * `shared`: the sections are read into SharedArrayBuffers (`serve --threads` above 1), which
+ * src/threads/share.ts then hands to the threads as they are: no copy of the data, and never the
+ * loaded copy and the shared one side by side. One thread reads into plain memory, which costs no
+ * zero-fill.
+ */
+export async function readCollectionCache(stateDir: string, dataDir: string, def: ResourceDefinition, id: DataIdentity, shared = false): Promise<CacheResult> {
   if (!crc32) return { index: null, miss: 'this Node has no zlib.crc32' };
   let fh: FileHandle | null = null;
   try {
@@ -181,14 +187,15 @@ export async function readCollectionCache(stateDir: string, dataDir: string, def
       const end = sections[last]!.offset + sections[last]!.bytes;
       check(from % 8 === 0 && end >= from && base + end <= size);
       // Not zero-filled (the read overwrites it all), and never from the pool: offset 0 of its own memory.
-      const group = Buffer.allocUnsafeSlow(end - from);
+      // A SharedArrayBuffer is always zero-filled, but in fresh pages the kernel gives zeroed anyway.
+      const group = shared ? Buffer.from(new SharedArrayBuffer(end - from)) : Buffer.allocUnsafeSlow(end - from);
       await readExactly(fh, group, base + from);
       for (let i = first; i <= last; i++) {
         const s = sections[i]!;
         const at = s.offset - from;
         check(s.bytes % KIND_BYTES[s.kind] === 0 && at % 8 === 0 && at + s.bytes <= group.length);
         check(s.crc === null || crc32(group.subarray(at, at + s.bytes)) === s.crc, 'an index section is damaged');
-        views.push(view(s.kind, group.buffer as ArrayBuffer, at, s.bytes));
+        views.push(view(s.kind, group.buffer, at, s.bytes));
       }
       first = last + 1;
     }
@@ -205,11 +212,11 @@ export async function readCollectionCache(stateDir: string, dataDir: string, def
 }
 
 /** Every collection from the cache, or null when any one misses (tests and tools). */
-export async function loadSnapshotCache(stateDir: string, dataDir: string): Promise<Collections | null> {
+export async function loadSnapshotCache(stateDir: string, dataDir: string, shared = false): Promise<Collections | null> {
   const id = await readDataIdentity(dataDir);
   const collections = {} as Collections;
   for (const def of RESOURCE_LIST) {
-    const got = await readCollectionCache(stateDir, dataDir, RESOURCES[def.name], id);
+    const got = await readCollectionCache(stateDir, dataDir, RESOURCES[def.name], id, shared);
     if (got.index === null) return null;
     collections[def.name] = got.index;
   }

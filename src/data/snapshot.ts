@@ -28,6 +28,8 @@ export interface LoadOptions {
   readonly log?: Logger;
   /** The live snapshot, on a reload: its collections whose files did not change are kept as they are. */
   readonly previous?: Snapshot;
+  /** Read the boot cache into SharedArrayBuffers, for threads to share without a copy (boot-cache-read.ts). */
+  readonly shared?: boolean;
 }
 
 let loads = 0;
@@ -82,7 +84,7 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
     const reuse = (name: CollectionName) => previous?.keys?.[name] === keys[name];
     // The cache files are read side by side: the reads overlap on the thread pool.
     const reads = await Promise.all(
-      RESOURCE_LIST.map((def) => (reuse(def.name) || cacheDir === undefined ? null : readCollectionCache(cacheDir, input, def, before))),
+      RESOURCE_LIST.map((def) => (reuse(def.name) || cacheDir === undefined ? null : readCollectionCache(cacheDir, input, def, before, options.shared))),
     );
     for (const [i, def] of RESOURCE_LIST.entries()) {
       const name = def.name;

@@ -1,11 +1,16 @@
 // src/threads/share.ts: a snapshot crosses to another thread as one copy in shared memory.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { isDeepStrictEqual } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { loadSnapshot, type Snapshot } from '../../src/data/snapshot.ts';
 import { RESOURCES } from '../../src/resources/index.ts';
 import { revive, share, sharedBytes } from '../../src/threads/share.ts';
+import { writeDataset } from '../../src/generate/write-dataset.ts';
 import { fixture } from '../helpers/fixture.ts';
 
 /** Every typed array reachable from `v`, with its path. */
@@ -42,6 +47,33 @@ test('sharing a shared snapshot again -> no new copy (views already in shared me
   const a = views(revive(once)).map(([, v]) => v.buffer);
   const b = views(revive(twice)).map(([, v]) => v.buffer);
   assert.deepEqual(b, a);
+});
+
+test('read from the boot cache with `shared` -> its sections are in shared memory already and share() copies none; without it, none is shared', async () => {
+  const root = await mkdtemp(join(tmpdir(), 'share-on-read-'));
+  try {
+    const data = join(root, 'data');
+    const state = join(root, 'state');
+    await writeDataset(data, { scale: 40 });
+    await sleep(150); // files written just before a load are not cached (boot-cache-write.ts)
+    await loadSnapshot(data, { cacheDir: state }); // builds and writes the cache
+    const lines: string[] = [];
+    const log = { info: (msg: string) => lines.push(msg), debug() {}, warn() {}, error() {} };
+    const plain = await loadSnapshot(data, { cacheDir: state, log });
+    const read = await loadSnapshot(data, { cacheDir: state, log, shared: true });
+    assert.deepEqual(lines, ['data loaded from the boot cache', 'data loaded from the boot cache']);
+    // One thread keeps plain memory: a SharedArrayBuffer is zero-filled, the read's buffer is not.
+    assert.deepEqual(views(plain).filter(([, v]) => v.buffer instanceof SharedArrayBuffer).map(([p]) => p), []);
+    // The detail plan is made from the definitions at each load (a few bytes), not read from the cache.
+    const before = views(read).filter(([p, v]) => v.byteLength > 0 && !p.includes('.detail.plan.'));
+    assert.ok(before.length > 20, `found ${before.length} views`);
+    assert.deepEqual(before.filter(([, v]) => !(v.buffer instanceof SharedArrayBuffer)).map(([p]) => p), [], 'read outside shared memory');
+    const after = new Map(views(revive(share(read))));
+    for (const [path, v] of before) assert.equal(after.get(path)!.buffer, v.buffer, `${path} was copied`);
+    assert.ok(isDeepStrictEqual(revive<Snapshot>(share(read)).collections, plain.collections), 'the same structure and values as read into plain memory');
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
 });
 
 test('a class instance in the data -> TypeError naming its path (a layout change that cannot cross threads fails here)', () => {
