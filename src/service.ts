@@ -12,7 +12,7 @@ import { Faults, type FaultRule } from './http/faults.ts';
 import { openapiBody } from './http/openapi.ts';
 import { checkCertificatePair, type CertificateInfo } from './tls/certificate-pair.ts';
 import { ensureCertificate } from './tls/self-signed.ts';
-import type { Health } from './http/respond.ts';
+import type { HealthReport } from './http/respond.ts';
 import { closeListeners, listen, type Limits, type Listener } from './http/server.ts';
 import { replaceCertificate } from './http/tls-server.ts';
 import { silentLogger, type Logger } from './log.ts';
@@ -78,7 +78,7 @@ export interface Service {
   close(deadlineMs?: number): Promise<void>;
   readonly draining: boolean;
   /** What /healthz answers now. */
-  health(): Health;
+  health(): HealthReport;
   /** Replaces the fault rules ([] turns faults off); throws FaultRuleError on a bad rule and keeps the old ones. */
   setFaults(rules: readonly FaultRule[]): void;
   /** The faults in force, or null (always null with threads: each thread keeps its own). */
@@ -133,7 +133,10 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     (await openStore({ state: options.state, redisUrl: options.redisUrl ?? null, role: 'server', clock, log, quotas: resolveQuotas(options.plans), durability: options.durability }));
   const gate = openGate({ store, clock, ...(options.plans ? { plans: options.plans } : {}) });
   let draining = false;
-  const health = (): Health => (draining ? 'draining' : gate.status().healthy ? 'ok' : 'unavailable');
+  const health = (): HealthReport => {
+    const status = gate.status();
+    return { status: draining ? 'draining' : status.healthy ? 'ok' : 'unavailable', store: status.deployment ?? null };
+  };
   const dashboard =
     options.dashboard === false
       ? null

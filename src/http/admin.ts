@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ErrorCode } from '../errors.ts';
 import { rawResponse } from './client-error.ts';
 import { sendMetrics } from './metrics.ts';
-import { ALLOW, listenerHeaders, RequestIds, sendError, sendHealth, type Health } from './respond.ts';
+import { ALLOW, listenerHeaders, RequestIds, sendError, sendHealth, type HealthReport } from './respond.ts';
 import { hardenedServer, resolveLimits, start, urlOf, type Limits, type Listener } from './server.ts';
 import { splitTarget, type Target } from './target.ts';
 
@@ -13,7 +13,7 @@ export interface AdminOptions {
   readonly port: number;
   readonly metrics: () => string;
   readonly draining: () => boolean;
-  readonly health: () => Health;
+  readonly health: () => HealthReport;
   readonly limits?: Partial<Limits>;
 }
 
@@ -32,7 +32,7 @@ function answer(req: IncomingMessage, res: ServerResponse, o: AdminOptions, requ
     extra.push(...ALLOW);
     return sendError(res, 'METHOD_NOT_ALLOWED', HEADERS, extra);
   }
-  if (path === '/healthz') sendHealth(res, o.health(), HEADERS, extra);
+  if (path === '/healthz') sendHealth(res, o.health(), true, HEADERS, extra); // a monitoring network: the node too
   else sendMetrics(res, o.metrics(), HEADERS, extra);
 }
 

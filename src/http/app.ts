@@ -12,9 +12,9 @@ import { AnswerCache, CompressedBodies, packedOrNow, type Packed } from './compr
 import { encodedTag, entityTag, fixedTag, isAnyTag, noneMatch, revalidating, sendNotModified } from './conditional.ts';
 import type { Fault, Faults } from './faults.ts';
 import { detail, listPage, NOT_FOUND, type Outcome } from './handlers.ts';
-import { sendMetrics } from './metrics.ts';
+import { fromLoopback, sendMetrics } from './metrics.ts';
 import type { MountedSite } from './mounted.ts';
-import { ALLOW, listenerHeaders, pushHeaders, RequestIds, send, sendError, sendHealth, type Health } from './respond.ts';
+import { ALLOW, listenerHeaders, pushHeaders, RequestIds, send, sendError, sendHealth, type HealthReport } from './respond.ts';
 import { route, type Route } from './router.ts';
 import { authorityOf, splitTarget, type Target } from './target.ts';
 
@@ -49,8 +49,8 @@ export interface AppOptions {
   /** /metrics body, or null when metrics are not served on this listener for this client. */
   readonly metrics: (req: IncomingMessage) => string | null;
   readonly draining: () => boolean;
-  /** /healthz: draining, or the quota store unreachable, is a 503. */
-  readonly health: () => Health;
+  /** /healthz: draining, or the quota store unreachable, is a 503; and which store answers. */
+  readonly health: () => HealthReport;
   readonly observe: Observer | null;
   /** The customer dashboard under /dashboard (src/dashboard/), or null: 404 there. */
   readonly dashboard: MountedSite | null;
@@ -247,7 +247,8 @@ export class App {
         return 404;
       case 'healthz':
         if (!readOnly) return this.notAllowed(res, base, extra);
-        return sendHealth(res, this.o.health(), base, extra);
+        // The store's node to the clients that /metrics answers (a host:port of the operator's network).
+        return sendHealth(res, this.o.health(), fromLoopback(req), base, extra);
       case 'metrics': {
         if (!readOnly) return this.notAllowed(res, base, extra);
         const body = this.o.metrics(req);

@@ -234,16 +234,26 @@ export function buildOpenApiDocument(): Record<string, unknown> {
     },
     responses,
   );
-  const health = (...status: string[]) => ({ type: 'object', properties: { status: { enum: status } }, required: ['status'], additionalProperties: false });
+  const store = {
+    type: 'object',
+    description:
+      'The store behind the quota counts: the state directory\'s `files` (`memory` when embedded without one), or Redis as one server ' +
+      '(`single`), a `cluster` or a `sentinel`-managed primary. `node` is the host:port of the Redis primary that answered last ' +
+      '(or failed to): given to loopback clients and on `--admin-port` only, the clients `/metrics` answers.',
+    properties: { mode: { enum: ['files', 'memory', 'single', 'cluster', 'sentinel'] }, node: { type: 'string', examples: ['10.0.0.7:6379'] } },
+    required: ['mode'],
+    additionalProperties: false,
+  };
+  const health = (...status: string[]) => ({ type: 'object', properties: { status: { enum: status }, store }, required: ['status'], additionalProperties: false });
   paths['/healthz'] = getAndHead(
     {
       id: 'getHealth', tag: 'meta', public: true, parameters: [], scopes: SCOPES.health,
       summary: 'Liveness and readiness', description: 'For load balancers: needs no key, answers on any transport, never counted.',
       ok: {
-        200: { description: 'Serving', content: json(health('ok'), { status: 'ok' }) },
+        200: { description: 'Serving', content: json(health('ok'), { status: 'ok', store: { mode: 'sentinel', node: '10.0.0.7:6379' } }) },
         503: {
           description: 'Not serving: shutting down (`draining`), or the quota store is unreachable (`unavailable`); send traffic elsewhere',
-          content: json(health('draining', 'unavailable'), { status: 'draining' }),
+          content: json(health('draining', 'unavailable'), { status: 'unavailable', store: { mode: 'cluster' } }),
         },
       },
     },

@@ -2,6 +2,7 @@
 import type { ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { errorBody, ERRORS, type ErrorCode } from '../errors.ts';
+import type { StoreDeployment } from '../quota/counting-store.ts';
 import { HSTS } from '../tls/profile.ts';
 
 /** Headers every response carries (issue 4): JSON, never cached, never sniffed. */
@@ -53,16 +54,37 @@ export const ALLOW: readonly string[] = ['Allow', 'GET, HEAD'];
 /** What /healthz says: serving, shutting down, or cut off from the quota store (CONTRACT 9). */
 export type Health = 'ok' | 'draining' | 'unavailable';
 
-const HEALTH_BODIES: Readonly<Record<Health, Buffer>> = {
-  ok: Buffer.from('{"status":"ok"}'),
-  draining: Buffer.from('{"status":"draining"}'),
-  unavailable: Buffer.from('{"status":"unavailable"}'),
-};
+/** /healthz's answer: the status, and the store behind the counts (issue 22; null: not known here). */
+export interface HealthReport {
+  readonly status: Health;
+  readonly store: StoreDeployment | null;
+}
+
+/** The last body built, reused while nothing in it changes (a load balancer asks every few seconds). */
+const lastHealth = { status: '', mode: '', node: '', body: Buffer.alloc(0) };
+
+/**
+ * The body: `{"status":...,"store":{"mode":...,"node":...}}`. The node is a host:port of the
+ * operator's network, so it is named only where `withNode` (the clients /metrics is served to);
+ * others learn the mode alone.
+ */
+export function healthBody(report: HealthReport, withNode: boolean): Buffer {
+  const mode = report.store?.mode ?? '';
+  const node = withNode ? (report.store?.node ?? '') : '';
+  const h = lastHealth;
+  if (h.status === report.status && h.mode === mode && h.node === node) return h.body;
+  const store = mode === '' ? undefined : node === '' ? { mode } : { mode, node };
+  h.status = report.status;
+  h.mode = mode;
+  h.node = node;
+  h.body = Buffer.from(JSON.stringify({ status: report.status, store }));
+  return h.body;
+}
 
 /** /healthz: 200, or 503 so a load balancer stops sending traffic here; returns the status. */
-export function sendHealth(res: ServerResponse, health: Health, base: readonly string[], extra: string[]): number {
-  const status = health === 'ok' ? 200 : 503;
-  send(res, status, HEALTH_BODIES[health], base, extra);
+export function sendHealth(res: ServerResponse, report: HealthReport, withNode: boolean, base: readonly string[], extra: string[]): number {
+  const status = report.status === 'ok' ? 200 : 503;
+  send(res, status, healthBody(report, withNode), base, extra);
   return status;
 }
 

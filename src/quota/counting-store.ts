@@ -109,6 +109,18 @@ export interface StoreMetric {
 export interface StoreStatus {
   readonly healthy: boolean;
   readonly metrics: readonly StoreMetric[];
+  /** What kind of store answers, for /healthz (absent: the store does not say). */
+  readonly deployment?: StoreDeployment;
+}
+
+/**
+ * The store behind the counts, as /healthz names it: the state directory's files (`memory` when it
+ * has none), or Redis as one server, a cluster or a Sentinel-managed primary; and for Redis the
+ * host:port of the primary that answered last ('' until known).
+ */
+export interface StoreDeployment {
+  readonly mode: 'files' | 'memory' | 'single' | 'cluster' | 'sentinel';
+  readonly node: string;
 }
 
 /** The shared store did not answer in time or refused: the request gets 503, nothing is served uncounted. */

@@ -16,6 +16,7 @@ export type {
   QuotaStore,
   QuotaTicket,
   Reservation,
+  StoreDeployment,
   StoreMetric,
   StoreStatus,
   UsageFigures,

@@ -2,7 +2,7 @@
 // gate and the dashboard have theirs: gate-link.ts, mounted-link.ts). Arrays, not objects: cheaper
 // to clone, and one observation is posted per answered request.
 import type { FaultRule } from '../http/faults.ts';
-import type { Health } from '../http/respond.ts';
+import type { HealthReport } from '../http/respond.ts';
 import type { Transport } from '../http/app.ts';
 import type { LogLevel } from '../log.ts';
 
@@ -17,7 +17,7 @@ export type ToWorker =
   /** New data (the posted form of share.ts), swapped in between requests; answered 'swapped'. */
   | ['snapshot', unknown]
   /** Health for /healthz and the /metrics text for the main port (null: /metrics is not served there). */
-  | ['state', Health, string | null]
+  | ['state', HealthReport, string | null]
   | ['faults', readonly FaultRule[]]
   /** A renewed certificate and key (SIGHUP) for the HTTPS listener; the main thread has checked the pair. */
   | ['certificate', { readonly cert: string | Buffer; readonly key: string | Buffer }]

@@ -14,7 +14,7 @@ import type { Snapshot } from '../data/snapshot.ts';
 import type { Observer, Transport } from '../http/app.ts';
 import type { FaultRule } from '../http/faults.ts';
 import type { MountedSite } from '../http/mounted.ts';
-import type { Health } from '../http/respond.ts';
+import type { HealthReport } from '../http/respond.ts';
 import type { Route } from '../http/router.ts';
 import type { Limits } from '../http/server.ts';
 import { LOG_LEVELS, type Logger } from '../log.ts';
@@ -42,7 +42,7 @@ export interface PoolOptions {
   readonly observe: Observer | null;
   /** The /metrics text for the main port (null: not served there), rendered on the main thread. */
   readonly metrics: () => string | null;
-  readonly health: () => Health;
+  readonly health: () => HealthReport;
   readonly clock: () => number;
 }
 

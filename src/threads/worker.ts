@@ -11,7 +11,7 @@ import { App, type Observer } from '../http/app.ts';
 import { Faults, type FaultRule } from '../http/faults.ts';
 import { fromLoopback } from '../http/metrics.ts';
 import { openapiBody } from '../http/openapi.ts';
-import type { Health } from '../http/respond.ts';
+import type { HealthReport } from '../http/respond.ts';
 import { closeListeners, listen, type Limits, type Listener } from '../http/server.ts';
 import { replaceCertificate } from '../http/tls-server.ts';
 import type { LogLevel, Logger } from '../log.ts';
@@ -56,7 +56,7 @@ const line = (level: LogLevel) => (msg: string, fields?: Record<string, unknown>
 const log: Logger = { enabled: (level) => levels.has(level), debug: line('debug'), info: line('info'), warn: line('warn'), error: line('error') };
 
 let snapshot = revive<Snapshot>(setup.snapshot);
-let health: Health = 'ok';
+let health: HealthReport = { status: 'ok', store: null };
 let metricsText: string | null = null;
 let draining = false;
 
@@ -92,7 +92,7 @@ const app = new App({
   // The main thread's text, refreshed every 250 ms; loopback clients only, as with one thread.
   metrics: (req) => (metricsText !== null && fromLoopback(req) ? metricsText : null),
   draining: () => draining,
-  health: () => (draining ? 'draining' : health),
+  health: () => (draining ? { status: 'draining', store: health.store } : health),
   observe,
   dashboard: setup.dashboard === null ? null : new MountedProxy(setup.dashboard),
 });

@@ -92,7 +92,7 @@ describe('the refusal waits for responses the app writes late', () => {
     const app = new App({
       snapshot: () => snapshot, gate: { admit: () => { throw new Error('unused'); }, settle: () => null, quotaHeaders: () => ({}) },
       clock: Date.now, log: silentLogger, trustProxy: false, corsOrigin: null, openapi: () => Buffer.alloc(0), metrics: () => null,
-      draining: () => false, health: () => 'ok', observe: null, dashboard: null,
+      draining: () => false, health: () => ({ status: 'ok', store: null }), observe: null, dashboard: null,
     });
     const late = (req: IncomingMessage, res: ServerResponse) =>
       setTimeout(() => res.writeHead(200, { 'Content-Length': String(req.url!.length) }).end(req.url), req.url === '/slow' ? 150 : 10);
@@ -121,7 +121,7 @@ describe('while draining', () => {
     const app = new App({
       snapshot: () => snapshot, gate: { admit: () => { throw new Error('unused'); }, settle: () => null, quotaHeaders: () => ({}) },
       clock: Date.now, log: silentLogger, trustProxy: false, corsOrigin: null, openapi: () => Buffer.alloc(0), metrics: () => null,
-      draining: () => draining, health: () => 'ok', observe: null,
+      draining: () => draining, health: () => ({ status: 'ok', store: null }), observe: null,
       dashboard: {
         // As the dashboard's pages do (respond-page.ts): they write Connection: close when told to.
         handle: async (_req, res, arrival) => {

@@ -177,7 +177,7 @@ describe('service.close', () => {
     const raw = await health.reply;
     assert.equal(statusOf(raw), 503);
     assert.match(raw, /\r\nConnection: close\r\n/i);
-    assert.ok(raw.endsWith('{"status":"draining"}'), raw);
+    assert.ok(raw.endsWith('{"status":"draining","store":{"mode":"memory"}}'), raw);
 
     await closing;
     await stuck.reply; // the server cut it

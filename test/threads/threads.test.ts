@@ -158,7 +158,9 @@ if (sharesPorts()) {
         assert.equal(perThread.length, 2, metrics);
         assert.ok(perThread.every((n) => n > 0), `each thread answered some: ${perThread}`);
         assert.ok(perThread[0]! + perThread[1]! >= 200);
-        assert.equal((await fetch(`${serve.url}/healthz`)).status, 200);
+        const health = await fetch(`${serve.url}/healthz`);
+        assert.equal(health.status, 200);
+        assert.deepEqual(await health.json(), { status: 'ok', store: { mode: 'files' } }, 'the threads say which store, as one thread does');
         const login = await fetch(`${serve.url}/dashboard/login`);
         assert.equal(login.status, 200);
         assert.match(await login.text(), /Log in/);

@@ -6,7 +6,7 @@ import { silentLogger } from '../../log.ts';
 import type { ScryptParams } from '../../access/secrets.ts';
 import type { Moment } from '../../quota/month.ts';
 import { resolveQuotas, type Plan, type Quota } from '../../access/plans.ts';
-import type { Durability, MonthFigures, QuotaStore, Store, StoreMetric, UsageFigures } from '../types.ts';
+import type { Durability, MonthFigures, QuotaStore, Store, StoreDeployment, StoreMetric, UsageFigures } from '../types.ts';
 import { AccountStore } from './account-store.ts';
 import { Counters } from './counters.ts';
 import { FileQuota } from './quota.ts';
@@ -89,6 +89,7 @@ export async function openFileStore(options: FileStoreOptions): Promise<Store> {
   const sessions = new FileSessions({ state: options.state, log, ...(options.clock ? { clock: options.clock } : {}) });
   const throttle = new MemoryThrottle();
   let closing: Promise<void> | null = null;
+  const deployment: StoreDeployment = { mode: memory ? 'memory' : 'files', node: '' };
   return {
     kind: memory ? 'memory' : 'file',
     accounts,
@@ -98,7 +99,7 @@ export async function openFileStore(options: FileStoreOptions): Promise<Store> {
     throttle,
     exportAccounts: () => accounts.records(),
     importAccounts: (records, replace) => accounts.importRecords(records, replace),
-    status: () => ({ healthy: true, metrics: usageLog ? usageLogMetrics(usageLog.status()) : [] }),
+    status: () => ({ healthy: true, metrics: usageLog ? usageLogMetrics(usageLog.status()) : [], deployment }),
     flush: () => usageLog?.flush() ?? Promise.resolve(),
     close() {
       closing ??= (async () => {

@@ -68,8 +68,9 @@ function single(redis: Redis, o: DeploymentOptions, url: string, on: DeploymentE
   const base = nodeOptions(o, url.startsWith('rediss:'));
   const client = redis.createClient({ url, scripts: o.scripts, commandOptions: { timeout: o.timeoutMs }, ...base, socket: { ...base.socket, tls: undefined } } as never);
   const subscriber = client.duplicate();
-  const { host, port } = new URL(url);
-  const address = `${host.replace(/^\[|\]$/g, '') || '127.0.0.1'}:${port || 6379}`;
+  // hostname, not host: host carries the port already (it read 127.0.0.1:6379:6379).
+  const { hostname, port } = new URL(url);
+  const address = `${hostname.replace(/^\[|\]$/g, '') || '127.0.0.1'}:${port || 6379}`;
   let ready = false;
   for (const c of [client, subscriber]) c.on('error', (err: Error) => on.error(err));
   client.on('ready', () => (ready ? on.ready() : (ready = true)));

@@ -69,6 +69,7 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<Store>
     importAccounts: (records, replace) => accounts.importRecords(records, replace),
     status: () => ({
       healthy: link.healthy,
+      deployment: { mode: link.mode, node: link.lastAnswered() },
       metrics: [
         ...link.metrics(),
         { name: 'celebrity_api_store_settles_lost_total', type: 'counter', help: 'Units that a non-200 answer should have given back but Redis did not confirm: they stay counted.', value: quota.lostSettles },

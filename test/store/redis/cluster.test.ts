@@ -16,7 +16,7 @@ import { spawnServe, type ListeningProcess } from '../../helpers/serve-process.t
 import { FAST_SCRYPT, within } from '../../helpers/state.ts';
 import { storeSuite } from '../store.case.ts';
 import { operatorCommands } from './cli.case.ts';
-import { failoverUnderLoad } from './failover.case.ts';
+import { assertOneLine, failoverUnderLoad } from './failover.case.ts';
 
 const LIST = '/api/v1/celebrities?limit=1';
 
@@ -116,6 +116,12 @@ describe('three serve processes on the cluster', () => {
     const { keys } = await accounts(3, victim);
     const replica = (await Promise.all(cluster.nodes.map(async (n) => ((await n.command('INFO', 'replication').catch(() => '')).includes(`master_port:${victim.port}\r\n`) ? n : null)))).find((n) => n !== null)!;
     assert.ok(replica, 'the victim has a replica');
+    // /healthz names the mode and the master that answered last (to this loopback client).
+    const nodes = async () => (await Promise.all(servers.map((_, i) => client.get(i, '/healthz')))).map((r) => r.body as { status: string; store: { mode: string; node?: string } });
+    const mastersNow = async () => new Set((await cluster.masters()).map((m) => `127.0.0.1:${m.port}`));
+    const before = await mastersNow();
+    const logged = servers.map((s) => s.stderr().length);
+    await within(5000, async () => (await nodes()).every((b) => b.status === 'ok' && b.store.mode === 'cluster' && before.has(b.store.node!)));
     const figures = await failoverUnderLoad({
       client,
       keys,
@@ -129,5 +135,10 @@ describe('three serve processes on the cluster', () => {
     // And nothing left failing: /healthz is 200 on every instance again.
     const health = async () => (await Promise.all(servers.map((_, i) => client.get(i, '/healthz')))).map((r) => r.status);
     await within(5000, async () => (await health()).every((h) => h === 200));
+    const after = await mastersNow();
+    assert.ok(!after.has(`127.0.0.1:${victim.port}`) && after.has(`127.0.0.1:${replica.port}`), 'the replica took over');
+    // Some master of the cluster now: the victim's slots' node is the promoted replica.
+    await within(5000, async () => (await nodes()).every((b) => b.status === 'ok' && b.store.mode === 'cluster' && after.has(b.store.node!)));
+    assertOneLine(servers.map((s, i) => s.stderr().slice(logged[i]).split('\n')));
   });
 });

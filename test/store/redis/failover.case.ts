@@ -74,3 +74,23 @@ export async function failoverUnderLoad(s: FailoverSetup, workers = 30): Promise
   for (const n of served.values()) beyondQuota += Math.max(0, n - QUOTA);
   return { promotedAfterMs: promotedAt - killedAt, servingAgainAfterMs: firstAfter - promotedAt, refused: all[503] ?? 0, beyondQuota, statuses: all };
 }
+
+/**
+ * A failover is one log line per instance (issue 22): the warn line naming the new primary, never a
+ * line per refused request nor a second "answering again". Only a gap longer than the loss line's
+ * 5 s adds one line, "Redis not answering", written while it lasts. `lines` holds each instance's
+ * log lines (JSON) since just before the kill; the access log's line per request (a 503 at error
+ * level) is a record of requests, not of the store, and is left out.
+ */
+export function assertOneLine(lines: readonly (readonly string[])[]): void {
+  for (const [i, all] of lines.entries()) {
+    const said = all
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { level: string; msg: string })
+      .filter((l) => (l.level === 'warn' || l.level === 'error') && l.msg !== 'request');
+    const failovers = said.filter((l) => l.msg.startsWith('Redis failover'));
+    const rest = said.filter((l) => !l.msg.startsWith('Redis failover'));
+    assert.equal(failovers.length, 1, `instance ${i}: one failover line: ${JSON.stringify(said)}`);
+    assert.ok(rest.length === 0 || (rest.length === 1 && rest[0]!.msg.startsWith('Redis not answering')), `instance ${i}: no other line but a long gap's: ${JSON.stringify(said)}`);
+  }
+}

@@ -67,6 +67,8 @@ async function loadUntil(s: Setup, until: Promise<unknown>, size = 40): Promise<
 }
 
 const health = async (s: Setup) => Promise.all(s.services.map((_, i) => s.client.get(i, '/healthz').then((r) => r.status)));
+/** /healthz's bodies from each server: to this loopback client they name the Redis node too. */
+const healthBodies = async (s: Setup) => Promise.all(s.services.map((_, i) => s.client.get(i, '/healthz').then((r) => r.body)));
 
 test('Redis killed mid-load: 503s and /healthz 503, never an uncounted 200; serving resumes when it is back', async () => {
   // Persistence (every write fsynced before its answer) so the accounts and counts survive the restart.
@@ -80,9 +82,16 @@ test('Redis killed mid-load: 503s and /healthz 503, never an uncounted 200; serv
         await within(10_000, async () => (await health(s)).every((h) => h === 503));
         const down = tally(await s.client.burst(Array(50).fill(LIST), s.key));
         assert.deepEqual(down, { 503: 50 }, 'down: every request is refused, none served');
+        // Which store is cut off: the one Redis, named by its address (issue 22).
+        const node = `127.0.0.1:${s.redis.port}`;
+        assert.deepEqual(await healthBodies(s), s.services.map(() => ({ status: 'unavailable', store: { mode: 'single', node } })));
         await s.redis.restart();
         // Back without a restart of the servers: node-redis reconnects, the scripts load again.
         await within(10_000, async () => (await health(s)).every((h) => h === 200));
+        assert.deepEqual(await healthBodies(s), s.services.map(() => ({ status: 'ok', store: { mode: 'single', node } })));
+        // A client from elsewhere (through a proxy here) learns the mode, not the operator's addresses.
+        const proxied = await fetch(`${s.services[0]!.listeners[0]!.url}/healthz`, { headers: { 'x-forwarded-for': '203.0.113.5' } });
+        assert.deepEqual(await proxied.json(), { status: 'ok', store: { mode: 'single' } });
       })(),
     );
     const after = tally(await s.client.burst(Array(40).fill(LIST), s.key));
@@ -97,6 +106,7 @@ test('Redis killed mid-load: 503s and /healthz 503, never an uncounted 200; serv
     for (const service of s.services) {
       assert.ok(s.metric(service, 'celebrity_api_store_errors_total{op="reserve"}') > 0, 'the failures show in /metrics');
       assert.ok(s.metric(service, 'celebrity_api_store_reconnects_total') >= 1);
+      assert.equal(s.metric(service, `celebrity_api_store_info{mode="single",node="127.0.0.1:${s.redis.port}"}`), 1, 'the node in /metrics too');
     }
   } finally {
     await s.stop();

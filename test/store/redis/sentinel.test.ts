@@ -12,7 +12,7 @@ import { startSentinelSet, type SentinelSet } from '../../helpers/redis.ts';
 import { captureLog, FAST_SCRYPT, within } from '../../helpers/state.ts';
 import { storeSuite } from '../store.case.ts';
 import { operatorCommands } from './cli.case.ts';
-import { failoverUnderLoad } from './failover.case.ts';
+import { assertOneLine, failoverUnderLoad } from './failover.case.ts';
 
 let set: SentinelSet;
 before(async () => {
@@ -47,6 +47,11 @@ test('the primary SIGKILLed under load: 503s in the gap, serving again once the 
     await within(2000, () => services.every((s) => keys.every((k) => s.gate.store.lookupKey(keyDigest(k)) !== undefined)));
     const primary = await set.primary();
     const other = set.servers.find((s) => s !== primary)!;
+    // /healthz names the mode and the primary that answered last (to this loopback client).
+    const bodies = async () => (await Promise.all(services.map((_, i) => client.get(i, '/healthz')))).map((r) => JSON.stringify(r.body));
+    const says = (port: number) => JSON.stringify({ status: 'ok', store: { mode: 'sentinel', node: `127.0.0.1:${port}` } });
+    await within(5000, async () => (await bodies()).every((b) => b === says(primary.port)));
+    const logged = logs.map((l) => l.lines.length);
     const figures = await failoverUnderLoad({
       client,
       keys,
@@ -61,7 +66,10 @@ test('the primary SIGKILLed under load: 503s in the gap, serving again once the 
     await within(5000, () => logs.every((l) => l.lines.filter((line) => line.includes('Redis failover')).length === 1));
     const health = async () => (await Promise.all(services.map((_, i) => client.get(i, '/healthz')))).map((r) => r.status);
     await within(5000, async () => (await health()).every((h) => h === 200));
+    // Then the promoted node, in /healthz as in the log line.
+    await within(5000, async () => (await bodies()).every((b) => b === says(other.port)));
     for (const l of logs) assert.match(l.lines.find((line) => line.includes('Redis failover'))!, new RegExp(`"to":"127\\.0\\.0\\.1:${other.port}"`), 'the line names the new primary');
+    assertOneLine(logs.map((l, i) => l.lines.slice(logged[i])));
   } finally {
     client.close();
     await store.close();
