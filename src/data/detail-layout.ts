@@ -93,38 +93,6 @@ export function detailPlan(def: ResourceDefinition): DetailPlan | null {
   };
 }
 
-/**
- * Unit positions in compact JSON object text (no whitespace, as JSON.stringify writes) where its
- * top-level fields `wanted` (ascending field numbers) start: 1 for field 0, the comma before field k,
- * the closing brace for k = the field count. A scan of strings, escapes and depth up to the last one.
- */
-export function fieldStarts(text: string, wanted: readonly number[], fields: number): number[] {
-  const out: number[] = [];
-  let w = 0;
-  while (w < wanted.length && wanted[w] === 0) {
-    out.push(1);
-    w++;
-  }
-  let field = 0;
-  let depth = 0;
-  let inString = false;
-  for (let i = 1; i < text.length && w < wanted.length && wanted[w]! < fields; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++; // the escaped unit cannot end the string
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x7b || c === 0x5b) depth++;
-    else if (c === 0x7d || c === 0x5d) depth--;
-    else if (c === 0x2c && depth === 0 && ++field === wanted[w]) {
-      out.push(i);
-      w++;
-    }
-  }
-  for (; w < wanted.length; w++) out.push(text.length - 1);
-  return out;
-}
-
 /** Byte offset in the list arena of list field boundary `b` of record `id`. */
 function listAt(list: Fragments, det: Details, plan: DetailPlan, id: number, b: number): number {
   if (b === 0) return list.starts[id]! + 1;

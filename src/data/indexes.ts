@@ -3,10 +3,10 @@
 // all in typed arrays; and the functions through which the server reads them.
 import type { LinkedRecord, ResourceDefinition } from '../resources/types.ts';
 import { fold } from './fold.ts';
-import { detailBytes, detailPlan, fieldStarts, type Details } from './detail-layout.ts';
+import { detailBytes, detailPlan, type Details } from './detail-layout.ts';
 import { fragment, FragmentBuilder, fragmentLength, GrowingF64, joinFragments, writeFragment, type Fragments } from './fragments.ts';
 import { buildSearchIndex, type SearchIndex } from './search-index.ts';
-import { compileShapes } from './shape.ts';
+import { compileFields, compileShapes } from './shape.ts';
 import { count, includes, lookup, stringAt, stringTable, type StringTable } from './string-table.ts';
 
 export interface RangeIndex {
@@ -302,7 +302,8 @@ export interface IndexBuilder {
 
 /** `hint`: about how many records and bytes of source JSON to expect, so arrays start near their size. */
 export function indexBuilder(def: ResourceDefinition, hint: { readonly records: number; readonly bytes: number } = { records: 0, bytes: 0 }): IndexBuilder {
-  const shapes = compileShapes(def);
+  /** Without a plan: both shapes whole (made on first use). */
+  let shapes: ReturnType<typeof compileShapes> | null = null;
   const late = def.late ?? null;
   const plan = detailPlan(def);
   const listLate = late && def.listFields.some((f) => f === late.field) ? late : null;
@@ -320,7 +321,6 @@ export function indexBuilder(def: ResourceDefinition, hint: { readonly records: 
   const rangeFilter = def.filters.find((f) => f.kind === 'range') ?? null;
   const rangeValues = new GrowingF64(rangeFilter ? hint.records : 0);
   const collectors = def.filters.flatMap((f) => (f.kind === 'range' ? [] : [new PostingCollector(f)]));
-  const ownPieces: string[] = [];
   const ownUnitCuts: number[] = [];
 
   const grow = (a: Uint32Array<ArrayBuffer>, need: number): Uint32Array<ArrayBuffer> => {
@@ -330,34 +330,60 @@ export function indexBuilder(def: ResourceDefinition, hint: { readonly records: 
     return b;
   };
 
+  // With a plan, the list item is serialized in runs cut at the plan's list cuts (and around the late
+  // field), so the cut offsets are known as it is joined; the detail-only runs are serialized on their
+  // own, and the fields a detail shares with its list item are never serialized twice.
+  const lateAt = listLate ? def.listFields.findIndex((f) => f === listLate.field) : -1;
+  const lateKey = listLate ? `"${listLate.field}":` : '';
+  const bounds = plan === null ? [] : [0, ...plan.listCuts, plan.listFields];
+  const listRuns = bounds.slice(1).map((to, k) => {
+    const from = bounds[k]!;
+    if (lateAt < from || lateAt >= to) return { head: compileFields(def, def.listFields.slice(from, to)), tail: null };
+    return { head: compileFields(def, def.listFields.slice(from, lateAt)), tail: compileFields(def, def.listFields.slice(lateAt + 1, to)) };
+  });
+  const ownRuns = plan === null ? [] : plan.runs.filter((run) => !run.list).map((run) => ({ comma: run.from > 0, text: compileFields(def, def.detailFields.slice(run.from, run.to)) }));
+  const listCutAt: number[] = [];
+
   const add = (r: LinkedRecord): void => {
     const id = ids.length;
-    const json = shapes(r);
     const key = late ? late.key(r) : null;
     if (plan === null) {
+      const json = (shapes ??= compileShapes(def))(r);
       list.add(json.list[0], json.list[1], key);
       if (json.detail[1] === null) own.add(open + json.detail[0] + '}');
       else own.add(open + json.detail[0], json.detail[1] + '}', key);
     } else {
-      const text = json.list[1] === null ? json.list[0] : json.list[0] + json.list[1];
+      let text = '{';
+      let gapAt = -1;
+      listCutAt.length = 0;
+      for (let k = 0; k < listRuns.length; k++) {
+        const run = listRuns[k]!;
+        if (k > 0) {
+          listCutAt.push(text.length);
+          text += ',';
+        }
+        const head = run.head(r);
+        if (run.tail === null) text += head;
+        else {
+          text += head === '' ? lateKey : `${head},${lateKey}`;
+          gapAt = text.length;
+          const tail = run.tail(r);
+          if (tail !== '') text += `,${tail}`;
+        }
+      }
+      text += '}';
       cuts = grow(cuts, (id + 1) * cutsPerRecord);
-      list.addCut(text, fieldStarts(text, plan.listCuts, plan.listFields), json.list[1] === null ? -1 : json.list[0].length, key, cuts, id * cutsPerRecord);
+      list.addCut(text, listCutAt, gapAt, key, cuts, id * cutsPerRecord);
       // The detail-only runs, back to back; its late value (if any) lies in a list run, so is not here.
-      const detail = json.detail[1] === null ? json.detail[0] : json.detail[0] + json.detail[1];
-      const at = fieldStarts(detail, plan.detailCuts, plan.detailFields);
-      const pos = (b: number) => (b === 0 ? 1 : b === plan.detailFields ? detail.length - 1 : at[plan.detailCuts.indexOf(b)]!);
-      ownPieces.length = 0;
       ownUnitCuts.length = 0;
-      let units = 0;
-      for (const run of plan.runs) {
-        if (run.list) continue;
-        if (ownPieces.length > 0) ownUnitCuts.push(units);
-        const piece = detail.slice(pos(run.from), pos(run.to));
-        ownPieces.push(piece);
-        units += piece.length;
+      let ownText = '';
+      for (let k = 0; k < ownRuns.length; k++) {
+        if (k > 0) ownUnitCuts.push(ownText.length);
+        const run = ownRuns[k]!;
+        ownText += run.comma ? `,${run.text(r)}` : run.text(r);
       }
       ownCuts = grow(ownCuts, (id + 1) * ownCutsPerRecord);
-      own.addCut(ownPieces.join(''), ownUnitCuts, -1, null, ownCuts, id * ownCutsPerRecord);
+      own.addCut(ownText, ownUnitCuts, -1, null, ownCuts, id * ownCutsPerRecord);
     }
     ids.push(r._id as string);
     slugs.push(r.slug);

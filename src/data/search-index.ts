@@ -42,26 +42,77 @@ function gramKey(text: string, at: number, size: 1 | 2 | 3): number {
 }
 
 /**
+ * Gram key -> first-seen slot while building: open addressing over a Float64Array of keys (a key is
+ * up to 48 bits: a Map would box each one as a heap number, the largest cost of the build).
+ */
+class GramSlots {
+  private keys = new Float64Array(1 << 12).fill(-1);
+  private slots = new Int32Array(1 << 12);
+  private mask = (1 << 12) - 1;
+  /** Key of each slot, by slot. */
+  keyOf = new Float64Array(1024);
+  size = 0;
+
+  private static hash(key: number): number {
+    const h = Math.imul((key >>> 0) ^ Math.imul((key / 4294967296) >>> 0, 0x9e3779b1), 0x85ebca6b);
+    return h ^ (h >>> 15);
+  }
+
+  /** The slot of `key`, made the next one when new. */
+  slot(key: number): number {
+    let h = GramSlots.hash(key) & this.mask;
+    for (let k = this.keys[h]!; k !== -1; k = this.keys[h]!) {
+      if (k === key) return this.slots[h]!;
+      h = (h + 1) & this.mask;
+    }
+    const slot = this.size++;
+    this.keys[h] = key;
+    this.slots[h] = slot;
+    if (slot === this.keyOf.length) {
+      const k = new Float64Array(slot * 2);
+      k.set(this.keyOf);
+      this.keyOf = k;
+    }
+    this.keyOf[slot] = key;
+    if (this.size * 2 > this.keys.length) this.grow();
+    return slot;
+  }
+
+  private grow(): void {
+    const keys = this.keys;
+    const slots = this.slots;
+    this.keys = new Float64Array(keys.length * 2).fill(-1);
+    this.slots = new Int32Array(keys.length * 2);
+    this.mask = keys.length * 2 - 1;
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i]!;
+      if (key === -1) continue;
+      let h = GramSlots.hash(key) & this.mask;
+      while (this.keys[h] !== -1) h = (h + 1) & this.mask;
+      this.keys[h] = key;
+      this.slots[h] = slots[i]!;
+    }
+  }
+}
+
+/**
  * Two passes: slot of every gram occurrence (and counts of distinct records per slot), then fill,
- * with the slots renumbered in key order in between. The Map lives only while building.
+ * with the slots renumbered in key order in between. The hash table lives only while building.
  */
 function buildGrams(texts: readonly string[], size: 1 | 2 | 3): GramPostings {
-  const found = new Map<number, number>();
+  const found = new GramSlots();
   let total = 0;
   for (const t of texts) if (t.length >= size) total += t.length - size + 1;
   const seq = new Int32Array(total); // first-seen slot of each occurrence, record after record
   let counts = new Int32Array(1024);
   let last = new Int32Array(1024);
-  let n = 0;
   let pos = 0;
   for (let id = 0; id < texts.length; id++) {
     const t = texts[id]!;
     for (let i = 0; i + size <= t.length; i++) {
-      const key = gramKey(t, i, size);
-      let slot = found.get(key);
-      if (slot === undefined) {
-        slot = n++;
-        found.set(key, slot);
+      const n = found.size;
+      const slot = found.slot(gramKey(t, i, size));
+      if (slot === n) {
         if (slot === counts.length) {
           const c = new Int32Array(slot * 2);
           c.set(counts);
@@ -79,9 +130,9 @@ function buildGrams(texts: readonly string[], size: 1 | 2 | 3): GramPostings {
       }
     }
   }
+  const n = found.size;
+  const keyOf = found.keyOf;
   // Slots in key order: first-seen slot -> sorted slot.
-  const keyOf = new Float64Array(n);
-  for (const [key, slot] of found) keyOf[slot] = key;
   const byKey = new Int32Array(n);
   for (let s = 0; s < n; s++) byKey[s] = s;
   byKey.sort((a, b) => keyOf[a]! - keyOf[b]!);

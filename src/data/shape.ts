@@ -96,3 +96,19 @@ export function compileShapes(def: ResourceDefinition): (r: LinkedRecord) => { l
   const detail = compileShape(def, def.detailFields);
   return (r) => ({ list: list(r), detail: detail(r) });
 }
+
+/**
+ * The fields `fields` of a shape as JSON text without the braces (`"a":1,"b":[]`; '' for none),
+ * from one JSON.stringify of an object holding just them. The index builder joins such runs into a
+ * list item and the detail-only text, so where each run starts is known without scanning the text,
+ * and the fields a detail shares with its list item are serialized once (issue 19). No late field
+ * may be among `fields`.
+ */
+export function compileFields(def: ResourceDefinition, fields: readonly OutputField[]): (r: LinkedRecord) => string {
+  if (fields.length === 0) return () => '';
+  const object = objectOf(def, fields);
+  return (r) => {
+    const json = JSON.stringify(object(r));
+    return json.slice(1, json.length - 1);
+  };
+}

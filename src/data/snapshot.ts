@@ -6,6 +6,7 @@ import type { Logger } from '../log.ts';
 import { collectionKey, readDataIdentity, type DataIdentity } from './boot-cache-format.ts';
 import { readCollectionCache } from './boot-cache-read.ts';
 import { saveCollectionCache } from './boot-cache-write.ts';
+import { collectGarbage } from './gc.ts';
 import { indexBuilder, type CollectionIndex } from './indexes.ts';
 import { knownCollection } from './known.ts';
 import { loadCollections, type DataInput, type KnownCollections } from './load.ts';
@@ -126,6 +127,8 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
         log?.warn('boot cache not written', { error: (err as Error).message });
       }
     }
+    // The load's garbage goes back now, so the RSS at ready is the snapshot's, not the load's peak.
+    collectGarbage();
     return stamp(collections as Record<CollectionName, CollectionIndex>, stable ? keys : null);
   }
 }
