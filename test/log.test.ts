@@ -33,3 +33,25 @@ test('a full buffer flushes at once; flush() empties it; the level filter still 
   assert.equal(chunks.length, 2);
   assert.ok(!chunks.join('').includes('hidden'));
 });
+
+test('a JSON line is {time, level, msg, ...fields} as JSON.stringify writes it, whatever the fields', () => {
+  const lines: string[] = [];
+  const log = createLogger({ level: 'debug', write: (line) => lines.push(line) });
+  const cases: (Record<string, unknown> | undefined)[] = [
+    undefined,
+    {},
+    { a: undefined },
+    { requestId: 'ab-1', method: 'GET', path: '/x?q="\\\n', status: 200, ms: 0.125, client: '::1' },
+    { nested: { deep: [1, 'two', null] }, u: undefined, n: null },
+    { msg: 'a field named msg', extra: 1 },
+    { level: 'shadow' },
+    { time: 'then' },
+  ];
+  for (const fields of cases) {
+    lines.length = 0;
+    log.info('hello "there"', fields);
+    const time = (JSON.parse(lines[0]!) as { time: string }).time;
+    if (fields?.time === undefined) assert.match(time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    assert.equal(lines[0], JSON.stringify({ time, level: 'info', msg: 'hello "there"', ...fields }), JSON.stringify(fields));
+  }
+});

@@ -5,7 +5,8 @@
 // found through the byte offsets of the field boundaries it starts and ends at (a few per record).
 // The response envelope is the same for every record of a collection, so it is kept once.
 import type { OutputField, ResourceDefinition } from '../resources/types.ts';
-import { fragment, lateValue, lateValueLength, writeLateValue, type Fragments } from './fragments.ts';
+import { fragment, lateValue, numberLength, writeNumber, type Fragments } from './fragments.ts';
+import { sendBuffer } from './send-buffer.ts';
 
 export type Run = { readonly list: true; readonly from: number; readonly to: number } | { readonly list: false; readonly from: number; readonly to: number };
 
@@ -117,7 +118,7 @@ export function detailBytes(list: Fragments, det: Details, id: number, today: nu
   const gap = list.gaps === null ? -1 : list.gaps[id]!;
   // The late value once, its digits written straight into the body.
   const late = gap < 0 ? NaN : lateValue(list, id, today);
-  const lateLength = gap < 0 ? 0 : lateValueLength(late);
+  const lateLength = gap < 0 ? 0 : numberLength(late);
   const runs = plan.runs;
   if (runBounds.length < runs.length * 2) runBounds = new Float64Array(runs.length * 2);
   const bounds = runBounds;
@@ -138,7 +139,7 @@ export function detailBytes(list: Fragments, det: Details, id: number, today: nu
     bounds[2 * i + 1] = b;
     length += b - a;
   }
-  const out = Buffer.allocUnsafe(length);
+  const out = sendBuffer(length);
   let pos = plan.head.copy(out, 0);
   for (let i = 0; i < runs.length; i++) {
     const a = bounds[2 * i]!;
@@ -146,7 +147,7 @@ export function detailBytes(list: Fragments, det: Details, id: number, today: nu
     if (!runs[i]!.list) pos += det.own.bytes.copy(out, pos, a, b);
     else if (gap > a && gap <= b) {
       pos += list.bytes.copy(out, pos, a, gap);
-      pos = writeLateValue(late, out, pos);
+      pos = writeNumber(late, out, pos);
       pos += list.bytes.copy(out, pos, gap, b);
     } else pos += list.bytes.copy(out, pos, a, b);
   }

@@ -3,6 +3,7 @@
 // a million records. A field that depends on the serving day (celebrity `age`) is a gap filled per
 // request from a per-record key, so the data is right on any day without re-serializing.
 import type { LateField } from '../resources/types.ts';
+import { sendBuffer } from './send-buffer.ts';
 
 export interface Fragments {
   readonly bytes: Buffer;
@@ -161,11 +162,11 @@ export function lateValue(f: Fragments, id: number, today: number): number {
   return key !== key ? NaN : f.late!.value(key, today);
 }
 
-/** An integer short enough to write digit by digit (an age); anything else goes through String. */
+/** An integer short enough to write digit by digit (an age, a page number); anything else goes through String. */
 const isSmallInteger = (v: number): boolean => v === Math.trunc(v) && v > -1e9 && v < 1e9;
 
-/** Bytes of a late value's JSON text (`null` for NaN), without making the text. */
-export function lateValueLength(v: number): number {
+/** Bytes of a number's JSON text (`null` for NaN), without making the text. */
+export function numberLength(v: number): number {
   if (v !== v) return 4;
   if (!isSmallInteger(v)) return String(v).length;
   let n = v < 0 ? 2 : 1;
@@ -173,13 +174,13 @@ export function lateValueLength(v: number): number {
   return n;
 }
 
-/** Writes a late value's JSON text at `pos` (its digits byte by byte: no string, no native call); returns the position after it. */
-export function writeLateValue(v: number, out: Buffer, pos: number): number {
+/** Writes a number's JSON text (`null` for NaN) at `pos`, an integer digit by digit (no string, no native call); returns the position after it. */
+export function writeNumber(v: number, out: Buffer, pos: number): number {
   if (v !== v) return pos + out.write('null', pos, 'latin1');
   if (!isSmallInteger(v)) return pos + out.write(String(v), pos, 'latin1');
   if (v < 0) out[pos++] = 0x2d; // -
   let a = v < 0 ? -v : v;
-  const end = pos + lateValueLength(a);
+  const end = pos + numberLength(a);
   for (let at = end - 1; at >= pos; at--) {
     const digit = a % 10;
     out[at] = 0x30 + digit;
@@ -191,7 +192,7 @@ export function writeLateValue(v: number, out: Buffer, pos: number): number {
 /** Bytes of record `id` as served on day `today`. */
 export function fragmentLength(f: Fragments, id: number, today: number): number {
   const n = f.starts[id + 1]! - f.starts[id]!;
-  return f.gaps === null ? n : n + lateValueLength(lateValue(f, id, today));
+  return f.gaps === null ? n : n + numberLength(lateValue(f, id, today));
 }
 
 /** Copies record `id` as served on day `today` into `out` at `pos`; returns the position after it. */
@@ -201,7 +202,7 @@ export function writeFragment(f: Fragments, id: number, today: number, out: Buff
   if (f.gaps === null) return pos + f.bytes.copy(out, pos, start, end);
   const gap = f.gaps[id]!;
   pos += f.bytes.copy(out, pos, start, gap);
-  pos = writeLateValue(lateValue(f, id, today), out, pos);
+  pos = writeNumber(lateValue(f, id, today), out, pos);
   return pos + f.bytes.copy(out, pos, gap, end);
 }
 
@@ -209,15 +210,15 @@ export function writeFragment(f: Fragments, id: number, today: number, out: Buff
 let pageValues = new Float64Array(256);
 
 /**
- * `head`, then records `ids` as served on `today` joined by commas, then `tail`, in one buffer of the
- * exact size: one pass measures (each late value computed once, kept for the second pass), one writes
- * (a copy per record, or two around its late value's digits). `head` and `tail` are ASCII.
+ * `head[0, headLength)`, then records `ids` as served on `today` joined by commas, then `tail` (a
+ * few bytes), in one buffer of the exact size: one pass measures (each late value computed once,
+ * kept for the second pass), one writes (a copy per record, or two around its late value's digits).
  */
-export function joinFragments(f: Fragments, ids: ArrayLike<number>, today: number, head: string, tail: string): Buffer {
+export function joinFragments(f: Fragments, ids: ArrayLike<number>, today: number, head: Buffer, headLength: number, tail: Uint8Array): Buffer {
   const n = ids.length;
   const starts = f.starts;
   const gaps = f.gaps;
-  let length = head.length + tail.length + (n > 0 ? n - 1 : 0);
+  let length = headLength + tail.length + (n > 0 ? n - 1 : 0);
   if (gaps === null) {
     for (let i = 0; i < n; i++) {
       const id = ids[i]!;
@@ -230,12 +231,12 @@ export function joinFragments(f: Fragments, ids: ArrayLike<number>, today: numbe
       const id = ids[i]!;
       const v = lateValue(f, id, today);
       values[i] = v;
-      length += starts[id + 1]! - starts[id]! + lateValueLength(v);
+      length += starts[id + 1]! - starts[id]! + numberLength(v);
     }
   }
-  const out = Buffer.allocUnsafe(length);
+  const out = sendBuffer(length);
   const bytes = f.bytes;
-  let pos = out.write(head, 0, 'latin1');
+  let pos = head.copy(out, 0, 0, headLength);
   for (let i = 0; i < n; i++) {
     if (i > 0) out[pos++] = 0x2c; // ,
     const id = ids[i]!;
@@ -244,18 +245,18 @@ export function joinFragments(f: Fragments, ids: ArrayLike<number>, today: numbe
     } else {
       const gap = gaps[id]!;
       pos += bytes.copy(out, pos, starts[id]!, gap);
-      pos = writeLateValue(pageValues[i]!, out, pos);
+      pos = writeNumber(pageValues[i]!, out, pos);
       pos += bytes.copy(out, pos, gap, starts[id + 1]!);
     }
   }
-  out.write(tail, pos, 'latin1');
+  for (let i = 0; i < tail.length; i++) out[pos++] = tail[i]!;
   return out;
 }
 
 /** Record `id` alone: a view without copying when nothing is late. */
 export function fragment(f: Fragments, id: number, today: number): Buffer {
   if (f.gaps === null) return f.bytes.subarray(f.starts[id]!, f.starts[id + 1]!);
-  const out = Buffer.allocUnsafe(fragmentLength(f, id, today));
+  const out = sendBuffer(fragmentLength(f, id, today));
   writeFragment(f, id, today, out, 0);
   return out;
 }

@@ -172,12 +172,14 @@ export function writeList(ix: CollectionIndex, id: number, today: number, out: B
   return writeFragment(ix.list, id, today, out, pos);
 }
 
+const LIST_TAIL = Buffer.from(']}');
+
 /**
- * A whole list body: `head`, the list items of `ids` as served on `today` joined by commas, and `]}`,
- * in one buffer of the exact size (each item's late value computed once).
+ * A whole list body: `head[0, headLength)`, the list items of `ids` as served on `today` joined by
+ * commas, and `]}`, in one buffer of the exact size (each item's late value computed once).
  */
-export function listBody(ix: CollectionIndex, ids: ArrayLike<number>, today: number, head: string): Buffer {
-  return joinFragments(ix.list, ids, today, head, ']}');
+export function listBody(ix: CollectionIndex, ids: ArrayLike<number>, today: number, head: Buffer, headLength: number): Buffer {
+  return joinFragments(ix.list, ids, today, head, headLength, LIST_TAIL);
 }
 
 /** Record `id`'s list item alone. */

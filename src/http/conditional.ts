@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { Snapshot } from '../data/snapshot.ts';
+import { headerList } from './respond.ts';
 
 /**
  * A token per loaded snapshot: `version` names a load for people, but two processes can stamp the
@@ -16,6 +17,8 @@ function dataToken(snapshot: Snapshot): string {
   if (token === undefined) tokens.set(snapshot, (token = randomBytes(6).toString('base64url')));
   return token;
 }
+
+let last: { readonly token: string; readonly target: string; readonly day: number | null; readonly tag: string } = { token: '', target: '', day: null, tag: '' };
 
 /** FNV-1a over the request target: a cheap name for the query (the tag is compared per URL anyway). */
 function targetHash(target: string): string {
@@ -30,7 +33,13 @@ function targetHash(target: string): string {
  * tags are made; `encodedTag` names its compressed forms.
  */
 export function entityTag(snapshot: Snapshot, target: string, day: number | null): string {
-  return `"${dataToken(snapshot)}-${targetHash(target)}${day === null ? '' : `-${day}`}"`;
+  // A client asks for the same target again and again: the last tag made is kept (by the data's
+  // token, not the snapshot, which a reload must be able to let go).
+  const token = dataToken(snapshot);
+  if (token === last.token && target === last.target && day === last.day) return last.tag;
+  const tag = `"${token}-${targetHash(target)}${day === null ? '' : `-${day}`}"`;
+  last = { token, target, day, tag };
+  return tag;
 }
 
 /** The tag of a body that is fixed for the life of the process (the OpenAPI document): built once. */
@@ -70,7 +79,7 @@ export function revalidating(base: readonly string[]): readonly string[] {
 
 /** 304: the headers a 200 would carry (ETag and Cache-Control included), no body, no Content-Length (RFC 9110 15.4.5). */
 export function sendNotModified(res: ServerResponse, base: readonly string[], extra: string[]): void {
-  res.writeHead(304, base.concat(extra));
+  res.writeHead(304, headerList(base, extra));
   res.end();
 }
 

@@ -1,5 +1,6 @@
 // The two generic resource handlers: a list page and a single record, assembled from the
 // pre-serialized fragments of the snapshot (no JSON.stringify of records per request).
+import { writeNumber } from '../data/fragments.ts';
 import { detailBody, listBody, slugId, type CollectionIndex } from '../data/indexes.ts';
 import { ParameterError } from '../errors.ts';
 import { parseListQuery } from '../query/parse.ts';
@@ -9,6 +10,32 @@ import { executeQuery } from '../query/execute.ts';
 export type Outcome = { readonly ok: true; readonly body: Buffer } | { readonly ok: false; readonly code: 'NOT_FOUND' | 'INVALID_PARAMETER' | 'METHOD_NOT_ALLOWED'; readonly message?: string };
 
 export const NOT_FOUND: Outcome = { ok: false, code: 'NOT_FOUND' };
+
+/** `{"success":true,"version":"v1","resource":"<name>","pagination":{"page":` per collection, made once. */
+const heads = new Map<string, Buffer>();
+const LIMIT = Buffer.from(',"limit":');
+const TOTAL = Buffer.from(',"total":');
+const PAGES = Buffer.from(',"pages":');
+const DATA = Buffer.from('},"data":[');
+/** The envelope of the page being made, copied into its body at once (a page number is at most 16 digits). */
+const head = Buffer.allocUnsafeSlow(512);
+
+function put(bytes: Buffer, at: number): number {
+  for (let i = 0; i < bytes.length; i++) head[at++] = bytes[i]!;
+  return at;
+}
+
+/** Writes a list page's envelope up to its `data` array into `head`; returns its length. */
+function pageHead(name: string, page: number, limit: number, total: number, pages: number): number {
+  let prefix = heads.get(name);
+  if (prefix === undefined) heads.set(name, (prefix = Buffer.from(`{"success":true,"version":"v1","resource":"${name}","pagination":{"page":`)));
+  let at = prefix.copy(head, 0);
+  at = writeNumber(page, head, at);
+  at = writeNumber(limit, head, put(LIMIT, at));
+  at = writeNumber(total, head, put(TOTAL, at));
+  at = writeNumber(pages, head, put(PAGES, at));
+  return put(DATA, at);
+}
 
 /** `today` is the serving day as yyyymmdd, for the fields that depend on it (celebrity `age`). */
 export function listPage(index: CollectionIndex, query: string, today: number): Outcome {
@@ -22,8 +49,7 @@ export function listPage(index: CollectionIndex, query: string, today: number): 
   const { total, ids } = executeQuery(index, plan);
   const pages = Math.ceil(total / plan.limit);
   // One allocation of the exact size: the head, the records and the tail copied into place.
-  const head = `{"success":true,"version":"v1","resource":"${index.def.name}","pagination":{"page":${plan.page},"limit":${plan.limit},"total":${total},"pages":${pages}},"data":[`;
-  const body = listBody(index, ids, today, head);
+  const body = listBody(index, ids, today, head, pageHead(index.def.name, plan.page, plan.limit, total, pages));
   return { ok: true, body };
 }
 

@@ -15,6 +15,9 @@ export type Route =
 
 const API = '/api/v1/';
 const LISTS = new Map<string, Route>(COLLECTIONS.map((c) => [c, { kind: 'list', collection: c }]));
+/** The collections and their list routes, in an array: matched in place, without a slice or a hash per request. */
+const LIST_ROUTES = COLLECTIONS.map((c) => ({ name: c, route: LISTS.get(c)! }));
+const OPENAPI_PATH = '/api/v1/openapi.json';
 const UNKNOWN: Route = { kind: 'unknown' };
 const API_UNKNOWN: Route = { kind: 'api-unknown' };
 const DASHBOARD: Route = { kind: 'dashboard' };
@@ -30,6 +33,19 @@ const FIXED = new Map<string, Route>([
  * Slugs are matched as they are: a slug is [a-z0-9-], so an encoded or traversing segment never is one.
  */
 export function route(path: string): Route {
+  if (path.startsWith(API)) {
+    // Almost every request: a list or a detail, matched where it lies in the path.
+    for (let i = 0; i < LIST_ROUTES.length; i++) {
+      const { name, route: list } = LIST_ROUTES[i]!;
+      if (!path.startsWith(name, API.length)) continue;
+      const end = API.length + name.length;
+      if (path.length === end) return list;
+      if (path.charCodeAt(end) !== 47 /* / */) continue;
+      const slug = path.slice(end + 1);
+      return SLUG.test(slug) ? { kind: 'detail', collection: name, slug } : API_UNKNOWN;
+    }
+    return path === OPENAPI_PATH ? FIXED.get(path)! : API_UNKNOWN;
+  }
   const fixed = FIXED.get(path);
   if (fixed !== undefined) return fixed;
   // The customer dashboard (CONTRACT 8): its own pipeline in src/dashboard/, never a key or a quota.

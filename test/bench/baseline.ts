@@ -17,7 +17,10 @@ const bodies = new Map<string, Fixed>();
 const MISSING: Fixed = { status: 404, body: Buffer.from('{}'), headers: ['Content-Type', 'application/json; charset=utf-8', 'Content-Length', '2'] };
 
 function handler(req: http.IncomingMessage, res: http.ServerResponse): void {
-  const f = bodies.get(req.url ?? '') ?? MISSING;
+  // A query only tells requests apart (the scenarios of many distinct answers): the body is the path's.
+  const url = req.url ?? '';
+  const q = url.indexOf('?');
+  const f = bodies.get(q === -1 ? url : url.slice(0, q)) ?? MISSING;
   res.writeHead(f.status, f.headers as string[]);
   res.end(f.body);
 }

@@ -4,9 +4,10 @@
 // baseline are the claims; absolute numbers depend on the machine. CPU per request moves far less
 // than req/s on a shared machine.
 //   npm run bench -- [--scales 1000,100000] [--duration 6] [--connections 50] [--boot-scales 10000,100000]
-//                    [--seed S] [--work DIR] [--no-json-server] [--transport https|http|both] [--quick]
+//                    [--seed S] [--work DIR] [--no-json-server] [--transport https|http|both] [--quick] [--only A,B]
 // --quick: plain HTTP, the uncompressed scenarios, 2 s per side, no boot-only runs, no json-server:
 // for iterating on a change (A/B it by its CPU per request against the baseline's).
+// --only A,B: just the scenarios whose names contain A or B (with --quick too).
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rename, rm, stat, writeFile, open } from 'node:fs/promises';
 import os from 'node:os';
@@ -28,6 +29,7 @@ const { values: flags } = parseArgs({
     work: { type: 'string', default: join(os.tmpdir(), 'celebrity-api-bench') },
     'no-json-server': { type: 'boolean', default: false },
     transport: { type: 'string', default: 'both' },
+    only: { type: 'string' },
   },
 });
 const QUICK = flags.quick!;
@@ -119,6 +121,32 @@ interface Scenario {
   readonly encoding?: 'br' | 'gzip';
   /** Measured in --quick runs too. */
   readonly quick?: boolean;
+  /**
+   * Every request a target never sent before (`path` ends in `v=`, and a new number follows it each
+   * time: a parameter the API ignores, so the same body under a new strong ETag): each is a first
+   * request for its answer, compressed anew, whatever the AnswerCache holds.
+   */
+  readonly distinct?: true;
+}
+
+let scriptRuns = 0;
+
+/**
+ * A wrk script that sends `path` + n, n + 1, ... with n new for every run (a million apart: no run
+ * sends that many), so no run repeats a target of an earlier one; wrk's -H headers are kept.
+ */
+async function newTargets(dir: string, path: string): Promise<string> {
+  const file = join(dir, `targets-${++scriptRuns}.lua`);
+  const lua = [`local base = ${JSON.stringify(path)}`, `local n = ${scriptRuns * 1_000_000}`, 'request = function()', '  n = n + 1', '  return wrk.format(nil, base .. n)', 'end', ''];
+  await writeFile(file, lua.join('\n'));
+  return file;
+}
+
+/** The compressed answers made per request so far (hits and misses), from our /metrics. */
+async function compressedCounts(url: string): Promise<{ hits: number; misses: number }> {
+  const text = (await fetchOnce(`${url}/metrics`, {})).body.toString();
+  const count = (result: string) => Number(new RegExp(`celebrity_api_compressed_answers_total\\{result="${result}"\\} (\\d+)`).exec(text)?.[1] ?? NaN);
+  return { hits: count('hit'), misses: count('miss') };
 }
 
 /** Scenario paths from what the data holds: values taken from the first page served. */
@@ -149,8 +177,11 @@ async function scenarios(url: string, key: string): Promise<Scenario[]> {
     // detail on its first request and then kept.
     { name: 'list default page, br (made ahead)', path: '/api/v1/celebrities', key: 'good', status: 200, target: null, encoding: 'br' },
     { name: 'list default page, gzip (made ahead)', path: '/api/v1/celebrities', key: 'good', status: 200, target: null, encoding: 'gzip' },
-    { name: 'filter + sort, br (per request)', path: `/api/v1/celebrities?nationality=${q(pick.nationality)}&sort=name_asc`, key: 'good', status: 200, target: null, encoding: 'br' },
-    { name: 'filter + sort, gzip (per request)', path: `/api/v1/celebrities?nationality=${q(pick.nationality)}&sort=name_asc`, key: 'good', status: 200, target: null, encoding: 'gzip' },
+    // Compressed per request: the same answer asked again (kept by its tag), and first requests.
+    { name: 'filter + sort, br (asked again)', path: `/api/v1/celebrities?nationality=${q(pick.nationality)}&sort=name_asc`, key: 'good', status: 200, target: 0.85, encoding: 'br' },
+    { name: 'filter + sort, gzip (asked again)', path: `/api/v1/celebrities?nationality=${q(pick.nationality)}&sort=name_asc`, key: 'good', status: 200, target: 0.85, encoding: 'gzip' },
+    { name: 'filter + sort, br (first request)', path: `/api/v1/celebrities?nationality=${q(pick.nationality)}&sort=name_asc&v=`, key: 'good', status: 200, target: 0.5, encoding: 'br', distinct: true },
+    { name: 'filter + sort, gzip (first request)', path: `/api/v1/celebrities?nationality=${q(pick.nationality)}&sort=name_asc&v=`, key: 'good', status: 200, target: 0.5, encoding: 'gzip', distinct: true },
     { name: 'detail, gzip (kept)', path: `/api/v1/celebrities/${long}`, key: 'good', status: 200, target: null, encoding: 'gzip' },
   ];
 }
@@ -192,19 +223,25 @@ async function measureTransport(wrk: string, scale: number, transport: 'https' |
       const r = await fetchOnce(`${ours.url}/api/v1/celebrities?limit=1`, { 'x-api-key': keys.spent });
       if (r.status === 429) break;
     }
-    const list = (await scenarios(ours.url, keys.good)).filter((s) => !QUICK || s.quick === true);
+    const only = flags.only?.split(',') ?? null;
+    const list = (await scenarios(ours.url, keys.good)).filter((s) => (only === null ? !QUICK || s.quick === true : only.some((o) => s.name.includes(o))));
     const keyOf = { good: keys.good, bad: BAD_KEY, spent: keys.spent };
     for (const [i, s] of list.entries()) {
       const headers: Record<string, string> = { 'x-api-key': keyOf[s.key], ...(s.encoding ? { 'accept-encoding': s.encoding } : {}) };
-      const sample = await fetchOnce(ours.url + s.path, headers);
+      // A scenario of distinct answers: `path` ends in `v=`, and the sample is one of its spellings.
+      const first = s.distinct === undefined ? s.path : `${s.path}0`;
+      const sample = await fetchOnce(ours.url + first, headers);
       if (sample.status !== s.status) throw new Error(`${s.name}: expected ${s.status}, got ${sample.status}: ${sample.body.toString().slice(0, 300)}`);
       if (sample.encoding !== s.encoding) throw new Error(`${s.name}: expected Content-Encoding ${s.encoding ?? 'none'}, got ${sample.encoding ?? 'none'}`);
-      const plain = s.encoding ? (await fetchOnce(ours.url + s.path, { 'x-api-key': keyOf[s.key] })).body : sample.body;
+      const plain = s.encoding ? (await fetchOnce(ours.url + first, { 'x-api-key': keyOf[s.key] })).body : sample.body;
       const total = s.status === 200 && plain.includes('"pagination"') ? (JSON.parse(plain.toString()).pagination.total as number) : null;
       const basePath = `/s/${i}`;
       await baseline.set(basePath, s.status, sample.body, sameHeaders(sample.rawHeaders));
-      const load = (pid: number, url: string, h: Record<string, string>) => slice(wrk, pid, { url, seconds: SECONDS / ROUNDS, connections: CONNECTIONS, headers: h });
-      const warm = (url: string, h: Record<string, string>) => runLoad(wrk, { url, seconds: WARMUP, connections: CONNECTIONS, headers: h });
+      // First requests: wrk sends targets never sent before (the baseline its path + `?v=` and numbers).
+      const scriptOf = async (url: string) => (s.distinct === undefined ? {} : { script: await newTargets(state, url.startsWith(ours.url) ? s.path : `${basePath}?v=`) });
+      const load = async (pid: number, url: string, h: Record<string, string>) => slice(wrk, pid, { url, seconds: SECONDS / ROUNDS, connections: CONNECTIONS, headers: h, ...(await scriptOf(url)) });
+      const warm = async (url: string, h: Record<string, string>) => runLoad(wrk, { url, seconds: WARMUP, connections: CONNECTIONS, headers: h, ...(await scriptOf(url)) });
+      const before = s.distinct === undefined ? null : await compressedCounts(ours.url);
       // Ours and the baseline alternate in ROUNDS short slices, so that drift on a shared machine
       // (other jobs, thermal) lands on both sides of the ratio rather than on one.
       await warm(ours.url + s.path, headers);
@@ -219,6 +256,11 @@ async function measureTransport(wrk: string, scale: number, transport: 'https' |
       }
       const o = combine(os_);
       const b = combine(bs);
+      if (before !== null) {
+        // Every request of ours should have compressed anew: the misses say whether the cache was beaten.
+        const after = await compressedCounts(ours.url);
+        log(`${s.name}: ${after.misses - before.misses} compressed anew, ${after.hits - before.hits} kept (cache hits)`);
+      }
       const wrong = s.status === 200 ? o.non2xx : o.requests - o.non2xx;
       if (wrong > 0 || o.errors > 0) log(`${s.name}: ${wrong} responses with an unexpected status, ${o.errors} socket errors`);
       rows.push({ scale, transport, scenario: s, bytes: sample.body.length, total, ours: o, base: b });

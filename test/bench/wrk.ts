@@ -67,6 +67,8 @@ export interface LoadOptions {
   readonly seconds: number;
   readonly connections: number;
   readonly headers?: Readonly<Record<string, string>>;
+  /** A wrk Lua script (-s), e.g. one that varies the path per request. */
+  readonly script?: string;
 }
 
 /** The core wrk runs on: not the servers' (server.ts SERVER_CORE). */
@@ -76,6 +78,7 @@ export const LOAD_CORE = '1';
 export function runLoad(wrk: string, o: LoadOptions): Promise<LoadResult> {
   const args = ['-t1', `-c${o.connections}`, `-d${Math.max(1, Math.round(o.seconds))}s`, '--timeout', '5s', '--latency'];
   for (const [k, v] of Object.entries(o.headers ?? {})) args.push('-H', `${k}: ${v}`);
+  if (o.script !== undefined) args.push('-s', o.script);
   args.push(o.url);
   return new Promise((resolve, reject) => {
     // On the core the servers are not pinned to (server.ts SERVER_CORE).

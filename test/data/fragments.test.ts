@@ -2,23 +2,23 @@
 // JSON text, and a page joined in one pass is byte for byte its items joined with commas, on any day.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { lateValueLength, writeLateValue } from '../../src/data/fragments.ts';
+import { numberLength, writeNumber } from '../../src/data/fragments.ts';
 import { buildIndex, listBody } from '../../src/data/indexes.ts';
 import { compileShapes } from '../../src/data/shape.ts';
 import { loadLinked } from '../../src/data/load.ts';
 import { generateRecords } from '../../src/generate/generate.ts';
 import { RESOURCE_LIST } from '../../src/resources/index.ts';
 
-test('writeLateValue: value -> its JSON text, and lateValueLength its length', () => {
+test('writeNumber: value -> its JSON text, and numberLength its length', () => {
   const cases: [number, string][] = [
     [0, '0'], [-0, '0'], [7, '7'], [9, '9'], [10, '10'], [99, '99'], [100, '100'], [101, '101'],
     [123456789, '123456789'], [-1, '-1'], [-10, '-10'], [-999, '-999'], [1.5, '1.5'], [1e12, '1000000000000'], [NaN, 'null'],
   ];
   for (const [v, want] of cases) {
     const out = Buffer.alloc(32, 0x20);
-    const end = writeLateValue(v, out, 3);
+    const end = writeNumber(v, out, 3);
     assert.equal(out.toString('latin1', 3, end), want, `${v} -> ${want}`);
-    assert.equal(lateValueLength(v), want.length, `${v}: length`);
+    assert.equal(numberLength(v), want.length, `${v}: length`);
   }
 });
 
@@ -39,7 +39,8 @@ test('every collection: listBody == head + the list items joined by commas + "]}
           return head + (key === null ? 'null' : String(def.late!.value(key, today))) + tail;
         };
         const want = `{"head":[${Array.from(ids, item).join(',')}]}`;
-        assert.equal(listBody(ix, ids, today, '{"head":[').toString(), want, `${def.name}, ${ids.length} items on ${today}`);
+        const head = Buffer.from('{"head":[');
+        assert.equal(listBody(ix, ids, today, head, head.length).toString(), want, `${def.name}, ${ids.length} items on ${today}`);
       }
     }
   }

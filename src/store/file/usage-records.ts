@@ -64,6 +64,8 @@ interface Delta {
 export class PendingRecords {
   private entries: (Delta | UsageRecord)[] = [];
   private open = new Map<string, Delta>();
+  /** The delta the last request merged into: a busy key asks again and again, so no key string per request. */
+  private last: Delta | null = null;
 
   get size(): number {
     return this.entries.length;
@@ -71,9 +73,11 @@ export class PendingRecords {
 
   /** `at`: the time of the request (ms), kept as the delta's latest `t`. */
   add(id: string, day: DayKey, success: number, rejected: number, at: number): void {
-    const key = id + '\u0000' + day;
-    const open = this.open.get(key);
+    const last = this.last;
+    const key = last !== null && last.a === id && last.d === day ? null : id + '\u0000' + day;
+    const open = key === null ? last : this.open.get(key);
     if (open) {
+      this.last = open;
       open.s += success;
       open.r += rejected;
       if (at > open.t!) open.t = at;
@@ -81,7 +85,8 @@ export class PendingRecords {
     }
     const delta: Delta = { a: id, d: day, s: success, r: rejected, t: at };
     this.entries.push(delta);
-    this.open.set(key, delta);
+    this.open.set(key!, delta);
+    this.last = delta;
   }
 
   set(id: string, day: DayKey, used: number): void {
@@ -96,6 +101,7 @@ export class PendingRecords {
   private ordered(record: UsageRecord): void {
     this.entries.push(record);
     this.open.clear();
+    this.last = null;
   }
 
   /**
@@ -115,6 +121,7 @@ export class PendingRecords {
     }
     this.entries = [];
     this.open.clear();
+    this.last = null;
     return new Map([...byMonth].sort(([a], [b]) => (a < b ? -1 : 1)));
   }
 }

@@ -1,0 +1,23 @@
+// Where answer bodies are built: slices of 1 MiB slabs, handed out front to back and never reused
+// (a slab goes once every slice of it is unreachable, as with Node's own 8 KiB pool). On Node 20 a
+// Buffer.allocUnsafe above 4 KiB, a page of 20 records, is a new ArrayBuffer: about 1.4 µs, ten
+// times a slice, and external memory that brings the next garbage collection closer.
+
+const SLAB_BYTES = 1 << 20;
+/** Larger bodies get their own allocation: a slab holds at least 16 of the largest slices. */
+const MAX_SLICE_BYTES = 64 << 10;
+
+let slab: ArrayBuffer | null = null;
+let used = 0;
+
+/** A Buffer of `length` bytes, contents undefined, for a body written once and then sent. */
+export function sendBuffer(length: number): Buffer {
+  if (length > MAX_SLICE_BYTES) return Buffer.allocUnsafe(length);
+  if (slab === null || used + length > SLAB_BYTES) {
+    slab = Buffer.allocUnsafeSlow(SLAB_BYTES).buffer as ArrayBuffer;
+    used = 0;
+  }
+  const out = Buffer.from(slab, used, length);
+  used += (length + 7) & ~7; // 8-byte aligned, as Node's pool does
+  return out;
+}
