@@ -21,6 +21,7 @@ import { LOG_LEVELS, type Logger } from '../log.ts';
 import type { Gate } from '../quota/gate.ts';
 import type { CollectionName } from '../resources/types.ts';
 import { serveGate } from './gate-link.ts';
+import { QuotaTable } from './shared-quota.ts';
 import { serveMounted } from './mounted-link.ts';
 import type { Observation, ToMain, ToWorker } from './messages.ts';
 import { revive, share, sharedBytes } from './share.ts';
@@ -124,6 +125,8 @@ export class Pool {
   private tls: PoolOptions['tls'];
   /** Answers sent per thread (all its lives), written by each thread in its own slot. */
   private readonly answered: Float64Array;
+  /** The quota counters in shared memory, or null with a store that counts elsewhere (Redis: gate-link.ts). */
+  private readonly quota: QuotaTable | null;
 
   private constructor(private readonly o: PoolOptions, snapshot: Snapshot) {
     this.threads = new Array<Thread | null>(o.threads).fill(null);
@@ -131,6 +134,7 @@ export class Pool {
     this.faults = o.faults;
     this.tls = o.tls;
     this.current = snapshot;
+    this.quota = QuotaTable.for(o.gate, o.clock);
     this.timer = setInterval(() => this.sendState(), STATE_EVERY_MS);
     this.timer.unref();
   }
@@ -177,14 +181,15 @@ export class Pool {
     const o = this.o;
     const gate = new MessageChannel();
     const dashboard = o.dashboard === null ? null : new MessageChannel();
+    const counted = this.quota?.link(gate.port1) ?? null;
     this.sync();
     const setup: WorkerSetup = {
       thread: index, host: o.host, port, httpPort, tls: this.tls, ...(o.limits ? { limits: o.limits } : {}), trustProxy: o.trustProxy, corsOrigin: o.corsOrigin,
-      faults: this.faults, snapshot: shared, gate: gate.port2, dashboard: dashboard?.port2 ?? null,
+      faults: this.faults, snapshot: shared, gate: gate.port2, quota: counted?.setup ?? null, dashboard: dashboard?.port2 ?? null,
       ticketKeys: this.ticketKeys, logLevels: LOG_LEVELS.filter((l) => o.log.enabled?.(l) ?? true), observe: o.observe !== null, clockOffset: this.clockOffset, answered: this.answered,
     };
     const worker = spawnWorker(setup, dashboard ? [gate.port2, dashboard.port2] : [gate.port2]);
-    const link = serveGate(gate.port1, o.gate);
+    const link = counted ?? serveGate(gate.port1, o.gate);
     if (dashboard) serveMounted(dashboard.port1, o.dashboard!);
     const thread: Thread = { worker, release: () => (link.release(), dashboard?.port1.close()) };
     this.threads[index] = thread;

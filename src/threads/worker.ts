@@ -16,6 +16,7 @@ import { closeListeners, listen, type Limits, type Listener } from '../http/serv
 import { replaceCertificate } from '../http/tls-server.ts';
 import type { LogLevel, Logger } from '../log.ts';
 import { RemoteGate } from './gate-link.ts';
+import { SharedGate, type SharedQuotaSetup } from './shared-quota.ts';
 import { MountedProxy } from './mounted-link.ts';
 import { revive } from './share.ts';
 import type { Observation, ToMain, ToWorker } from './messages.ts';
@@ -34,6 +35,8 @@ export interface WorkerSetup {
   readonly faults: readonly FaultRule[];
   readonly snapshot: unknown;
   readonly gate: MessagePort;
+  /** The quota counters in shared memory (SharedGate over `gate`), or null: every admission asks the main thread (RemoteGate). */
+  readonly quota: Omit<SharedQuotaSetup, 'port'> | null;
   /** Requests under /dashboard go to the main thread over this port; null: no dashboard (404). */
   readonly dashboard: MessagePort | null;
   readonly logLevels: readonly LogLevel[];
@@ -81,10 +84,11 @@ const observe: Observer = setup.observe
   : () => void answered[setup.thread]!++;
 
 const offset = setup.clockOffset;
+const clock = () => Date.now() + offset[0]!;
 const app = new App({
   snapshot: () => snapshot,
-  gate: new RemoteGate(setup.gate),
-  clock: () => Date.now() + offset[0]!,
+  gate: setup.quota === null ? new RemoteGate(setup.gate) : new SharedGate({ ...setup.quota, port: setup.gate }, clock),
+  clock,
   log,
   trustProxy: setup.trustProxy,
   corsOrigin: setup.corsOrigin,
