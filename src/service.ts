@@ -21,7 +21,7 @@ import { resolveQuotas, type Plan } from './access/plans.ts';
 import { openStore } from './store/open.ts';
 import { ensureStateDir } from './store/state-dir.ts';
 import type { Durability, Store } from './store/types.ts';
-import { Pool } from './threads/pool.ts';
+import { Pool, type Prepared } from './threads/pool.ts';
 
 export interface ServiceOptions {
   readonly data: DataInput;
@@ -106,6 +106,17 @@ function threadSeries(answered: readonly number[]): string {
 }
 
 export async function startService(options: ServiceOptions): Promise<Service> {
+  // The threads start first and load their modules while this thread loads the data (pool.ts Prepared).
+  const prepared = (options.threads ?? 1) > 1 ? Pool.prepare(options.threads!) : null;
+  try {
+    return await start(options, prepared);
+  } catch (err) {
+    prepared?.discard();
+    throw err;
+  }
+}
+
+async function start(options: ServiceOptions, prepared: Prepared | null): Promise<Service> {
   const clock = options.clock ?? Date.now;
   const log = options.log ?? silentLogger;
   const faults = (rules: readonly FaultRule[]) => (rules.length > 0 ? new Faults(rules) : null);
@@ -155,6 +166,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
           observe: options.observe ?? null, metrics: () => options.metrics?.(LOOPBACK_ASK) ?? null, health: () => health(), clock,
         },
         current,
+        prepared,
       );
       pool = started.pool;
       current = pool.snapshot(); // the shared copy; the one just loaded can go

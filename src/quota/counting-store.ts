@@ -17,6 +17,12 @@ export interface CountingStore {
    * synchronous and costs a Map lookup.
    */
   lookupKey(digest: string): AccountView | undefined;
+  /**
+   * Calls `listener` whenever what lookupKey answers may have changed (a key made, rotated or
+   * revoked, a plan changed, here or by another process), as it changes: threads that keep their own
+   * view of the keys drop it (src/threads/shared-quota.ts). Absent: no such view may be kept.
+   */
+  onKeysChanged?(listener: () => void): void;
   readonly quota: QuotaStore;
   /** Health for /healthz and /api/v1 (false: 503), and the store's own series for /metrics. */
   status(): StoreStatus;
@@ -62,6 +68,31 @@ export interface QuotaStore {
   set(account: string, used: number, at: Moment): Promise<void>;
   /** Puts the account's month at these figures, days and last use included (`state import`); resolves once durable. */
   restore(account: string, month: MonthFigures, at: Moment): Promise<void>;
+  /** Present where the counters are this process's own: threads then reserve in shared memory (src/threads/). */
+  readonly elsewhere?: CountedElsewhere;
+}
+
+/**
+ * The counters' side of units reserved outside the store, by Atomics on a shared copy of the count
+ * (`serve --threads`, src/threads/shared-quota.ts): the store stays the one writer of the usage log.
+ */
+export interface CountedElsewhere {
+  /** The month's units taken: counted and reserved here (a shared count starts from it). */
+  taken(account: string, at: Moment): number;
+  /**
+   * One request whose unit was reserved elsewhere, settled with `status` (or refused: 429): counted as
+   * reserve and settle count it, but never refused. The same Promise as settle's (strict durability).
+   */
+  count(account: string, total: Quota, at: Moment, now: number, status: number): Promise<void> | null;
+  /** Whether count() of a 200 on a plan with this quota returns a Promise (the 200 then waits for it). */
+  waits(total: Quota): boolean;
+  /** Told when a month's count is put (set, restore): the account, the month and how much it moved. */
+  moved: ((account: string, month: MonthKey, delta: number) => void) | null;
+  /**
+   * Called before the counters are read or put (report, set): counts what was settled elsewhere and
+   * not yet reported, so usage read after an answer arrived includes it, as with one thread.
+   */
+  catchUp: (() => void) | null;
 }
 
 /** One account's month as `state export` moves it. */

@@ -16,6 +16,12 @@ export interface GateOptions {
   readonly plans?: Partial<Record<Plan, Quota>>;
 }
 
+export interface Holder {
+  readonly id: string;
+  readonly plan: Plan;
+  readonly total: Quota;
+}
+
 export type Admission = { readonly ok: true; readonly ticket: QuotaTicket; readonly headers: Headers } | Rejection;
 
 export interface Gate {
@@ -31,6 +37,11 @@ export interface Gate {
    * given back and the answer is 503.
    */
   settle(ticket: QuotaTicket, status: number): Promise<void> | null;
+  /**
+   * The account of a presented key and its plan's quota, or undefined (a 401): what admit() checks
+   * before it reserves, for threads that reserve in shared memory (src/threads/shared-quota.ts).
+   */
+  holder(apiKey: string): Holder | undefined;
   /** The RateLimit headers after a settle: a request that did not count leaves `r` as it was before it. */
   quotaHeaders(ticket: QuotaTicket, status: number): Headers;
   readonly store: CountingStore;
@@ -95,6 +106,11 @@ export function openGate(options: GateOptions): Gate {
   let closing: Promise<void> | null = null;
   return {
     admit,
+    holder(apiKey) {
+      const digest = digestOf(apiKey);
+      const account = digest === null ? undefined : store.lookupKey(digest);
+      return account === undefined ? undefined : { id: account.id, plan: account.plan, total: quotas[account.plan] };
+    },
     settle: (ticket, status) => store.quota.settle(ticket, status),
     quotaHeaders(t, status) {
       if (t.total === null) return NO_HEADERS;

@@ -1,7 +1,9 @@
-// Quotas exact across threads (CONTRACT 4 and 10): the main thread's gate is the one authority. A
-// worker asks it to admit a key and to settle the ticket; the main thread counts, and its usage log
-// (group commit included) is the one writer, so `strict` keeps its promise for every thread. The
-// checks that need no counter (a missing or malformed key) are answered in the worker.
+// Quotas exact across threads (CONTRACT 4 and 10) with a store that counts elsewhere (Redis): the
+// main thread's gate, the process's one Redis client, is the one authority. A worker asks it to
+// admit a key and to settle the ticket; the main thread counts, and its usage log (group commit
+// included) is the one writer, so `strict` keeps its promise for every thread. The checks that need
+// no counter (a missing or malformed key) are answered in the worker. With the state directory's
+// store the threads reserve in shared memory instead (shared-quota.ts).
 // Messages are batched both ways: what one turn of the event loop asks (every request parsed in it)
 // leaves in one message, and the answers come back in one, so a busy thread pays for one wake-up of
 // the other side per turn, not per request.

@@ -21,10 +21,11 @@ import { LOG_LEVELS, type Logger } from '../log.ts';
 import type { Gate } from '../quota/gate.ts';
 import type { CollectionName } from '../resources/types.ts';
 import { serveGate } from './gate-link.ts';
+import { QuotaTable } from './shared-quota.ts';
 import { serveMounted } from './mounted-link.ts';
 import type { Observation, ToMain, ToWorker } from './messages.ts';
 import { revive, share, sharedBytes } from './share.ts';
-import type { WorkerSetup } from './worker.ts';
+import type { Setup, WorkerSetup } from './worker.ts';
 
 export interface PoolOptions {
   readonly threads: number;
@@ -61,7 +62,7 @@ const RESTART_DELAY_MS = 200;
  * bin/celebrity-api registers it in the process; from the package's bundle on dist/worker.js, which
  * `npm run build` makes beside dist/cli.js and dist/index.js.
  */
-function spawnWorker(setup: WorkerSetup, transfer: readonly MessagePortLike[]): Worker {
+function spawnWorker(setup: WorkerSetup | null, transfer: readonly MessagePortLike[]): Worker {
   const options = { workerData: setup, transferList: transfer as never[] };
   if (!import.meta.url.endsWith('.ts')) {
     const bundled = new URL('./worker.js', import.meta.url);
@@ -75,6 +76,35 @@ function spawnWorker(setup: WorkerSetup, transfer: readonly MessagePortLike[]): 
   return new Worker(`import(${JSON.stringify(tsx)}).then((m) => m.register()).then(() => import(${JSON.stringify(entry)}))`, { ...options, eval: true });
 }
 type MessagePortLike = import('node:worker_threads').MessagePort;
+
+/**
+ * Threads started before the data is loaded (Pool.prepare): each loads its modules (compiled by tsx
+ * in a checkout, 0.2-0.6 s) while the main thread reads the data, and waits for its setup, which
+ * Pool.start posts. Unreferenced until then, so a start that fails does not keep the process alive.
+ */
+export class Prepared {
+  private readonly entries: { worker: Worker; fault: Error | null; gone: boolean }[];
+  constructor(threads: number) {
+    this.entries = Array.from({ length: threads }, () => {
+      const entry = { worker: spawnWorker(null, []), fault: null as Error | null, gone: false };
+      entry.worker.once('error', (err) => (entry.fault = err)).once('exit', () => (entry.gone = true)).unref();
+      return entry;
+    });
+  }
+
+  /** Thread `index`, referenced again, or why it cannot be used (it failed before its setup). */
+  take(index: number): Worker | Error {
+    const e = this.entries[index]!;
+    if (e.fault !== null || e.gone) return e.fault ?? new Error(`thread ${index} exited before its setup`);
+    e.worker.ref();
+    return e.worker;
+  }
+
+  /** The start failed before Pool.start: the threads end. */
+  discard(): void {
+    for (const e of this.entries) void e.worker.terminate();
+  }
+}
 
 /**
  * Frees the copy of the data that was loaded before it was shared: every arena of it is garbage once
@@ -124,6 +154,8 @@ export class Pool {
   private tls: PoolOptions['tls'];
   /** Answers sent per thread (all its lives), written by each thread in its own slot. */
   private readonly answered: Float64Array;
+  /** The quota counters in shared memory, or null with a store that counts elsewhere (Redis: gate-link.ts). */
+  private readonly quota: QuotaTable | null;
 
   private constructor(private readonly o: PoolOptions, snapshot: Snapshot) {
     this.threads = new Array<Thread | null>(o.threads).fill(null);
@@ -131,6 +163,7 @@ export class Pool {
     this.faults = o.faults;
     this.tls = o.tls;
     this.current = snapshot;
+    this.quota = QuotaTable.for(o.gate, o.clock);
     this.timer = setInterval(() => this.sendState(), STATE_EVERY_MS);
     this.timer.unref();
   }
@@ -145,7 +178,12 @@ export class Pool {
    * this thread bound with SO_REUSEPORT and closed once the threads listen: no client knows the port
    * before `listening on` is printed, so none of its connections lands on that socket.
    */
-  static async start(o: PoolOptions, snapshot: Snapshot): Promise<{ pool: Pool; listeners: ThreadListener[] }> {
+  /** Starts `threads` threads now, to be given their setup by start() once the data is loaded. */
+  static prepare(threads: number): Prepared {
+    return new Prepared(threads);
+  }
+
+  static async start(o: PoolOptions, snapshot: Snapshot, prepared: Prepared | null = null): Promise<{ pool: Pool; listeners: ThreadListener[] }> {
     const pool = new Pool(o, snapshot);
     const shared = share(snapshot);
     o.log.info('data shared between threads', { threads: o.threads, bytes: sharedBytes(shared) });
@@ -159,7 +197,7 @@ export class Pool {
     };
     try {
       pool.ports = { main: await resolve(o.port), http: o.httpPort === null ? null : await resolve(o.httpPort) };
-      const started = await Promise.all(Array.from({ length: o.threads }, (_, i) => pool.spawn(i, pool.ports.main, pool.ports.http, shared)));
+      const started = await Promise.all(Array.from({ length: o.threads }, (_, i) => pool.spawn(i, pool.ports.main, pool.ports.http, shared, prepared?.take(i))));
       pool.current = revive<Snapshot>(shared);
       // The loaded copy is garbage once the caller holds pool.snapshot() instead: after this turn.
       setImmediate(collectGarbage);
@@ -173,18 +211,25 @@ export class Pool {
     return { pool, listeners: pool.listeners };
   }
 
-  private spawn(index: number, port: number, httpPort: number | null, shared: unknown = share(this.current)): Promise<{ url: string; transport: Transport; port: number }[]> {
+  private spawn(
+    index: number, port: number, httpPort: number | null, shared: unknown = share(this.current), prepared?: Worker | Error,
+  ): Promise<{ url: string; transport: Transport; port: number }[]> {
+    if (prepared instanceof Error) return Promise.reject(prepared);
     const o = this.o;
     const gate = new MessageChannel();
     const dashboard = o.dashboard === null ? null : new MessageChannel();
+    const counted = this.quota?.link(gate.port1) ?? null;
     this.sync();
     const setup: WorkerSetup = {
       thread: index, host: o.host, port, httpPort, tls: this.tls, ...(o.limits ? { limits: o.limits } : {}), trustProxy: o.trustProxy, corsOrigin: o.corsOrigin,
-      faults: this.faults, snapshot: shared, gate: gate.port2, dashboard: dashboard?.port2 ?? null,
+      faults: this.faults, snapshot: shared, gate: gate.port2, quota: counted?.setup ?? null, dashboard: dashboard?.port2 ?? null,
       ticketKeys: this.ticketKeys, logLevels: LOG_LEVELS.filter((l) => o.log.enabled?.(l) ?? true), observe: o.observe !== null, clockOffset: this.clockOffset, answered: this.answered,
     };
-    const worker = spawnWorker(setup, dashboard ? [gate.port2, dashboard.port2] : [gate.port2]);
-    const link = serveGate(gate.port1, o.gate);
+    const transfer = dashboard ? [gate.port2, dashboard.port2] : [gate.port2];
+    let worker: Worker;
+    if (prepared === undefined) worker = spawnWorker(setup, transfer);
+    else (worker = prepared).postMessage(['setup', setup] satisfies Setup, transfer as never[]);
+    const link = counted ?? serveGate(gate.port1, o.gate);
     if (dashboard) serveMounted(dashboard.port1, o.dashboard!);
     const thread: Thread = { worker, release: () => (link.release(), dashboard?.port1.close()) };
     this.threads[index] = thread;

@@ -16,6 +16,7 @@ import { closeListeners, listen, type Limits, type Listener } from '../http/serv
 import { replaceCertificate } from '../http/tls-server.ts';
 import type { LogLevel, Logger } from '../log.ts';
 import { RemoteGate } from './gate-link.ts';
+import { SharedGate, type SharedQuotaSetup } from './shared-quota.ts';
 import { MountedProxy } from './mounted-link.ts';
 import { revive } from './share.ts';
 import type { Observation, ToMain, ToWorker } from './messages.ts';
@@ -34,6 +35,8 @@ export interface WorkerSetup {
   readonly faults: readonly FaultRule[];
   readonly snapshot: unknown;
   readonly gate: MessagePort;
+  /** The quota counters in shared memory (SharedGate over `gate`), or null: every admission asks the main thread (RemoteGate). */
+  readonly quota: Omit<SharedQuotaSetup, 'port'> | null;
   /** Requests under /dashboard go to the main thread over this port; null: no dashboard (404). */
   readonly dashboard: MessagePort | null;
   readonly logLevels: readonly LogLevel[];
@@ -45,8 +48,17 @@ export interface WorkerSetup {
   readonly answered: Float64Array;
 }
 
-const setup = workerData as WorkerSetup;
+/** The first message to a thread started before the data was loaded (pool.ts Prepared); else its workerData. */
+export type Setup = ['setup', WorkerSetup];
+
 const main = parentPort!;
+// One listener from the first moment: messages that come before the thread is set up wait in `early`.
+const early: ToWorker[] = [];
+let handle = (m: ToWorker): void => void early.push(m);
+let arrived: (s: WorkerSetup) => void = () => {};
+const setupArrived = new Promise<WorkerSetup>((resolve) => (arrived = resolve));
+main.on('message', (m: ToWorker | Setup) => (m[0] === 'setup' ? arrived(m[1]) : handle(m)));
+const setup: WorkerSetup = (workerData as WorkerSetup | null) ?? (await setupArrived);
 const post = (m: ToMain) => main.postMessage(m);
 
 const levels = new Set(setup.logLevels);
@@ -81,10 +93,11 @@ const observe: Observer = setup.observe
   : () => void answered[setup.thread]!++;
 
 const offset = setup.clockOffset;
+const clock = () => Date.now() + offset[0]!;
 const app = new App({
   snapshot: () => snapshot,
-  gate: new RemoteGate(setup.gate),
-  clock: () => Date.now() + offset[0]!,
+  gate: setup.quota === null ? new RemoteGate(setup.gate) : new SharedGate({ ...setup.quota, port: setup.gate }, clock),
+  clock,
   log,
   trustProxy: setup.trustProxy,
   corsOrigin: setup.corsOrigin,
@@ -102,7 +115,7 @@ let listeners: Listener[] = [];
 // A session ticket issued by one thread resumes on another: the kernel may send the next connection anywhere.
 const ticketKeys = Buffer.from(setup.ticketKeys.buffer, setup.ticketKeys.byteOffset, setup.ticketKeys.byteLength);
 
-main.on('message', (m: ToWorker) => {
+handle = (m: ToWorker) => {
   switch (m[0]) {
     case 'snapshot':
       // Between two requests: a request that began on the old data finishes on it (app.ts reads it once).
@@ -132,7 +145,8 @@ main.on('message', (m: ToWorker) => {
       });
       return;
   }
-});
+};
+for (const m of early.splice(0)) handle(m);
 
 listeners = await listen(app, { host: setup.host, port: setup.port, tls: setup.tls, httpPort: setup.httpPort, reusePort: true, ...(setup.limits ? { limits: setup.limits } : {}) });
 for (const l of listeners) if (l.transport === 'https') (l.server as unknown as TlsServer).setTicketKeys(ticketKeys);

@@ -9,6 +9,8 @@ import http from 'node:http';
 import http2 from 'node:http2';
 import tls from 'node:tls';
 import https from 'node:https';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startServer, type RunningServer } from '../../src/index.ts';
@@ -299,6 +301,28 @@ if (sharesPorts()) {
         stop = true;
         agent.destroy();
         assert.equal(await serve.stop(), 0);
+      }
+    });
+  });
+
+  describe('a start that fails', () => {
+    it('after the threads were started (invalid data) -> rejects, and its threads end with it: the process exits on its own', async () => {
+      const tmp = await tempDir('threads-failed-start');
+      try {
+        await mkdir(join(tmp.dir, 'data'));
+        await writeFile(join(tmp.dir, 'data', 'celebrities.json'), '[{"not": "a celebrity"}]');
+        const service = new URL('../../src/service.ts', import.meta.url).href;
+        const code = `import(${JSON.stringify(service)}).then((m) => m.startService({ data: ${JSON.stringify(join(tmp.dir, 'data'))}, state: 'memory', tls: false, threads: 2 })).then(() => console.log('started'), (err) => console.log('rejected', err.constructor.name))`;
+        const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+        let out = '';
+        child.stdout.on('data', (d: Buffer) => (out += d));
+        const timer = setTimeout(() => child.kill('SIGKILL'), 30_000); // a bound, not a timing: it hangs without the fix
+        const [exit, signal] = (await once(child, 'exit')) as [number | null, string | null];
+        clearTimeout(timer);
+        assert.match(out, /^rejected DataError/);
+        assert.deepEqual([exit, signal], [0, null], 'exited on its own: no thread kept it alive');
+      } finally {
+        await tmp.remove();
       }
     });
   });

@@ -80,6 +80,13 @@ export class AccountStore implements AccountService {
     return this.stamp !== NO_STAMP;
   }
 
+  private readonly changed: (() => void)[] = [];
+
+  /** `listener` is called after every change of the accounts in this process (a write or a reload). */
+  onChange(listener: () => void): void {
+    this.changed.push(listener);
+  }
+
   /** The hot-path lookup: SHA-256 digest of a presented key -> its account, or undefined. */
   lookup(digest: string): AccountView | undefined {
     return this.byDigest.get(digest);
@@ -134,6 +141,7 @@ export class AccountStore implements AccountService {
     this.recordById = recordById;
     this.recordByEmail = recordByEmail;
     this.generation++;
+    for (const listener of this.changed) listener();
   }
 
   /**

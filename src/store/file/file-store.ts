@@ -94,6 +94,7 @@ export async function openFileStore(options: FileStoreOptions): Promise<Store> {
     kind: memory ? 'memory' : 'file',
     accounts,
     lookupKey: (digest) => accounts.lookup(digest),
+    onKeysChanged: (listener) => accounts.onChange(listener),
     quota,
     sessions,
     throttle,

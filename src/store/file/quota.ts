@@ -4,9 +4,11 @@
 import { monthWindow, type Moment } from '../../quota/month.ts';
 import type { Quota } from '../../access/plans.ts';
 import { AccountError } from '../../access/types.ts';
+import type { CountedElsewhere } from '../../quota/counting-store.ts';
+import type { MonthKey } from '../../quota/month.ts';
 import { StoreUnavailableError, Ticket, type Durability, type MonthFigures, type MonthlyUsage, type QuotaStore, type QuotaTicket, type UsageFigures } from '../types.ts';
 import { withdraw, type Counters, type DayCount, type MonthCount } from './counters.ts';
-import type { UsageSink } from './usage-log.ts';
+import { NULL_SINK, type UsageSink } from './usage-log.ts';
 
 /** A ticket holding its month's and day's counters, so settling looks nothing up. */
 class FileTicket extends Ticket {
@@ -15,13 +17,38 @@ class FileTicket extends Ticket {
   }
 }
 
-export class FileQuota implements QuotaStore {
+export class FileQuota implements QuotaStore, CountedElsewhere {
   /** @param sink the usage log, or NULL_SINK in memory. */
   constructor(
     private readonly counters: Counters,
     private readonly sink: UsageSink,
     private readonly durability: Durability,
   ) {}
+
+  /** Threads reserve in shared memory and report here (src/threads/shared-quota.ts). */
+  get elsewhere(): CountedElsewhere {
+    return this;
+  }
+
+  moved: ((account: string, month: MonthKey, delta: number) => void) | null = null;
+  catchUp: (() => void) | null = null;
+
+  taken(account: string, at: Moment): number {
+    const month = this.counters.peek(account)?.months.get(at.month.key);
+    return month === undefined ? 0 : month.used + month.reserved;
+  }
+
+  count(account: string, total: Quota, at: Moment, now: number, status: number): Promise<void> | null {
+    const usage = this.counters.of(account);
+    const month = usage.month(at.month.key);
+    if (now > month.lastMs) month.lastMs = now;
+    month.reserved++; // as reserve() would have, so settle() counts it the one way both share
+    return this.settle(new FileTicket(account, total, null, at, now, month, usage.day(at.day)), status);
+  }
+
+  waits(total: Quota): boolean {
+    return this.sink !== NULL_SINK && (this.durability === 'strict' || (this.durability === 'auto' && total !== null));
+  }
 
   reserve(account: string, total: Quota, at: Moment, now: number): FileTicket | null {
     const usage = this.counters.of(account);
@@ -62,6 +89,7 @@ export class FileQuota implements QuotaStore {
   }
 
   async report(account: string, at: Moment): Promise<UsageFigures> {
+    this.catchUp?.();
     const usage = this.counters.peek(account);
     const months: MonthlyUsage[] = [];
     let lastUsedMs = 0;
@@ -90,7 +118,11 @@ export class FileQuota implements QuotaStore {
 
   async set(account: string, used: number, at: Moment): Promise<void> {
     if (!Number.isSafeInteger(used) || used < 0) throw new RangeError(`used must be a non-negative integer, got ${used}`);
-    this.counters.of(account).month(at.month.key).used = used;
+    this.catchUp?.();
+    const month = this.counters.of(account).month(at.month.key);
+    const delta = used - month.used;
+    month.used = used;
+    if (delta !== 0) this.moved?.(account, at.month.key, delta);
     this.sink.set(account, at.day, used);
     await this.sink.durable(null);
   }

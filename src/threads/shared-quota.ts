@@ -1,0 +1,405 @@
+// Quotas exact across threads with no round trip on the way in (CONTRACT 4 and 10). Each account's
+// month has a slot in shared memory holding its units taken (counted and reserved); a worker
+// reserves a unit with one compare-and-swap on it, so N threads can never take more than the quota,
+// and gives it back with one subtraction. What the month counts stays with the store on the main
+// thread, the one writer of the usage log: each settled request is reported there, batched per turn
+// of the worker's event loop; a 200 that must wait for its record on disk (`--usage-durability
+// strict`, and `auto` on a finite plan) waits for the main thread's word, as it does with one thread
+// (group commit over every thread's records). What the worker keeps of the keys (key -> slot, plan)
+// it drops whenever the store says a key changed, through a generation counter in shared memory read
+// on every request, so a rotation or revocation acts on the next request. Used with the stores whose
+// counters are this process's own (state directory, memory); with Redis the threads go through the
+// main thread (gate-link.ts), whose Redis client counts for the whole process.
+import type { MessagePort } from 'node:worker_threads';
+import { isWellFormedKey } from '../access/key-format.ts';
+import type { Plan, Quota } from '../access/plans.ts';
+import type { Admitter } from '../http/app.ts';
+import { StoreUnavailableError, type CountedElsewhere } from '../quota/counting-store.ts';
+import type { Gate } from '../quota/gate.ts';
+import { CalendarCache, type Moment } from '../quota/month.ts';
+import { NO_HEADERS, QuotaRejections, rateLimitHeaders, UNAUTHORIZED, type Headers } from '../quota/responses.ts';
+
+/** Slots are never reused (one per account and month seen), so the table only grows, up to this. */
+const MAX_SLOTS = 1 << 22;
+const FIRST_SLOTS = 1 << 10;
+/** control[GENERATION]: bumped by the main thread each time the keys change. */
+const GENERATION = 0;
+/** A quota of null (unlimited) on the way: structured clone keeps null, but a flat number array is cheaper. */
+const UNLIMITED = -1;
+
+/** The shared memory a worker needs: the slots, the generation of the keys, and its own ledger. */
+export interface SharedQuotaSetup {
+  readonly taken: SharedArrayBuffer;
+  readonly control: SharedArrayBuffer;
+  /** Units this worker has reserved and not settled, per slot: what goes back if it dies. */
+  readonly held: SharedArrayBuffer;
+  /** Its reports (REPORT numbers each) and [written, read] counts of them: see Reports. */
+  readonly ring: SharedArrayBuffer;
+  readonly heads: SharedArrayBuffer;
+  readonly port: MessagePort;
+}
+
+/** A report: slot, status, time (ms), wait id (0: nothing waits for it). */
+const REPORT = 4;
+/** Reports a worker may have written that the main thread has not read yet (a power of 2). */
+const RING = 1 << 14;
+
+/**
+ * Settled requests on their way to the store, in shared memory rather than in a message: one a
+ * worker wrote stays readable if the worker dies before its next message (an answer already sent is
+ * still counted). The worker writes and advances `written`; the main thread reads up to it when the
+ * worker's message of the turn arrives, and once more when the worker has exited.
+ */
+class Reports {
+  private readonly ring: Float64Array;
+  private readonly heads: Int32Array;
+  constructor(ring: SharedArrayBuffer, heads: SharedArrayBuffer) {
+    this.ring = new Float64Array(ring);
+    this.heads = new Int32Array(heads);
+  }
+
+  static memory(): { ring: SharedArrayBuffer; heads: SharedArrayBuffer } {
+    return { ring: new SharedArrayBuffer(RING * REPORT * 8), heads: new SharedArrayBuffer(8) };
+  }
+
+  /** Worker: false when the main thread is RING reports behind (the report then travels in the message). */
+  write(slot: number, status: number, now: number, wait: number): boolean {
+    const w = this.heads[0]!;
+    if (((w - Atomics.load(this.heads, 1)) | 0) >= RING) return false;
+    const at = (w & (RING - 1)) * REPORT;
+    const ring = this.ring;
+    ring[at] = slot;
+    ring[at + 1] = status;
+    ring[at + 2] = now;
+    ring[at + 3] = wait;
+    Atomics.store(this.heads, 0, (w + 1) | 0); // publishes the four numbers above
+    return true;
+  }
+
+  /** Main thread: every report written since the last read. */
+  read(each: (slot: number, status: number, now: number, wait: number) => void): void {
+    const end = Atomics.load(this.heads, 0);
+    let r = this.heads[1]!;
+    for (; r !== end; r = (r + 1) | 0) {
+      const at = (r & (RING - 1)) * REPORT;
+      each(this.ring[at]!, this.ring[at + 1]!, this.ring[at + 2]!, this.ring[at + 3]!);
+    }
+    Atomics.store(this.heads, 1, r);
+  }
+}
+
+type Growable = SharedArrayBuffer & { grow(bytes: number): void; readonly maxByteLength: number };
+/** A SharedArrayBuffer that grows in place (ES2024; the threads need Node 22.12 or later anyway). */
+function growable(bytes: number): Growable {
+  return new (SharedArrayBuffer as unknown as new (bytes: number, o: { maxByteLength: number }) => Growable)(bytes, { maxByteLength: MAX_SLOTS * 4 });
+}
+
+/** Worker -> main, one message per turn: keys to resolve [id, key, ...] and the reports that did not fit in the ring (REPORT numbers each). */
+type Up = [asks: (number | string)[], reports: number[]];
+/** Main -> worker: resolved keys [id, slot (-1: no such key), plan, total, month start, waits (0|1), ...] and waits done [id, ok (0|1), ...]. */
+type Down = [resolved: (number | string)[], done: number[]];
+
+/** Collects one side's messages of a turn and posts them together at its end. */
+class Outbox {
+  a: (number | string)[] = [];
+  b: number[] = [];
+  private due = false;
+  constructor(private readonly port: MessagePort) {}
+  /** Called for every item of a turn (pushed here or not): the first schedules the post. */
+  touch(): void {
+    if (this.due) return;
+    this.due = true;
+    setImmediate(this.flush);
+  }
+  private readonly flush = () => {
+    const m = [this.a, this.b];
+    this.a = [];
+    this.b = [];
+    this.due = false;
+    this.port.postMessage(m);
+  };
+}
+
+/** The main thread's side: the slots, which account and month each counts, and the store they report to. */
+export class QuotaTable {
+  private readonly takenBuffer = growable(FIRST_SLOTS * 4);
+  private readonly taken = new Int32Array(this.takenBuffer);
+  private readonly control = new Int32Array(new SharedArrayBuffer(4));
+  private readonly slots = new Map<string, number>();
+  private readonly accounts: string[] = [];
+  /** Each slot's quota as last resolved (a plan change resolves again): whether its 200s wait for the disk. */
+  private readonly totals: Quota[] = [];
+  private readonly ledgers = new Set<Growable>();
+  /** Each live worker's reports, read on demand (catchUp). */
+  private readonly readers = new Set<() => void>();
+  private readonly calendar: CalendarCache;
+
+  private constructor(
+    private readonly gate: Gate,
+    private readonly counting: CountedElsewhere,
+    private readonly clock: () => number,
+  ) {
+    this.calendar = new CalendarCache(clock());
+    // `usage set` and `state import` put a month's count: the shared one moves by as much, so the
+    // units reserved meanwhile stay reserved.
+    counting.moved = (account, month, delta) => {
+      const slot = this.slots.get(account + '\u0000' + month);
+      if (slot !== undefined) Atomics.add(this.taken, slot, delta);
+    };
+    gate.store.onKeysChanged!(() => Atomics.add(this.control, GENERATION, 1));
+    counting.catchUp = () => {
+      for (const read of this.readers) read();
+    };
+  }
+
+  /** The table for `gate`, or null when its store counts elsewhere (Redis): the threads then ask the main thread. */
+  static for(gate: Gate, clock: () => number): QuotaTable | null {
+    const counting = gate.store.quota.elsewhere;
+    if (counting === undefined || gate.store.onKeysChanged === undefined) return null;
+    return new QuotaTable(gate, counting, clock);
+  }
+
+  /** The shared memory and the link of one new worker. `release()` gives back what it held unsettled (it died). */
+  link(port: MessagePort): { setup: Omit<SharedQuotaSetup, 'port'>; release(): void } {
+    const ledger = growable(this.takenBuffer.byteLength);
+    const held = new Int32Array(ledger);
+    this.ledgers.add(ledger);
+    const out = new Outbox(port);
+    const memory = Reports.memory();
+    const reports = new Reports(memory.ring, memory.heads);
+    const count = (slot: number, status: number, now: number, wait: number) => this.count(out, slot, status, now, wait);
+    const reader = () => reports.read(count);
+    this.readers.add(reader);
+    port.on('message', ([asks, spilled]: Up) => {
+      reports.read(count); // written before this message was posted
+      for (let i = 0; i < spilled.length; i += REPORT) count(spilled[i]!, spilled[i + 1]!, spilled[i + 2]!, spilled[i + 3]!);
+      for (let i = 0; i < asks.length; i += 2) this.resolve(out, asks[i] as number, asks[i + 1] as string);
+    });
+    return {
+      setup: { taken: this.takenBuffer, control: this.control.buffer as SharedArrayBuffer, held: ledger, ...memory },
+      release: () => {
+        reports.read(count); // what it wrote before it died: answers that may have left
+        this.readers.delete(reader);
+        this.ledgers.delete(ledger);
+        // Reserved by requests that never settled: their answers never left (never counted unsent).
+        for (let slot = 0; slot < held.length; slot++) {
+          const n = Atomics.exchange(held, slot, 0);
+          if (n !== 0) Atomics.sub(this.taken, slot, n);
+        }
+        port.close();
+      },
+    };
+  }
+
+  private resolve(out: Outbox, id: number, key: string): void {
+    out.touch();
+    const holder = this.gate.holder(key);
+    if (holder === undefined) {
+      out.a.push(id, -1, '', 0, 0, 0);
+      return;
+    }
+    const now = this.clock();
+    const at = this.calendar.moment(now);
+    const slot = this.slot(holder.id, at);
+    this.totals[slot] = holder.total;
+    out.a.push(id, slot, holder.plan, holder.total ?? UNLIMITED, at.month.start, this.counting.waits(holder.total) ? 1 : 0);
+  }
+
+  /** The slot of `account`'s month, made on first use from what the store has counted. */
+  private slot(account: string, at: Moment): number {
+    const name = account + '\u0000' + at.month.key;
+    let slot = this.slots.get(name);
+    if (slot !== undefined) return slot;
+    slot = this.accounts.length;
+    if (slot >= MAX_SLOTS) throw new Error(`more than ${MAX_SLOTS} account months in one process`);
+    if ((slot + 1) * 4 > this.takenBuffer.byteLength) {
+      // Every worker's ledger grows first: a worker learns a slot only from this thread, after this.
+      const bytes = Math.min(this.takenBuffer.byteLength * 2, MAX_SLOTS * 4);
+      for (const ledger of this.ledgers) ledger.grow(bytes);
+      this.takenBuffer.grow(bytes);
+    }
+    Atomics.store(this.taken, slot, this.counting.taken(account, at));
+    this.accounts.push(account);
+    this.slots.set(name, slot);
+    return slot;
+  }
+
+  private count(out: Outbox, slot: number, status: number, now: number, wait: number): void {
+    let durable: Promise<void> | null = null;
+    try {
+      durable = this.counting.count(this.accounts[slot]!, this.totals[slot]!, this.calendar.moment(now), now, status);
+    } catch (err) {
+      durable = Promise.reject(err as Error);
+    }
+    if (wait === 0) {
+      durable?.catch(() => {}); // nothing waits: the store has logged and withdrawn it
+      return;
+    }
+    if (durable === null) {
+      out.touch();
+      out.b.push(wait, 1);
+      return;
+    }
+    durable.then(
+      () => (out.touch(), out.b.push(wait, 1)),
+      () => (out.touch(), out.b.push(wait, 0)),
+    );
+  }
+}
+
+/** An admitted request's unit: in `slot` unless the plan is unlimited. */
+class SharedTicket {
+  open = true;
+  constructor(
+    readonly slot: number,
+    readonly total: Quota,
+    readonly remaining: number,
+    readonly month: Moment['month'],
+    readonly now: number,
+    readonly waits: boolean,
+  ) {}
+}
+
+interface Holding {
+  readonly slot: number;
+  readonly plan: Plan;
+  readonly total: Quota;
+  /** The month the slot counts (its first instant). */
+  readonly month: number;
+  readonly waits: boolean;
+}
+
+type Admission = Awaited<ReturnType<Admitter['admit']>>;
+
+/** Presented keys kept per worker; cleared when full (a flood of made-up keys cannot grow it: those are not kept). */
+const KEYS_MAX = 10_000;
+
+/** Worker side: the pipeline's Admitter, reserving in shared memory. */
+export class SharedGate implements Admitter {
+  private readonly taken: Int32Array;
+  private readonly control: Int32Array;
+  private readonly held: Int32Array;
+  private readonly out: Outbox;
+  private readonly reports: Reports;
+  private readonly keys = new Map<string, Holding>();
+  private generation = -1;
+  private next = 0;
+  private readonly asked = new Map<number, (h: Holding | null) => void>();
+  private readonly waiting = new Map<number, { resolve(): void; reject(err: Error): void }>();
+  private readonly calendar: CalendarCache;
+  private readonly rejections = new QuotaRejections();
+
+  constructor(
+    setup: SharedQuotaSetup,
+    private readonly clock: () => number,
+  ) {
+    this.taken = new Int32Array(setup.taken);
+    this.control = new Int32Array(setup.control);
+    this.held = new Int32Array(setup.held);
+    this.out = new Outbox(setup.port);
+    this.reports = new Reports(setup.ring, setup.heads);
+    this.calendar = new CalendarCache(clock());
+    setup.port.on('message', ([resolved, done]: Down) => {
+      for (let i = 0; i < resolved.length; i += 6) {
+        const slot = resolved[i + 1] as number;
+        const total = resolved[i + 3] as number;
+        const h = slot < 0 ? null : { slot, plan: resolved[i + 2] as Plan, total: total === UNLIMITED ? null : total, month: resolved[i + 4] as number, waits: resolved[i + 5] === 1 };
+        const answer = this.asked.get(resolved[i] as number)!;
+        this.asked.delete(resolved[i] as number);
+        answer(h);
+      }
+      for (let i = 0; i < done.length; i += 2) {
+        const w = this.waiting.get(done[i]!)!;
+        this.waiting.delete(done[i]!);
+        if (done[i + 1] === 1) w.resolve();
+        else w.reject(new StoreUnavailableError('usage could not be recorded'));
+      }
+    });
+  }
+
+  admit(apiKey: string | undefined): ReturnType<Admitter['admit']> {
+    if (typeof apiKey !== 'string') return UNAUTHORIZED;
+    const generation = Atomics.load(this.control, GENERATION);
+    if (generation !== this.generation) {
+      this.keys.clear();
+      this.generation = generation;
+    }
+    const now = this.clock();
+    const at = this.calendar.moment(now);
+    const known = this.keys.get(apiKey);
+    if (known !== undefined && known.month === at.month.start) return this.reserve(known, at, now);
+    if (!isWellFormedKey(apiKey)) return UNAUTHORIZED;
+    const id = ++this.next;
+    this.out.touch();
+    this.out.a.push(id, apiKey);
+    return new Promise((resolve) => {
+      this.asked.set(id, (h) => {
+        if (h === null) return resolve(UNAUTHORIZED);
+        // Kept only if no key changed since it was asked: else the answer may predate the change.
+        if (Atomics.load(this.control, GENERATION) === generation && this.generation === generation) {
+          if (this.keys.size >= KEYS_MAX) this.keys.clear();
+          this.keys.set(apiKey, h);
+        }
+        const later = this.clock();
+        resolve(this.reserve(h, this.calendar.moment(later), later));
+      });
+    });
+  }
+
+  private reserve(h: Holding, at: Moment, now: number): Admission {
+    const taken = this.taken;
+    if (h.total === null) {
+      // Counted all the same: a plan changed to a finite one finds the month's count right.
+      Atomics.add(taken, h.slot, 1);
+      this.held[h.slot]!++;
+      return { ok: true, ticket: new SharedTicket(h.slot, null, 0, at.month, now, h.waits), headers: NO_HEADERS };
+    }
+    for (;;) {
+      const t = Atomics.load(taken, h.slot);
+      if (t >= h.total) {
+        this.report(h.slot, 429, now, 0);
+        return this.rejections.get(h.plan, h.total, at.month, now);
+      }
+      if (Atomics.compareExchange(taken, h.slot, t, t + 1) !== t) continue; // another thread took one meanwhile
+      this.held[h.slot]!++; // this thread's own ledger: only it writes there while it lives
+      const remaining = h.total - t - 1;
+      return { ok: true, ticket: new SharedTicket(h.slot, h.total, remaining, at.month, now, h.waits), headers: rateLimitHeaders(h.total, remaining, at.month, now) };
+    }
+  }
+
+  /** To the store: into the ring, and a message this turn tells the main thread to read it. */
+  private report(slot: number, status: number, now: number, wait: number): void {
+    this.out.touch();
+    if (!this.reports.write(slot, status, now, wait)) this.out.b.push(slot, status, now, wait);
+  }
+
+  settle(ticket: unknown, status: number): Promise<void> | null {
+    const t = ticket as SharedTicket;
+    if (!t.open) return null; // a double settle must not give back a unit twice
+    t.open = false;
+    this.held[t.slot]!--;
+    if (status !== 200) Atomics.sub(this.taken, t.slot, 1);
+    if (status !== 200 || !t.waits) {
+      this.report(t.slot, status, t.now, 0);
+      return null;
+    }
+    // The 200 leaves once its record is on disk (CONTRACT 4): the main thread says when.
+    const id = ++this.next;
+    this.report(t.slot, status, t.now, id);
+    return new Promise((resolve, reject) =>
+      this.waiting.set(id, {
+        resolve,
+        reject: (err) => {
+          Atomics.sub(this.taken, t.slot, 1); // the store withdrew it: the unit goes back
+          reject(err);
+        },
+      }),
+    );
+  }
+
+  quotaHeaders(ticket: unknown, status: number): Headers {
+    const t = ticket as SharedTicket;
+    if (t.total === null) return NO_HEADERS;
+    return rateLimitHeaders(t.total, status === 200 ? t.remaining : t.remaining + 1, t.month, this.clock());
+  }
+}

@@ -1,0 +1,164 @@
+// src/threads/shared-quota.ts: a worker's gate reserving in shared memory, against the main thread's
+// table over a real MessageChannel (both ends in this thread: the Atomics are the same operations).
+// The end-to-end exactness over real sockets and threads is in threads.test.ts.
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { MessageChannel } from 'node:worker_threads';
+import { setImmediate as turn } from 'node:timers/promises';
+import { openGate, type Gate } from '../../src/quota/gate.ts';
+import { openStore } from '../../src/store/open.ts';
+import { QuotaTable, SharedGate } from '../../src/threads/shared-quota.ts';
+
+const NOW = Date.parse('2026-11-10T12:00:00Z');
+let now = NOW;
+const clock = () => now;
+
+interface Side {
+  gate: SharedGate;
+  release(): void;
+}
+
+let gate: Gate;
+let table: QuotaTable;
+let channels: MessageChannel[];
+
+/** A worker's side: a SharedGate on its own channel to the table. */
+function worker(): Side {
+  const channel = new MessageChannel();
+  channels.push(channel);
+  const link = table.link(channel.port1);
+  return { gate: new SharedGate({ ...link.setup, port: channel.port2 }, clock), release: link.release };
+}
+
+/** admit(), awaited when it asks the main thread; the answer says whether it had to. */
+async function admit(side: Side, key: string): Promise<{ status: number; asked: boolean; ticket: unknown }> {
+  const a = side.gate.admit(key);
+  const asked = a instanceof Promise;
+  const r = await a;
+  return { status: r.ok ? 200 : r.status, asked, ticket: r.ok ? r.ticket : null };
+}
+
+beforeEach(async () => {
+  now = NOW;
+  channels = [];
+  const store = await openStore({ state: 'memory', role: 'server', clock });
+  gate = openGate({ store, clock });
+  table = QuotaTable.for(gate, clock)!;
+});
+
+afterEach(async () => {
+  for (const c of channels) (c.port1.close(), c.port2.close());
+  await gate.close();
+});
+
+describe('SharedGate', () => {
+  it('a key asks the main thread once; then units are reserved without a message (admit answers at once)', async () => {
+    const { key } = await gate.accounts.create({ email: 'a@example.com', plan: 'free', password: 'correct horse battery' });
+    const w = worker();
+    const first = await admit(w, key);
+    assert.deepEqual([first.status, first.asked], [200, true]);
+    const second = await admit(w, key);
+    assert.deepEqual([second.status, second.asked], [200, false]);
+    assert.equal(w.gate.settle(first.ticket, 200), null); // memory store: nothing waits for a disk
+    assert.equal(w.gate.settle(second.ticket, 200), null);
+    await turn();
+    await turn();
+    assert.equal((await gate.usage.get('a@example.com')).used, 2);
+  });
+
+  it('two workers, 150 requests on a free key (100 a month) -> exactly 100 admitted; the 100 counted, the refusals counted as rejected', async () => {
+    const { key } = await gate.accounts.create({ email: 'b@example.com', plan: 'free', password: 'correct horse battery' });
+    const [a, b] = [worker(), worker()];
+    const tickets: [Side, unknown][] = [];
+    let refused = 0;
+    // All admitted before any settles: every unit is held at once, as under concurrent load.
+    for (let i = 0; i < 150; i++) {
+      const side = i % 2 === 0 ? a : b;
+      const r = await admit(side, key);
+      if (r.status === 200) tickets.push([side, r.ticket]);
+      else (assert.equal(r.status, 429), refused++);
+    }
+    assert.deepEqual([tickets.length, refused], [100, 50]);
+    for (const [side, t] of tickets) side.gate.settle(t, 200);
+    const usage = await gate.usage.get('b@example.com'); // reads what the workers reported but the table had not read yet
+    assert.equal(usage.used, 100);
+    assert.equal(usage.daily[0]!.rejected, 50);
+  });
+
+  it('a unit given back (a 404, a 304) is reserved again; only 200s count', async () => {
+    const { key } = await gate.accounts.create({ email: 'c@example.com', plan: 'free', password: 'correct horse battery' });
+    await gate.usage.set('c@example.com', 99);
+    const w = worker();
+    const one = await admit(w, key);
+    assert.equal((await admit(w, key)).status, 429, 'the 100th unit is held');
+    w.gate.settle(one.ticket, 404);
+    const again = await admit(w, key);
+    assert.equal(again.status, 200, 'given back by the 404');
+    w.gate.settle(again.ticket, 304);
+    const last = await admit(w, key);
+    w.gate.settle(last.ticket, 200);
+    assert.equal((await admit(w, key)).status, 429);
+    assert.equal((await gate.usage.get('c@example.com')).used, 100);
+  });
+
+  it('a key revoked or rotated -> the next request is a 401 (the worker drops the keys it kept)', async () => {
+    const { key } = await gate.accounts.create({ email: 'd@example.com', plan: 'enterprise', password: 'correct horse battery' });
+    const w = worker();
+    assert.equal((await admit(w, key)).status, 200);
+    assert.equal((await admit(w, key)).asked, false);
+    const rotated = await gate.accounts.rotateKey('d@example.com', 'correct horse battery');
+    assert.equal((await admit(w, key)).status, 401);
+    assert.equal((await admit(w, rotated.key)).status, 200);
+    await gate.accounts.revokeKey('d@example.com');
+    assert.equal((await admit(w, rotated.key)).status, 401);
+  });
+
+  it('a plan changed -> the next request counts against the new quota', async () => {
+    const { key } = await gate.accounts.create({ email: 'e@example.com', plan: 'enterprise', password: 'correct horse battery' });
+    const w = worker();
+    for (let i = 0; i < 3; i++) w.gate.settle((await admit(w, key)).ticket, 200);
+    await gate.accounts.setPlan('e@example.com', 'free');
+    await gate.usage.set('e@example.com', 100);
+    assert.equal((await admit(w, key)).status, 429);
+  });
+
+  it('usage set while units are held -> the shared count moves by as much; the held units stay held', async () => {
+    const { key } = await gate.accounts.create({ email: 'f@example.com', plan: 'free', password: 'correct horse battery' });
+    const w = worker();
+    const held = await admit(w, key); // 1 held
+    await gate.usage.set('f@example.com', 98); // 98 counted + 1 held
+    const next = await admit(w, key); // the 100th
+    assert.equal(next.status, 200);
+    assert.equal((await admit(w, key)).status, 429);
+    w.gate.settle(held.ticket, 200);
+    w.gate.settle(next.ticket, 200);
+    assert.equal((await gate.usage.get('f@example.com')).used, 100);
+  });
+
+  it('the next month -> a new count, from what the store holds for it', async () => {
+    const { key } = await gate.accounts.create({ email: 'g@example.com', plan: 'free', password: 'correct horse battery' });
+    await gate.usage.set('g@example.com', 100);
+    const w = worker();
+    assert.equal((await admit(w, key)).status, 429);
+    now = Date.parse('2026-12-01T00:00:00Z');
+    const r = await admit(w, key);
+    assert.deepEqual([r.status, r.asked], [200, true]);
+    w.gate.settle(r.ticket, 200);
+    assert.equal((await gate.usage.get('g@example.com')).used, 1);
+  });
+
+  it('a worker that dies -> units it held unsettled go back; what it settled before is counted', async () => {
+    const { key } = await gate.accounts.create({ email: 'h@example.com', plan: 'free', password: 'correct horse battery' });
+    await gate.usage.set('h@example.com', 97);
+    const dying = worker();
+    const sent = await admit(dying, key);
+    await admit(dying, key);
+    await admit(dying, key); // 97 + 3 held: the month is taken
+    dying.gate.settle(sent.ticket, 200); // reported in shared memory, its message never posted
+    dying.release(); // as the pool does when the thread has exited
+    const other = worker();
+    const r = [await admit(other, key), await admit(other, key), await admit(other, key)];
+    assert.deepEqual(r.map((x) => x.status), [200, 200, 429], 'the 2 never answered went back');
+    assert.equal((await gate.usage.get('h@example.com')).used, 98);
+  });
+});
