@@ -229,7 +229,11 @@ export async function startSentinelSet(name = 'mymaster'): Promise<SentinelSet> 
         // RESP2 field-value pairs, the values as bulk strings.
         return replies.every((r) => r.includes('num-slaves\r\n$1\r\n1\r\n') && r.includes('num-other-sentinels\r\n$1\r\n2\r\n'));
       }, 'the sentinels to know the replica and each other');
-      await waitFor(30_000, async () => (await replica.command('INFO', 'replication')).includes('master_link_status:up'), 'the replica to be in sync');
+      // The replica now: after a failover the first primary may be the replica.
+      await waitFor(30_000, async () => {
+        const now = await set.primary();
+        return (await servers.find((s) => s !== now)!.command('INFO', 'replication')).includes('master_link_status:up');
+      }, 'the replica to be in sync');
     },
     async stop() {
       await Promise.all([...sentinels, ...servers].map((s) => s.stop()));

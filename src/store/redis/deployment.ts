@@ -1,7 +1,8 @@
 // The three shapes a --redis-url can name, behind one face for link.ts: one Redis (createClient), a
 // Redis Cluster (createCluster: node-redis routes each command by its key's slot and follows MOVED
 // and failovers) and a Sentinel-managed primary (createSentinel: node-redis asks the sentinels which
-// node is the primary and follows +switch-master). No slot routing or failover logic of our own.
+// node is the primary, again on their events, on a lost connection and every second). No slot
+// routing or failover logic of our own.
 import type { RedisClusterOptions, RedisClusterType, RedisScripts, RedisSentinelOptions, RedisSentinelType } from 'redis';
 import type { ScriptName } from './scripts.ts';
 import { nodeAddress, type RedisMode, type RedisTarget } from './url.ts';
@@ -38,8 +39,8 @@ export interface Deployment {
   subscribe(channel: string, listener: (message: string) => void): Promise<void>;
   /** host:port of every primary now, sorted: a change between two looks is a failover. */
   primaries(): string[];
-  /** host:port of the primary that holds `key` (the last one asked for), as far as the client knows. */
-  nodeFor(key: string): Promise<string>;
+  /** host:port of the primary that holds `key` (the last one asked for), as far as the client knows (a cluster looks it up). */
+  nodeFor(key: string): string | Promise<string>;
   close(): Promise<void>;
   destroy(): void;
 }
@@ -90,7 +91,7 @@ function single(redis: Redis, o: DeploymentOptions, url: string, on: DeploymentE
     loadScripts: async (sources) => void (await Promise.all(sources.map((s) => client.sendCommand(['SCRIPT', 'LOAD', s])))),
     subscribe: (channel, listener) => subscriber.subscribe(channel, listener),
     primaries: () => [address],
-    nodeFor: () => Promise.resolve(address),
+    nodeFor: () => address,
     close: async () => void (await Promise.allSettled([client.close(), subscriber.close()])),
     destroy() {
       client.destroy();
@@ -151,27 +152,41 @@ function cluster(redis: Redis, o: DeploymentOptions, t: MultiTarget, credentials
 
 function sentinel(redis: Redis, o: DeploymentOptions, t: MultiTarget, credentials: object, on: DeploymentEvents): Deployment {
   const base = nodeOptions(o, t.tls);
-  const s = redis.createSentinel({
-    name: t.name,
-    sentinelRootNodes: t.nodes.map((n) => ({ host: n.host, port: n.port })),
-    nodeClientOptions: { ...credentials, ...base },
-    // The sentinels are asked without the data nodes' credentials (they have their own, if any).
-    sentinelClientOptions: { socket: { tls: t.tls, connectTimeout: base.socket.connectTimeout } },
-    scripts: o.scripts,
-    commandOptions: { timeout: o.timeoutMs },
-    // One rediscovery per failed command, not 16 (node-redis's default): our deadline answers 503
-    // meanwhile, and a reservation is better not resent (counted twice, it fails closed; a give-back
-    // resent would hand out a unit twice).
-    maxCommandRediscovers: 1,
-    // Every command on one connection to the primary, written in the order sent, as with one Redis:
-    // a give-back then lands before the reservations sent after it. node-redis's default leases a
-    // pooled connection per call, which reorders calls sent together and serializes them.
-    reserveClient: true,
-  } as RedisSentinelOptions) as unknown as RedisSentinelType;
+  const make = () => {
+    const made = redis.createSentinel({
+      name: t.name,
+      sentinelRootNodes: t.nodes.map((n) => ({ host: n.host, port: n.port })),
+      nodeClientOptions: { ...credentials, ...base },
+      // The sentinels are asked without the data nodes' credentials (they have their own, if any).
+      sentinelClientOptions: { socket: { tls: t.tls, connectTimeout: base.socket.connectTimeout } },
+      scripts: o.scripts,
+      commandOptions: { timeout: o.timeoutMs },
+      // No command is resent after a failure (a reservation counted twice fails closed, but a give-back
+      // resent would hand out a unit twice), and, the reason for 0 and not 1: node-redis sleeps a
+      // whole second after a look-up that finds no usable primary before it may look again, unless it
+      // may not retry at all. Right after a switch the sentinels name the new primary as
+      // "disconnected" for most of a second (until they reconnect to it), which node-redis refuses;
+      // the sleep then cost up to a second of 503s after that (serving resumed 0.4-1.3 s after the
+      // sentinels named the primary usable; 0.03-0.4 s without it, bench:failover). With
+      // 0, each failed look-up ends at once, and the next call, the 500 ms version poll or a sentinel
+      // event looks again: serving resumes as soon as a sentinel names the primary usable.
+      maxCommandRediscovers: 0,
+      // Without a retry, a primary demoted while alive (a manual failover) answers READONLY and
+      // node-redis looks again only on a sentinel event: this look every second bounds that (one
+      // short sentinel connection a second per server).
+      scanInterval: 1000,
+      // Every command on one connection to the primary, written in the order sent, as with one Redis:
+      // a give-back then lands before the reservations sent after it. node-redis's default leases a
+      // pooled connection per call, which reorders calls sent together and serializes them.
+      reserveClient: true,
+    } as RedisSentinelOptions) as unknown as RedisSentinelType;
+    made.on('error', (err: Error) => on.error(err instanceof Error ? err : new Error(String(err))));
+    made.on('client-error', (e: { error: Error }) => on.error(e.error));
+    made.on('ready', () => ready && on.ready());
+    return made;
+  };
   let ready = false;
-  s.on('error', (err: Error) => on.error(err instanceof Error ? err : new Error(String(err))));
-  s.on('client-error', (e: { error: Error }) => on.error(e.error));
-  s.on('ready', () => ready && on.ready());
+  let s = make();
   // Each call carries our deadline as an abort signal: node-redis holds a call while it looks for a
   // new primary and would write it there after the request was answered 503 (a unit spent without
   // a 200). Aborted, a call not yet written is never written; one written is answered as before.
@@ -186,7 +201,20 @@ function sentinel(redis: Redis, o: DeploymentOptions, t: MultiTarget, credential
       return s.isReady;
     },
     async connect() {
-      await s.connect();
+      // Without retries node-redis gives up at the first look-up that finds no usable primary (a
+      // failover under way, a sentinel restarting), and a client that gave up cannot connect again:
+      // a new one every quarter second, until connectTimeoutMs.
+      const started = Date.now();
+      for (;;) {
+        try {
+          await s.connect();
+          break;
+        } catch (err) {
+          if (Date.now() - started > o.connectTimeoutMs) throw err;
+          await new Promise((r) => setTimeout(r, 250));
+          s = make();
+        }
+      }
       ready = true;
     },
     command: (args) => bounded().sendCommand(false, args as string[]),
@@ -194,7 +222,7 @@ function sentinel(redis: Redis, o: DeploymentOptions, t: MultiTarget, credential
     loadScripts: async (sources) => void (await Promise.all(sources.map((src) => s.sendCommand(false, ['SCRIPT', 'LOAD', src])))),
     subscribe: async (channel, listener) => void (await s.subscribe(channel, listener)),
     primaries: () => [primary()],
-    nodeFor: () => Promise.resolve(primary()),
+    nodeFor: () => primary(),
     close: () => s.close(),
     destroy: () => void s.destroy(),
   };

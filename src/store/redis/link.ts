@@ -215,11 +215,16 @@ export class RedisLink {
    * failed to). Looked up after the fact, so that no request waits for it; '' until known.
    */
   lastAnswered(): string {
-    const key = this.lastKey;
-    this.redis.nodeFor(key).then(
-      (node) => (this.lastNode = node),
-      () => {},
-    );
+    // '' while no primary is known (a Sentinel failover): the last one that answered stays named.
+    const node = this.redis.nodeFor(this.lastKey);
+    if (typeof node === 'string') {
+      if (node !== '') this.lastNode = node;
+    } else {
+      node.then(
+        (found) => void (found !== '' && (this.lastNode = found)),
+        () => {},
+      );
+    }
     return this.lastNode;
   }
 
