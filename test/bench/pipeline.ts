@@ -1,0 +1,211 @@
+// `npm run bench:pipeline` (issue 20): the whole request pipeline in one process, Node's HTTP parser
+// and writer included but no system calls: services wired as `serve` wires them (file store, metrics,
+// access log at --log-level error) are fed by in-memory sockets, 50 keep-alive connections each with
+// one request in flight, and so is a bare node:http handler sending the very same bytes. Sides run in
+// short interleaved slices; the figure is CPU µs per request, the best slice of each side (the
+// least disturbed on a shared machine: two runs of the same code agree within about 5%).
+//   npm run bench:pipeline -- DATA_DIR [--against OTHER_CHECKOUT] [--rounds 40] [--slice-ms 60] [--only a,b]
+// With --against, that checkout's server (an older commit, say) runs beside this one: A/B of a change.
+import http from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import { join, resolve } from 'node:path';
+import { Duplex } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const { values: flags, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { against: { type: 'string' }, rounds: { type: 'string', default: '40' }, 'slice-ms': { type: 'string', default: '60' }, only: { type: 'string' } },
+});
+const DATA = resolve(positionals[0] ?? 'data');
+const HERE = fileURLToPath(new URL('../../', import.meta.url));
+const ROUNDS = Number(flags.rounds);
+const SLICE_MS = Number(flags['slice-ms']);
+const CONNECTIONS = 50;
+
+// The services make their servers with http.createServer: each one made is kept here, to feed it.
+const made: http.Server[] = [];
+const createServer = http.createServer;
+(http as { createServer: unknown }).createServer = (...args: unknown[]) => {
+  const server = (createServer as (...a: unknown[]) => http.Server)(...args);
+  made.push(server);
+  return server;
+};
+
+/** A connection in memory: what the server writes is counted and dropped. */
+class MemorySocket extends Duplex {
+  remoteAddress = '127.0.0.1';
+  remotePort = 40_000;
+  written = 0;
+  kept: Buffer[] | null = null;
+  override _read(): void {}
+  override _write(chunk: Buffer, _encoding: string, done: () => void): void {
+    this.written += chunk.length;
+    this.kept?.push(Buffer.from(chunk));
+    done();
+  }
+  setTimeout(): this {
+    return this;
+  }
+  setNoDelay(): this {
+    return this;
+  }
+  setKeepAlive(): this {
+    return this;
+  }
+}
+
+interface Side {
+  readonly name: string;
+  readonly server: http.Server;
+  readonly key: string;
+  close(): Promise<void>;
+}
+
+async function ours(root: string, name: string): Promise<Side> {
+  const { startService } = await import(join(root, 'src/service.ts'));
+  const { Metrics } = await import(join(root, 'src/http/metrics.ts'));
+  const { createAccessLog } = await import(join(root, 'src/http/access-log.ts'));
+  const { createLogger } = await import(join(root, 'src/log.ts'));
+  const log = createLogger({ level: 'error', write: () => {} });
+  const metrics = new Metrics({ clock: Date.now, draining: () => false, store: () => null });
+  const accessLog = createAccessLog(log, false);
+  const state = mkdtempSync(join(os.tmpdir(), 'bench-pipeline-'));
+  const before = made.length;
+  const observe = (req: unknown, route: unknown, status: number, id: string, startNs: bigint) => {
+    metrics.observe(route, status, startNs);
+    accessLog(req, status, id, startNs);
+  };
+  const service = await startService({ data: DATA, state, tls: null, port: 0, log, observe, metrics: () => metrics.render() });
+  const { key } = await service.gate.accounts.create({ email: 'bench@example.com', plan: 'enterprise', password: 'bench-password-not-secret' });
+  return {
+    name,
+    server: made[before]!,
+    key,
+    close: async () => {
+      await service.close(1000);
+      rmSync(state, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The bare server's one answer: status, headers and body as ours sent them (bar Date and connection headers). */
+const fixed = { status: 200, headers: [] as string[], body: Buffer.alloc(0) };
+const bareServer = createServer({ keepAliveTimeout: 5000 }, (_req, res) => {
+  res.writeHead(fixed.status, fixed.headers);
+  res.end(fixed.body);
+});
+bareServer.maxRequestsPerSocket = 0;
+const bare: Side = { name: 'bare', server: bareServer, key: '', close: async () => {} };
+
+function answerWith(raw: Buffer): void {
+  const end = raw.indexOf('\r\n\r\n');
+  const lines = raw.subarray(0, end).toString('latin1').split('\r\n');
+  const skip = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding']);
+  fixed.status = Number(lines[0]!.split(' ')[1]);
+  fixed.headers = [];
+  for (const line of lines.slice(1)) {
+    const colon = line.indexOf(':');
+    if (!skip.has(line.slice(0, colon).toLowerCase())) fixed.headers.push(line.slice(0, colon), line.slice(colon + 2));
+  }
+  fixed.body = Buffer.from(raw.subarray(end + 4));
+}
+
+/** Runs one request on a fresh connection; resolves the response's bytes. */
+function once(side: Side, request: Buffer): Promise<Buffer> {
+  return new Promise((done) => {
+    const socket = new MemorySocket();
+    socket.kept = [];
+    const onRequest = (_req: http.IncomingMessage, res: http.ServerResponse) =>
+      res.once('finish', () =>
+        setImmediate(() => {
+          side.server.off('request', onRequest);
+          socket.destroy();
+          done(Buffer.concat(socket.kept!));
+        }),
+      );
+    side.server.prependListener('request', onRequest);
+    side.server.emit('connection', socket);
+    socket.push(request);
+  });
+}
+
+/** Requests for `ms` over CONNECTIONS connections; the process's CPU µs per request in that time. */
+function slice(side: Side, request: Buffer, ms: number): Promise<{ requests: number; cpuPerRequest: number; bytes: number }> {
+  return new Promise((done) => {
+    const sockets: MemorySocket[] = [];
+    let requests = 0;
+    let open = CONNECTIONS;
+    let cpu = -1;
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    const onRequest = (req: http.IncomingMessage, res: http.ServerResponse) => {
+      const socket = req.socket as unknown as MemorySocket;
+      res.once('finish', () => {
+        requests++;
+        if (cpu < 0 && performance.now() - t0 >= ms) {
+          const used = process.cpuUsage(cpu0);
+          cpu = used.user + used.system;
+        }
+        if (cpu < 0) setImmediate(() => socket.push(request));
+        else if (--open === 0) {
+          side.server.off('request', onRequest);
+          for (const s of sockets) s.destroy();
+          done({ requests, cpuPerRequest: cpu / requests, bytes: sockets.reduce((a, s) => a + s.written, 0) / requests });
+        }
+      });
+    };
+    side.server.prependListener('request', onRequest);
+    for (let i = 0; i < CONNECTIONS; i++) {
+      const socket = new MemorySocket();
+      sockets.push(socket);
+      side.server.emit('connection', socket);
+      socket.push(request);
+    }
+  });
+}
+
+const sides: Side[] = [];
+if (flags.against !== undefined) sides.push(await ours(resolve(flags.against), 'A'));
+sides.push(await ours(HERE, flags.against === undefined ? 'ours' : 'B'));
+sides.push(bare);
+
+const request = (path: string, key: string | null) =>
+  Buffer.from(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: bench\r\n${key === null ? '' : `x-api-key: ${key}\r\n`}\r\n`);
+const sample = JSON.parse((await once(sides[0]!, request('/api/v1/celebrities?limit=50&sort=name_desc', sides[0]!.key))).toString('latin1').split('\r\n\r\n')[1]!);
+const pick = sample.data[7] as { nationality: string; slug: string };
+const q = encodeURIComponent;
+const scenarios: [string, string, boolean][] = [
+  ['one-item page', '/api/v1/celebrities?limit=1', true],
+  ['list default page', '/api/v1/celebrities', true],
+  ['filter + sort', `/api/v1/celebrities?nationality=${q(pick.nationality)}&sort=name_asc`, true],
+  ['detail', `/api/v1/celebrities/${pick.slug}`, true],
+  ['401 bad key', '/api/v1/celebrities', false],
+];
+const only = flags.only?.split(',') ?? null;
+console.log(`CPU µs per request, best of ${ROUNDS} slices of ${SLICE_MS} ms each side (Node ${process.version}, ${DATA}, load ${os.loadavg()[0]!.toFixed(1)})`);
+for (const [name, path, good] of scenarios) {
+  if (only !== null && !only.some((o) => name.includes(o))) continue;
+  // The bare server gets no key, as in `npm run bench`: it reads the same request line and host.
+  const requests = sides.map((s) => (s === bare ? request(path, null) : request(path, good ? s.key : 'cel_0000000000000000000000000000000000000000')));
+  answerWith(await once(sides[0]!, requests[0]!));
+  for (const [i, s] of sides.entries()) await slice(s, requests[i]!, 1000); // warm up
+  const best = sides.map(() => Infinity);
+  const bytes = sides.map(() => 0);
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = round % 2 === 0 ? sides.keys() : [...sides.keys()].reverse();
+    for (const i of order) {
+      const r = await slice(sides[i]!, requests[i]!, SLICE_MS);
+      best[i] = Math.min(best[i]!, r.cpuPerRequest);
+      bytes[i] = r.bytes;
+    }
+  }
+  const cells = sides.map((s, i) => `${s.name} ${best[i]!.toFixed(1)}`);
+  const base = best[sides.length - 1]!;
+  const ratios = sides.slice(0, -1).map((s, i) => `${s.name} ${(base / best[i]!).toFixed(2)}`);
+  console.log(`${name.padEnd(18)} ${cells.join('  ')}   bare/ours: ${ratios.join(' ')}   bytes ${bytes.map((b) => b.toFixed(0)).join('/')}`);
+}
+console.log(`load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+for (const s of sides) await s.close();
+process.exit(0);
