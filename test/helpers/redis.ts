@@ -43,12 +43,32 @@ export function freePort(): Promise<number> {
 export interface RedisServerOptions {
   /** Extra redis-server arguments, e.g. ['--appendonly', 'yes']. Default: no persistence at all. */
   readonly args?: readonly string[];
+  /** A cluster node: its bus port is picked too (it defaults to port + 10000, which may be taken). */
+  readonly clusterBus?: boolean;
+}
+
+/** How many times a first start picks new ports after `Address already in use`. */
+const BIND_ATTEMPTS = 5;
+
+/**
+ * Runs `start` with fresh ports until one binds. A port the kernel handed out a moment ago can be
+ * taken before the server binds it: outgoing connections (another test's load) get their ports from
+ * the same range. Seen at a load of 10: a cluster node's start failed and its suite with it.
+ */
+async function withFreshPorts<T>(start: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start();
+    } catch (err) {
+      if (attempt >= BIND_ATTEMPTS || !/Address already in use/.test((err as Error).message)) throw err;
+    }
+  }
 }
 
 export async function startRedis(options: RedisServerOptions = {}): Promise<RedisServer> {
   const dir = await mkdtemp(join(tmpdir(), 'celebrity-redis-'));
-  const port = await freePort();
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', ...(options.args ?? [])];
+  let port = 0;
+  let args: string[] = [];
   let child: ChildProcess | null = null;
 
   async function start(): Promise<void> {
@@ -84,7 +104,12 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
     await exited;
   }
 
-  await start();
+  await withFreshPorts(async () => {
+    port = await freePort();
+    const bus = options.clusterBus ? ['--cluster-port', String(await freePort())] : [];
+    args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', ...bus, ...(options.args ?? [])];
+    await start(); // restart() later runs it again on these same ports
+  });
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
@@ -141,13 +166,13 @@ export async function startCluster(options: { masters?: number; replicas?: numbe
   const masters = options.masters ?? 3;
   const replicas = options.replicas ?? 0;
   const count = masters * (1 + replicas);
-  // The bus port defaults to port + 10000, which a port the kernel picked may not have: name it.
-  const nodes = await Promise.all(
-    Array.from({ length: count }, async () =>
-      startRedis({ args: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '1000', '--cluster-port', String(await freePort())] }),
-    ),
+  const started = await Promise.allSettled(
+    Array.from({ length: count }, () => startRedis({ clusterBus: true, args: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '1000'] })),
   );
+  const nodes = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   try {
+    // One node that failed to start: stop the others, or their pipes keep the test's process alive.
+    for (const r of started) if (r.status === 'rejected') throw r.reason;
     const created = await run('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', String(replicas), '--cluster-yes']);
     if (created.code !== 0) throw new Error(`redis-cli --cluster create failed:\n${created.out}`);
     await waitFor(30_000, async () => {
@@ -211,7 +236,14 @@ export async function startSentinelSet(name = 'mymaster'): Promise<SentinelSet> 
   const primary = await startRedis();
   const replica = await startRedis({ args: ['--replicaof', '127.0.0.1', String(primary.port)] });
   const servers = [primary, replica];
-  const sentinels = await Promise.all([0, 1, 2].map(() => startSentinel(name, primary.port)));
+  const started = await Promise.allSettled([0, 1, 2].map(() => startSentinel(name, primary.port)));
+  const sentinels = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+  const failed = started.find((r) => r.status === 'rejected');
+  if (failed) {
+    // Stop what started, or its pipes keep the test's process alive after the failure.
+    await Promise.all([...sentinels, ...servers].map((s) => s.stop()));
+    throw failed.reason;
+  }
   const byPort = new Map(servers.map((s) => [s.port, s]));
   const set: SentinelSet = {
     url: `redis+sentinel://${sentinels.map((s) => `127.0.0.1:${s.port}`).join(',')}/${name}`,
@@ -243,7 +275,11 @@ export async function startSentinelSet(name = 'mymaster'): Promise<SentinelSet> 
 }
 
 /** One redis-sentinel, its config file in its own directory (Sentinel rewrites it). */
-async function startSentinel(name: string, primaryPort: number): Promise<RedisServer> {
+function startSentinel(name: string, primaryPort: number): Promise<RedisServer> {
+  return withFreshPorts(() => startSentinelOnce(name, primaryPort));
+}
+
+async function startSentinelOnce(name: string, primaryPort: number): Promise<RedisServer> {
   const dir = await mkdtemp(join(tmpdir(), 'celebrity-sentinel-'));
   const port = await freePort();
   const conf = join(dir, 'sentinel.conf');

@@ -82,10 +82,12 @@ describe('usage durability under SIGKILL', () => {
   const serve = (state: string, durability: string) => spawnServe(['--insecure-http', '--port', '0', '--state', state, '--data', data, '--usage-durability', durability, '--log-level', 'warn']);
 
   /**
-   * One round: serve, 20 clients of load, SIGKILL once `killAfter` of 200s arrived or `killAtMs` passed,
-   * then the count on disk. Returns the load and the count, and when the kill was sent.
+   * One round: serve, 20 clients of load, SIGKILL once `killAfter` of 200s arrived or the first 200
+   * is `firstOkAgeMs` old, then the count on disk. Returns the load and the count, and when the kill
+   * was sent. Both are events of the load, not times from its start: a slow start on a busy machine
+   * moves the kill with it.
    */
-  async function killRound(state: string, durability: string, key: string, email: string, when: { killAfter?: number; killAtMs?: number }) {
+  async function killRound(state: string, durability: string, key: string, email: string, when: { killAfter?: number; firstOkAgeMs?: number }) {
     const server = await serve(state, durability);
     let killedAt = 0;
     const kill = () => {
@@ -93,10 +95,9 @@ describe('usage durability under SIGKILL', () => {
       killedAt = Date.now();
       run.kill(server);
     };
-    const run = load(server.url, key, 20, (n) => n === when.killAfter && kill());
-    const timer = when.killAtMs === undefined ? null : setTimeout(kill, when.killAtMs);
+    const due = (n: number) => n === when.killAfter || (when.firstOkAgeMs !== undefined && Date.now() - run.result.ok[0]! >= when.firstOkAgeMs);
+    const run = load(server.url, key, 20, (n) => due(n) && kill());
     await run.done;
-    if (timer) clearTimeout(timer);
     await server.exited;
     return { run: run.result, killedAt, counted: await usedOnDisk(state, email) };
   }
@@ -120,8 +121,9 @@ describe('usage durability under SIGKILL', () => {
     const key = await createKey(state, 'fast@example.com', 'enterprise');
     let counted = 0;
     for (let round = 0; round < 2; round++) {
-      // 2.2 s of load: the 200s of the first 0.8 s at least are past a flush, and must be on disk.
-      const { run, killedAt, counted: now } = await killRound(state, 'interval', key, 'fast@example.com', { killAtMs: 2200 });
+      // Killed 2.2 s after the first 200: the 200s of the first 0.8 s at least are past a flush, and
+      // must be on disk. (From the load's start instead, a slow start left no 200 older than that.)
+      const { run, killedAt, counted: now } = await killRound(state, 'interval', key, 'fast@example.com', { firstOkAgeMs: 2200 });
       const lost = counted + run.ok.length - now;
       // The log is flushed once a second: at most the 200s of the last second (and some slack for a
       // busy machine) are lost.
