@@ -13,7 +13,7 @@ import { loadClient, tally, type LoadClient } from '../../helpers/load.ts';
 import { startCluster, type RedisCluster, type RedisServer } from '../../helpers/redis.ts';
 import { tempDir, writeData } from '../../helpers/serve-harness.ts';
 import { spawnServe, type ListeningProcess } from '../../helpers/serve-process.ts';
-import { FAST_SCRYPT, within } from '../../helpers/state.ts';
+import { EVENTUALLY_MS, FAST_SCRYPT, within } from '../../helpers/state.ts';
 import { storeSuite } from '../store.case.ts';
 import { operatorCommands } from './cli.case.ts';
 import { assertOneLine, failoverUnderLoad } from './failover.case.ts';
@@ -88,7 +88,7 @@ describe('three serve processes on the cluster', () => {
     // Every instance knows the newest account within 2 s (CONTRACT 4), and with it every older one: a
     // replica catches up on every change after the version it has. One cheap probe per instance, so
     // that a loaded machine measures the propagation, not a burst of probes.
-    await within(2000, async () => (await Promise.all(servers.map((_, i) => client.get(i, '/api/v1/celebrities/none', last)))).every((r) => r.status === 404));
+    await within(EVENTUALLY_MS, async () => (await Promise.all(servers.map((_, i) => client.get(i, '/api/v1/celebrities/none', last)))).every((r) => r.status === 404));
     const known = await client.burst(keys.flatMap((k) => [k, k, k]).map(() => '/api/v1/celebrities/none'), keys.flatMap((k) => [k, k, k]));
     assert.ok(known.every((s) => s === 404), `every key known on every instance: ${JSON.stringify(tally(known))}`);
     // The 404s give their units back just after their answers.
@@ -121,7 +121,7 @@ describe('three serve processes on the cluster', () => {
     const mastersNow = async () => new Set((await cluster.masters()).map((m) => `127.0.0.1:${m.port}`));
     const before = await mastersNow();
     const logged = servers.map((s) => s.stderr().length);
-    await within(5000, async () => (await nodes()).every((b) => b.status === 'ok' && b.store.mode === 'cluster' && before.has(b.store.node!)));
+    await within(EVENTUALLY_MS, async () => (await nodes()).every((b) => b.status === 'ok' && b.store.mode === 'cluster' && before.has(b.store.node!)));
     const figures = await failoverUnderLoad({
       client,
       keys,
@@ -131,14 +131,14 @@ describe('three serve processes on the cluster', () => {
     t.diagnostic(`cluster failover: ${JSON.stringify(figures)}`);
     assert.ok(figures.servingAgainAfterMs <= 2000, `serving again ${figures.servingAgainAfterMs} ms after the promotion`);
     // Each instance writes one line for the failover once it is over.
-    await within(5000, () => servers.every((s) => s.stderr().split('\n').filter((l) => l.includes('Redis failover')).length === 1));
+    await within(EVENTUALLY_MS, () => servers.every((s) => s.stderr().split('\n').filter((l) => l.includes('Redis failover')).length === 1));
     // And nothing left failing: /healthz is 200 on every instance again.
     const health = async () => (await Promise.all(servers.map((_, i) => client.get(i, '/healthz')))).map((r) => r.status);
-    await within(5000, async () => (await health()).every((h) => h === 200));
+    await within(EVENTUALLY_MS, async () => (await health()).every((h) => h === 200));
     const after = await mastersNow();
     assert.ok(!after.has(`127.0.0.1:${victim.port}`) && after.has(`127.0.0.1:${replica.port}`), 'the replica took over');
     // Some master of the cluster now: the victim's slots' node is the promoted replica.
-    await within(5000, async () => (await nodes()).every((b) => b.status === 'ok' && b.store.mode === 'cluster' && after.has(b.store.node!)));
+    await within(EVENTUALLY_MS, async () => (await nodes()).every((b) => b.status === 'ok' && b.store.mode === 'cluster' && after.has(b.store.node!)));
     assertOneLine(servers.map((s, i) => s.stderr().slice(logged[i]).split('\n')));
   });
 });

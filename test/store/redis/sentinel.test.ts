@@ -77,13 +77,13 @@ test('the primary SIGKILLed under load: 503s in the gap, serving again once the 
   try {
     const keys: string[] = [];
     for (let i = 0; i < 3; i++) keys.push((await store.accounts.create({ email: `s${i}@example.com`, plan: 'free', password: 'pw' })).key);
-    await within(2000, () => services.every((s) => keys.every((k) => s.gate.store.lookupKey(keyDigest(k)) !== undefined)));
+    await within(EVENTUALLY_MS, () => services.every((s) => keys.every((k) => s.gate.store.lookupKey(keyDigest(k)) !== undefined)));
     const primary = await set.primary();
     const other = set.servers.find((s) => s !== primary)!;
     // /healthz names the mode and the primary that answered last (to this loopback client).
     const bodies = async () => (await Promise.all(services.map((_, i) => client.get(i, '/healthz')))).map((r) => JSON.stringify(r.body));
     const says = (port: number) => JSON.stringify({ status: 'ok', store: { mode: 'sentinel', node: `127.0.0.1:${port}` } });
-    await within(5000, async () => (await bodies()).every((b) => b === says(primary.port)));
+    await within(EVENTUALLY_MS, async () => (await bodies()).every((b) => b === says(primary.port)));
     const logged = logs.map((l) => l.lines.length);
     const figures = await failoverUnderLoad({
       client,
@@ -97,11 +97,11 @@ test('the primary SIGKILLed under load: 503s in the gap, serving again once the 
     // The figures go to the README (`npm run bench:failover` repeats this); how soon serving resumes
     // is a timing, not asserted here: it waits on Sentinel's own once-a-second steps.
     t.diagnostic(`sentinel failover: ${JSON.stringify(figures)}`);
-    await within(5000, () => logs.every((l) => l.lines.filter((line) => line.includes('Redis failover')).length === 1));
+    await within(EVENTUALLY_MS, () => logs.every((l) => l.lines.filter((line) => line.includes('Redis failover')).length === 1));
     const health = async () => (await Promise.all(services.map((_, i) => client.get(i, '/healthz')))).map((r) => r.status);
-    await within(5000, async () => (await health()).every((h) => h === 200));
+    await within(EVENTUALLY_MS, async () => (await health()).every((h) => h === 200));
     // Then the promoted node, in /healthz as in the log line.
-    await within(5000, async () => (await bodies()).every((b) => b === says(other.port)));
+    await within(EVENTUALLY_MS, async () => (await bodies()).every((b) => b === says(other.port)));
     for (const l of logs) assert.match(l.lines.find((line) => line.includes('Redis failover'))!, new RegExp(`"to":"127\\.0\\.0\\.1:${other.port}"`), 'the line names the new primary');
     assertOneLine(logs.map((l, i) => l.lines.slice(logged[i])));
   } finally {
