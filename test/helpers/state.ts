@@ -56,12 +56,24 @@ export function captureLog(): CapturedLog {
  */
 export const EVENTUALLY_MS = 20_000;
 
-/** Polls `probe` until it returns true or `ms` pass; resolves to the time it took, or rejects. */
+/**
+ * Polls `probe` until it returns true or `ms` pass; resolves to the time it took, or rejects. A probe
+ * that throws counts as "not yet" (a connection reset while a failover is under way: Sentinel ends
+ * the promoted replica's client connections with CLIENT KILL, and a CI run failed on that reset), and
+ * the last error is in the message if the deadline passes.
+ */
 export async function within(ms: number, probe: () => boolean | Promise<boolean>): Promise<number> {
   const start = Date.now();
+  let last: unknown;
   for (;;) {
-    if (await probe()) return Date.now() - start;
-    if (Date.now() - start > ms) throw new Error(`condition not met within ${ms} ms`);
+    try {
+      if (await probe()) return Date.now() - start;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() - start > ms) {
+      throw new Error(`condition not met within ${ms} ms${last === undefined ? '' : `; the probe last threw: ${(last as Error).message ?? String(last)}`}`, { cause: last });
+    }
     await new Promise((r) => setTimeout(r, 10));
   }
 }
