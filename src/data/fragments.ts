@@ -3,6 +3,7 @@
 // a million records. A field that depends on the serving day (celebrity `age`) is a gap filled per
 // request from a per-record key, so the data is right on any day without re-serializing.
 import type { LateField } from '../resources/types.ts';
+import type { ByteSink } from './json-bytes.ts';
 import { sendBuffer } from './send-buffer.ts';
 
 export interface Fragments {
@@ -47,13 +48,15 @@ const CHUNK_BYTES = 32 << 20;
 
 /**
  * Collects the JSON text of each record, chunk after chunk, then into one Buffer of the exact size.
- * A record may be cut at positions given in UTF-16 units; the byte offsets of the cuts (from the
- * record's start) are what a reader needs to copy part of it (a detail's run of list fields).
+ * A record is added as text (`add`) or written through the ByteSink (`begin`, then the bytes, `gap`
+ * at its late value's place), where the writer reads `at` for the byte offsets of the cuts a reader
+ * needs to copy part of it (a detail's run of list fields).
  */
-export class FragmentBuilder {
+export class FragmentBuilder implements ByteSink {
   private chunks: Buffer[] = [];
-  private buf: Buffer;
-  private pos = 0;
+  /** The chunk being written: a ByteSink, so a record's JSON can be written into it directly (json-bytes.ts). */
+  buf: Buffer;
+  pos = 0;
   /** Bytes in the chunks before `buf`. */
   private base = 0;
   private readonly starts: GrowingF64;
@@ -71,19 +74,35 @@ export class FragmentBuilder {
     this.buf = Buffer.allocUnsafeSlow(Math.min(Math.max(bytes, 1 << 16), CHUNK_BYTES));
   }
 
-  private get at(): number {
+  /** Bytes written so far: the offset in the finished arena of the next byte. */
+  get at(): number {
     return this.base + this.pos;
+  }
+
+  /** Makes sure `n` more bytes fit in `buf` from `pos`: else the next chunk starts (a record may span two). */
+  room(n: number): void {
+    if (this.buf.length - this.pos >= n) return;
+    this.chunks.push(this.buf.subarray(0, this.pos));
+    this.base += this.pos;
+    this.buf = Buffer.allocUnsafeSlow(Math.max(CHUNK_BYTES, n));
+    this.pos = 0;
   }
 
   private put(text: string): void {
     // UTF-8 takes at most 3 bytes per UTF-16 unit: make room for the worst case, then write once.
-    if (this.buf.length - this.pos < text.length * 3) {
-      this.chunks.push(this.buf.subarray(0, this.pos));
-      this.base += this.pos;
-      this.buf = Buffer.allocUnsafeSlow(Math.max(CHUNK_BYTES, text.length * 3));
-      this.pos = 0;
-    }
+    this.room(text.length * 3);
     this.pos += this.buf.write(text, this.pos);
+  }
+
+  /** Starts the next record, to be written through the ByteSink; `gap` marks its late value's place. */
+  begin(): void {
+    this.starts.push(this.at);
+  }
+
+  /** The late value of the record being written goes here, with `key`. */
+  gap(key: number | null): void {
+    this.gaps!.push(this.at);
+    this.keys!.push(key ?? NaN);
   }
 
   /** Adds the next record: its whole JSON, or the text before and after its late value, and the late key. */
@@ -94,37 +113,6 @@ export class FragmentBuilder {
       this.gaps.push(this.at);
       this.keys.push(key ?? NaN);
       this.put(tail ?? '');
-    }
-  }
-
-  /**
-   * Adds the next record from one text, its late value's place at unit `gapAt` (-1: none) with `key`,
-   * and writes the byte offset (from the record's start) of each unit position of `cuts` (ascending,
-   * never `gapAt`) to `out` from `outAt` on.
-   */
-  addCut(text: string, cuts: readonly number[], gapAt: number, key: number | null, out: Uint32Array, outAt: number): void {
-    const start = this.at;
-    this.starts.push(start);
-    const gapped = this.gaps !== null;
-    let gapDone = !gapped || gapAt < 0;
-    let from = 0;
-    for (let c = 0; ; ) {
-      const cut = c < cuts.length ? cuts[c]! : Infinity;
-      const gapNext = !gapDone && gapAt < cut;
-      const next = gapNext ? gapAt : cut;
-      if (next === Infinity) break;
-      this.put(text.slice(from, next));
-      from = next;
-      if (gapNext) {
-        this.gaps!.push(this.at);
-        this.keys!.push(key ?? NaN);
-        gapDone = true;
-      } else out[outAt + c++] = this.at - start;
-    }
-    this.put(text.slice(from));
-    if (gapped && gapAt < 0) {
-      this.gaps!.push(this.at);
-      this.keys!.push(key ?? NaN);
     }
   }
 

@@ -6,8 +6,9 @@ import { fold } from './fold.ts';
 import { detailBytes, detailPlan, type Details } from './detail-layout.ts';
 import { fragment, FragmentBuilder, fragmentLength, GrowingF64, joinFragments, writeFragment, type Fragments } from './fragments.ts';
 import { buildSearchIndex, type SearchIndex } from './search-index.ts';
-import { compileFields, compileShapes } from './shape.ts';
-import { count, includes, lookup, stringAt, stringTable, type StringTable } from './string-table.ts';
+import { writeAscii, writeByte } from './json-bytes.ts';
+import { compileFieldsWriter, compileShapes } from './shape.ts';
+import { count, includes, includesAt, lookup, stringAt, stringTable, type StringTable } from './string-table.ts';
 
 export interface RangeIndex {
   /** The `minParam` of the range filter it serves. */
@@ -157,9 +158,12 @@ export function postingInOrder(ix: CollectionIndex, ids: Int32Array, sort: strin
   return sorted === undefined ? null : sorted.subarray(p.t.offsets[p.k]!, p.t.offsets[p.k + 1]!);
 }
 
-/** True when the folded search text of record `id` contains the folded `text`. */
-export function searchTextIncludes(ix: CollectionIndex, id: number, text: string): boolean {
-  return includes(ix.searchText, id, text);
+/**
+ * True when the folded search text of record `id` contains the folded `text`: at unit `start`, or
+ * anywhere when `start` is -1 (search-index.ts: a trigram that occurs once in the text says where).
+ */
+export function searchTextIncludes(ix: CollectionIndex, id: number, text: string, start: number): boolean {
+  return start === -1 ? includes(ix.searchText, id, text) : includesAt(ix.searchText, id, text, start);
 }
 
 /** Bytes of record `id`'s list item as served on day `today`. */
@@ -238,23 +242,25 @@ class PostingCollector {
 
   add(r: LinkedRecord): void {
     const raw = this.filter.get(r);
-    const values = raw === null || raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
     const seen = this.members.length;
-    for (const v of values) {
-      const key = this.filter.kind === 'text' ? fold(String(v).trim()) : String(v);
-      let k = this.number.get(key);
-      if (k === undefined) {
-        this.number.set(key, (k = this.counts.length));
-        this.counts.push(0);
-      }
-      // The same key twice in one record counts once.
-      let again = false;
-      for (let m = seen; m < this.members.length; m++) if (this.members[m] === k) again = true;
-      if (again) continue;
-      this.counts[k]!++;
-      this.members.push(k);
-    }
+    // A single value is added as it is, without an array made for it.
+    if (Array.isArray(raw)) for (let i = 0; i < raw.length; i++) this.addValue(raw[i], seen);
+    else if (raw !== null && raw !== undefined) this.addValue(raw, seen);
     this.perRecord.push(this.members.length);
+  }
+
+  /** Adds key `v` to the record being added, whose keys start at `members[seen]`. */
+  private addValue(v: unknown, seen: number): void {
+    const key = this.filter.kind === 'text' ? fold(String(v).trim()) : String(v);
+    let k = this.number.get(key);
+    if (k === undefined) {
+      this.number.set(key, (k = this.counts.length));
+      this.counts.push(0);
+    }
+    // The same key twice in one record counts once.
+    for (let m = seen; m < this.members.length; m++) if (this.members[m] === k) return;
+    this.counts[k]!++;
+    this.members.push(k);
   }
 
   /**
@@ -322,8 +328,8 @@ export function indexBuilder(def: ResourceDefinition, hint: { readonly records: 
   const sortKeys = def.sorts.map((s) => (s.type === 'number' ? new GrowingF64(hint.records) : ([] as (string | null)[])));
   const rangeFilter = def.filters.find((f) => f.kind === 'range') ?? null;
   const rangeValues = new GrowingF64(rangeFilter ? hint.records : 0);
+  const sorts = def.sorts;
   const collectors = def.filters.flatMap((f) => (f.kind === 'range' ? [] : [new PostingCollector(f)]));
-  const ownUnitCuts: number[] = [];
 
   const grow = (a: Uint32Array<ArrayBuffer>, need: number): Uint32Array<ArrayBuffer> => {
     if (need <= a.length) return a;
@@ -336,15 +342,16 @@ export function indexBuilder(def: ResourceDefinition, hint: { readonly records: 
   // field), so the cut offsets are known as it is joined; the detail-only runs are serialized on their
   // own, and the fields a detail shares with its list item are never serialized twice.
   const lateAt = listLate ? def.listFields.findIndex((f) => f === listLate.field) : -1;
-  const lateKey = listLate ? `"${listLate.field}":` : '';
   const bounds = plan === null ? [] : [0, ...plan.listCuts, plan.listFields];
+  // Each run written straight into the arena (json-bytes.ts): the comma before a run's first field is
+  // its own, so a cut falls on it; the late field's key is written with the fields before it.
   const listRuns = bounds.slice(1).map((to, k) => {
     const from = bounds[k]!;
-    if (lateAt < from || lateAt >= to) return { head: compileFields(def, def.listFields.slice(from, to)), tail: null };
-    return { head: compileFields(def, def.listFields.slice(from, lateAt)), tail: compileFields(def, def.listFields.slice(lateAt + 1, to)) };
+    if (lateAt < from || lateAt >= to) return { head: compileFieldsWriter(def, def.listFields.slice(from, to), k > 0), lateKey: null, tail: null };
+    const key = Uint8Array.from(Buffer.from(`${k > 0 || lateAt > from ? ',' : ''}"${listLate!.field}":`, 'latin1'));
+    return { head: compileFieldsWriter(def, def.listFields.slice(from, lateAt), k > 0), lateKey: key, tail: compileFieldsWriter(def, def.listFields.slice(lateAt + 1, to), true) };
   });
-  const ownRuns = plan === null ? [] : plan.runs.filter((run) => !run.list).map((run) => ({ comma: run.from > 0, text: compileFields(def, def.detailFields.slice(run.from, run.to)) }));
-  const listCutAt: number[] = [];
+  const ownRuns = plan === null ? [] : plan.runs.filter((run) => !run.list).map((run) => compileFieldsWriter(def, def.detailFields.slice(run.from, run.to), run.from > 0));
 
   const add = (r: LinkedRecord): void => {
     const id = ids.length;
@@ -355,51 +362,47 @@ export function indexBuilder(def: ResourceDefinition, hint: { readonly records: 
       if (json.detail[1] === null) own.add(open + json.detail[0] + '}');
       else own.add(open + json.detail[0], json.detail[1] + '}', key);
     } else {
-      let text = '{';
-      let gapAt = -1;
-      listCutAt.length = 0;
+      cuts = grow(cuts, (id + 1) * cutsPerRecord);
+      const cutAt = id * cutsPerRecord;
+      const start = list.at;
+      list.begin();
+      writeByte(list, 0x7b); // {
       for (let k = 0; k < listRuns.length; k++) {
         const run = listRuns[k]!;
-        if (k > 0) {
-          listCutAt.push(text.length);
-          text += ',';
-        }
-        const head = run.head(r);
-        if (run.tail === null) text += head;
-        else {
-          text += head === '' ? lateKey : `${head},${lateKey}`;
-          gapAt = text.length;
-          const tail = run.tail(r);
-          if (tail !== '') text += `,${tail}`;
+        if (k > 0) cuts[cutAt + k - 1] = list.at - start;
+        run.head(r, list);
+        if (run.lateKey !== null) {
+          writeAscii(list, run.lateKey);
+          list.gap(key);
+          run.tail!(r, list);
         }
       }
-      text += '}';
-      cuts = grow(cuts, (id + 1) * cutsPerRecord);
-      list.addCut(text, listCutAt, gapAt, key, cuts, id * cutsPerRecord);
+      writeByte(list, 0x7d); // }
       // The detail-only runs, back to back; its late value (if any) lies in a list run, so is not here.
-      ownUnitCuts.length = 0;
-      let ownText = '';
-      for (let k = 0; k < ownRuns.length; k++) {
-        if (k > 0) ownUnitCuts.push(ownText.length);
-        const run = ownRuns[k]!;
-        ownText += run.comma ? `,${run.text(r)}` : run.text(r);
-      }
       ownCuts = grow(ownCuts, (id + 1) * ownCutsPerRecord);
-      own.addCut(ownText, ownUnitCuts, -1, null, ownCuts, id * ownCutsPerRecord);
+      const ownAt = id * ownCutsPerRecord;
+      const ownStart = own.at;
+      own.begin();
+      for (let k = 0; k < ownRuns.length; k++) {
+        if (k > 0) ownCuts[ownAt + k - 1] = own.at - ownStart;
+        ownRuns[k]!(r, own);
+      }
     }
     ids.push(r._id as string);
     slugs.push(r.slug);
     texts.push(fold(def.searchText(r) ?? ''));
-    def.sorts.forEach((s, i) => {
+    // A loop, not forEach: a closure per record was a measurable part of `add`.
+    for (let i = 0; i < sorts.length; i++) {
+      const s = sorts[i]!;
       const k = s.key(r);
       if (s.type === 'number') (sortKeys[i] as GrowingF64).push(k === null || k === undefined ? NaN : Number(k));
       else (sortKeys[i] as (string | null)[]).push(k === null || k === undefined ? null : fold(String(k)));
-    });
+    }
     if (rangeFilter) {
       const v = rangeFilter.get(r);
       rangeValues.push(typeof v === 'number' ? v : NaN);
     }
-    for (const c of collectors) c.add(r);
+    for (let i = 0; i < collectors.length; i++) collectors[i]!.add(r);
   };
 
   const finish = (): CollectionIndex => {

@@ -3,6 +3,7 @@
 import { RESOURCES } from '../resources/index.ts';
 import type { Schema } from '../resources/schema.ts';
 import { outputSchema as fieldSchema, type LinkedRecord, type OutputField, type ResourceDefinition } from '../resources/types.ts';
+import { writeAscii, writeByte, writeNull, writeString, writeValue, type ByteSink } from './json-bytes.ts';
 
 type Shaper = (value: unknown) => unknown;
 
@@ -110,5 +111,74 @@ export function compileFields(def: ResourceDefinition, fields: readonly OutputFi
   return (r) => {
     const json = JSON.stringify(object(r));
     return json.slice(1, json.length - 1);
+  };
+}
+
+/** Writes one shaped value (what a Shaper returns, stringified) into a byte sink. */
+type Writer = (out: ByteSink, value: unknown) => void;
+
+const writeScalar: Writer = (out, v) => (v === null || v === undefined ? writeNull(out) : typeof v === 'string' ? writeString(out, v) : writeValue(out, v));
+
+/** The writer of a schema's shaped value: what `compile(schema)` gives, as JSON.stringify writes it, without making it. */
+function compileWriter(schema: Schema | undefined): Writer {
+  if (!schema) return writeScalar;
+  switch (schema.type) {
+    case 'array': {
+      const item = schema.items.type === 'object' ? compileWriter(schema.items) : writeScalar;
+      return (out, v) => {
+        if (!Array.isArray(v)) return writeAscii(out, EMPTY_ARRAY);
+        writeByte(out, 0x5b);
+        for (let i = 0; i < v.length; i++) {
+          if (i > 0) writeByte(out, 0x2c);
+          item(out, v[i]);
+        }
+        writeByte(out, 0x5d);
+      };
+    }
+    case 'map':
+      return (out, v) => (v !== null && typeof v === 'object' ? writeValue(out, v) : writeNull(out));
+    case 'object':
+      return objectWriter(Object.entries(schema.properties));
+    default:
+      return writeScalar;
+  }
+}
+
+const EMPTY_ARRAY = Uint8Array.of(0x5b, 0x5d);
+const ascii = (text: string): Uint8Array => Uint8Array.from(Buffer.from(text, 'latin1'));
+
+/** `{"a":...,"b":...}` of the named properties of an object, null for a value that is not one. */
+function objectWriter(props: readonly (readonly [string, Schema | undefined])[]): Writer {
+  const keys = props.map(([name], i) => ascii(`${i === 0 ? '{' : ','}${JSON.stringify(name)}:`));
+  const writers = props.map(([, s]) => compileWriter(s));
+  const names = props.map(([name]) => name);
+  return (out, v) => {
+    if (v === null || typeof v !== 'object') return writeNull(out);
+    const src = v as Record<string, unknown>;
+    if (names.length === 0) return writeAscii(out, EMPTY_OBJECT);
+    for (let i = 0; i < names.length; i++) {
+      writeAscii(out, keys[i]!);
+      writers[i]!(out, src[names[i]!]);
+    }
+    writeByte(out, 0x7d);
+  };
+}
+
+const EMPTY_OBJECT = Uint8Array.of(0x7b, 0x7d);
+
+/**
+ * compileFields written into a byte sink: the same text, byte for byte (test/data/json-bytes.test.ts),
+ * without the object per shape, the string per run and its UTF-8 copy. `comma`: a comma before the
+ * first field. No late field may be among `fields`.
+ */
+export function compileFieldsWriter(def: ResourceDefinition, fields: readonly OutputField[], comma = false): (r: LinkedRecord, out: ByteSink) => void {
+  const keys = fields.map((field, i) => ascii(`${i > 0 || comma ? ',' : ''}${JSON.stringify(typeof field === 'string' ? field : field.name)}:`));
+  const names = fields.map((field) => (typeof field === 'string' ? field : field.name));
+  const writers = fields.map((field) => (typeof field === 'string' ? compileWriter(fieldSchema(def, field)) : objectWriter(Object.entries(embeddedSchema(def, field)))));
+  return (r, out) => {
+    for (let i = 0; i < names.length; i++) {
+      writeAscii(out, keys[i]!);
+      writers[i]!(out, r[names[i]!]);
+    }
   };
 }

@@ -108,6 +108,19 @@ export function includes(t: StringTable, k: number, needle: string): boolean {
   return false;
 }
 
+/**
+ * True when string `k` holds `needle` at unit `at` (a compare of the needle's length, no scan). `at`
+ * may lie anywhere: past the string's end (or before its start) is simply false.
+ */
+export function includesAt(t: StringTable, k: number, needle: string, at: number): boolean {
+  const start = t.starts[k]!;
+  if (at < 0 || at + needle.length > t.starts[k + 1]! - start) return false;
+  const units = t.units;
+  const p = start + at;
+  for (let i = 0; i < needle.length; i++) if (units[p + i] !== needle.charCodeAt(i)) return false;
+  return true;
+}
+
 /** Checks a table read back from the boot cache: lengths agree, and every slot names a distinct string. */
 export function consistent(t: StringTable): boolean {
   const count = t.starts.length - 1;

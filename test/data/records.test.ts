@@ -25,7 +25,7 @@ async function fileOf(content: string | Buffer): Promise<string> {
   return path;
 }
 
-async function readAll(path: string, options: { chunkBytes?: number; maxRecordBytes?: number } = {}): Promise<unknown[]> {
+async function readAll(path: string, options: { chunkBytes?: number; maxRecordBytes?: number; parseBytes?: number } = {}): Promise<unknown[]> {
   const out: unknown[] = [];
   await readRecords(
     path,
@@ -38,7 +38,7 @@ async function readAll(path: string, options: { chunkBytes?: number; maxRecordBy
   return out;
 }
 
-async function readError(path: string, options: { chunkBytes?: number; maxRecordBytes?: number } = {}): Promise<RecordsError> {
+async function readError(path: string, options: { chunkBytes?: number; maxRecordBytes?: number; parseBytes?: number } = {}): Promise<RecordsError> {
   try {
     await readAll(path, options);
   } catch (err) {
@@ -79,6 +79,16 @@ test('any array of JSON values, cut at any chunk size -> the records JSON.parse 
 test('an empty array -> no records; whitespace only after the closing bracket', async () => {
   assert.deepEqual(await readAll(await fileOf('[]')), []);
   assert.deepEqual(await readAll(await fileOf(' [ \n ] \n'), { chunkBytes: 1 }), []);
+});
+
+test('a chunk parsed in slices of a few records -> every record once, in order, and a bad one named by its index', async () => {
+  const records = Array.from({ length: 200 }, (_, i) => ({ i, text: 'x'.repeat(i % 37), nested: [{ a: i }] }));
+  const text = JSON.stringify(records);
+  for (const parseBytes of [1, 60, 500, 1 << 20]) {
+    assert.deepEqual(await readAll(await fileOf(text), { chunkBytes: 1 << 20, parseBytes }), records, `slices of ${parseBytes} bytes`);
+    const bad = text.replace('{"i":150,', '{"i":150,,');
+    assert.equal((await readError(await fileOf(bad), { chunkBytes: 1 << 20, parseBytes })).index, 150, `slices of ${parseBytes} bytes`);
+  }
 });
 
 const syntax: [string, string, number | null][] = [

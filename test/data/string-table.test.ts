@@ -2,7 +2,7 @@
 // Map and String.prototype.includes do.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { consistent, count, includes, lookup, stringAt, stringTable } from '../../src/data/string-table.ts';
+import { consistent, count, includes, includesAt, lookup, stringAt, stringTable } from '../../src/data/string-table.ts';
 
 const ASCII = ['ada-lovelace', 'b', '', 'grace-hopper', 'x-1', 'x-2'];
 const WIDE = ['zoë martín', 'björk', '東京', 'a\u{1F600}b', 'plain'];
@@ -29,6 +29,21 @@ test('includes -> the same as String.prototype.includes, over every substring an
     const needles = new Set(['', 'zz', 'é', '\u{1F600}', s + 'x']);
     for (let i = 0; i < s.length; i++) for (let j = i + 1; j <= s.length; j++) needles.add(s.slice(i, j));
     for (const n of needles) assert.equal(includes(t, k, n), s.includes(n), `${JSON.stringify(s)} includes ${JSON.stringify(n)}`);
+  });
+});
+
+test('includesAt -> whether the string holds the needle at exactly that unit (false before its start or past its end)', () => {
+  const list = [...ASCII, ...WIDE];
+  const t = stringTable(list, false);
+  list.forEach((s, k) => {
+    const needles = new Set(['', 'zz', 'é', s + 'x']);
+    for (let i = 0; i < s.length; i++) for (let j = i + 1; j <= s.length; j++) needles.add(s.slice(i, j));
+    for (const n of needles) {
+      for (let at = -2; at <= s.length + 1; at++) {
+        const want = at >= 0 && at + n.length <= s.length && s.startsWith(n, at);
+        assert.equal(includesAt(t, k, n, at), want, `${JSON.stringify(s)} at ${at} holds ${JSON.stringify(n)}`);
+      }
+    }
   });
 });
 
