@@ -1,29 +1,49 @@
 // Substring search without scanning every text (issues 5, 20): postings of every 1-, 2- and 3-unit gram
 // of the folded search texts, built once at load in compressed (CSR) form: per gram size, the distinct
 // gram keys in ascending order (a binary search finds a gram's slot: no Map, so the boot cache maps the
-// arrays back as they are), an offset per slot, and one Int32Array of ids. A query of 1, 2 or 3 units
+// arrays back as they are), an offset per slot, and the ids. A query of 1, 2 or 3 units
 // is one posting. Each trigram entry also keeps where the gram stands in that record's text, so a
 // longer query is answered exactly from its trigram postings: a record matches when every trigram of
 // the query is in it at the position its offset in the query says. No text is read, but for the rare
 // entry whose gram occurs twice in its text (or starts past POSITIONS).
+// A 1- or 2-unit gram in at least 1/32 of the records (most of them: there are a few dozen letters)
+// is kept as a bitmap, a bit per record, instead of its ids: n / 8 bytes instead of 4 per record that
+// has it (issue 19). Such a query's answer is that bitmap and its count, which src/query/execute.ts
+// pages through without a list of ids.
+// Ids are kept as their low 16 bits (a Uint16Array: 2 bytes instead of 4) with, per slot, where each
+// block of 65,536 ids starts among its entries: a posting ascends, so the high bits of an entry are
+// the block it lies in (issue 19: 53 MB less at 100k).
 // Grams are UTF-16 code units, exactly what String.prototype.includes compares.
 
 export interface GramPostings {
   /** Distinct gram keys, ascending; a key's index is its slot. */
   readonly keys: Float64Array;
-  /** Slot -> first position in `ids`; one extra entry at the end. */
+  /** Slot -> its first entry; one extra entry at the end. */
   readonly offsets: Int32Array;
-  /** Ascending record ids per slot, slots one after the other. */
-  readonly ids: Int32Array;
+  /** Per entry: the low 16 bits of its record id; the entries of a slot ascend by id, slots one after the other. */
+  readonly lows: Uint16Array;
   /**
-   * Trigrams only (empty for 1- and 2-grams): per entry of `ids`, the unit position of the gram in
+   * Slot s, id block h (ids h * 65536 and up): `blocks[s * B + h]` is the first entry of s whose id is
+   * in block h or a later one, B = blocksFor(records) per slot. An entry's id is (h << 16) | its low bits.
+   */
+  readonly blocks: Int32Array;
+  /**
+   * Trigrams only (empty for 1- and 2-grams): per entry, the unit position of the gram in
    * that record's text, or AMBIGUOUS when the gram occurs more than once there or starts at AMBIGUOUS
    * or later.
    */
   readonly at: Uint8Array;
+  /** Slot -> the number of its bitmap in `bits` (its ids range is then empty), or -1. */
+  readonly bitsAt: Int32Array;
+  /** The bitmaps of the dense slots, (records + 31) >>> 5 words each, back to back (none for trigrams). */
+  readonly bits: Uint32Array;
+  /** Records in each bitmap. */
+  readonly bitCounts: Int32Array;
 }
 
 export interface SearchIndex {
+  /** Records indexed (the bits of each bitmap). */
+  readonly size: number;
   readonly unigrams: GramPostings;
   readonly bigrams: GramPostings;
   readonly trigrams: GramPostings;
@@ -33,6 +53,11 @@ export interface SearchIndex {
 export const AMBIGUOUS = 255;
 const EMPTY = new Int32Array(0);
 const NO_POSITIONS = new Uint8Array(0);
+
+/** Blocks of 65,536 ids that `records` ids fill (at least one). */
+export function blocksFor(records: number): number {
+  return Math.max(1, Math.ceil(records / 65536));
+}
 const U16 = 65536;
 
 function gramKey(text: string, at: number, size: 1 | 2 | 3): number {
@@ -142,10 +167,23 @@ function buildGrams(texts: readonly string[], size: 1 | 2 | 3): GramPostings {
     sorted[byKey[r]!] = r;
     keys[r] = keyOf[byKey[r]!]!;
   }
+  // Dense 1- and 2-grams get a bitmap: smaller than their ids once in 1/32 of the records or more.
+  const words = (texts.length + 31) >>> 5;
+  const bitsAt = new Int32Array(n).fill(-1);
+  let dense = 0;
+  if (size < 3) for (let r = 0; r < n; r++) if (counts[byKey[r]!]! * 32 >= texts.length) bitsAt[r] = dense++;
+  const bits = new Uint32Array(dense * words);
+  const bitCounts = new Int32Array(dense);
   const offsets = new Int32Array(n + 1);
-  for (let r = 0; r < n; r++) offsets[r + 1] = offsets[r]! + counts[byKey[r]!]!;
-  const ids = new Int32Array(offsets[n]!);
-  const at = size === 3 ? new Uint8Array(ids.length) : NO_POSITIONS;
+  for (let r = 0; r < n; r++) {
+    const c = counts[byKey[r]!]!;
+    if (bitsAt[r]! >= 0) bitCounts[bitsAt[r]!] = c;
+    offsets[r + 1] = offsets[r]! + (bitsAt[r]! >= 0 ? 0 : c);
+  }
+  const B = blocksFor(texts.length);
+  const lows = new Uint16Array(offsets[n]!);
+  const blocks = new Int32Array(n * B).fill(-1);
+  const at = size === 3 ? new Uint8Array(lows.length) : NO_POSITIONS;
   const cursor = offsets.slice(0, n);
   last.fill(-1, 0, n);
   pos = 0;
@@ -155,16 +193,59 @@ function buildGrams(texts: readonly string[], size: 1 | 2 | 3): GramPostings {
       const slot = sorted[seq[pos++]!]!;
       if (last[slot] !== id) {
         last[slot] = id;
-        if (size === 3) at[cursor[slot]!] = i < AMBIGUOUS ? i : AMBIGUOUS;
-        ids[cursor[slot]!++] = id;
+        const b = bitsAt[slot]!;
+        if (b >= 0) {
+          bits[b * words + (id >>> 5)]! |= 1 << (id & 31);
+          continue;
+        }
+        const c = cursor[slot]!++;
+        if (size === 3) at[c] = i < AMBIGUOUS ? i : AMBIGUOUS;
+        lows[c] = id & 0xffff;
+        if (blocks[slot * B + (id >>> 16)] === -1) blocks[slot * B + (id >>> 16)] = c;
       } else if (size === 3) at[cursor[slot]! - 1] = AMBIGUOUS; // twice in this text: where is not one place
     }
   }
-  return { keys, offsets, ids, at };
+  // A block with no entry of the slot starts where the next one does.
+  for (let r = 0; r < n; r++) {
+    let next = offsets[r + 1]!;
+    for (let h = B - 1; h >= 0; h--) {
+      if (blocks[r * B + h] === -1) blocks[r * B + h] = next;
+      else next = blocks[r * B + h]!;
+    }
+  }
+  return { keys, offsets, lows, blocks, at, bitsAt, bits, bitCounts };
 }
 
 export function buildSearchIndex(texts: readonly string[]): SearchIndex {
-  return { unigrams: buildGrams(texts, 1), bigrams: buildGrams(texts, 2), trigrams: buildGrams(texts, 3) };
+  return { size: texts.length, unigrams: buildGrams(texts, 1), bigrams: buildGrams(texts, 2), trigrams: buildGrams(texts, 3) };
+}
+
+/**
+ * Checks grams read back from the boot cache against each other: offsets ascend from 0 to the
+ * entries, each slot's blocks ascend within its entries from its first, positions (trigrams) one per
+ * entry, every bitmap named by one slot and sized for `size` records.
+ */
+export function gramsConsistent(g: GramPostings, size: number, positions: boolean): boolean {
+  const n = g.keys.length;
+  const B = blocksFor(size);
+  if (g.offsets.length !== n + 1 || g.bitsAt.length !== n || g.offsets[0] !== 0 || g.offsets[n] !== g.lows.length) return false;
+  if (positions ? g.at.length !== g.lows.length : g.at.length !== 0) return false;
+  if (g.blocks.length !== n * B) return false;
+  for (let s = 0; s < n; s++) {
+    if (g.blocks[s * B] !== g.offsets[s]) return false;
+    for (let h = 1; h < B; h++) if (g.blocks[s * B + h]! < g.blocks[s * B + h - 1]!) return false;
+    if (g.blocks[s * B + B - 1]! > g.offsets[s + 1]!) return false;
+  }
+  const dense = g.bitCounts.length;
+  if (g.bits.length !== dense * ((size + 31) >>> 5)) return false;
+  let next = 0;
+  for (let s = 0; s < n; s++) {
+    if (g.offsets[s + 1]! < g.offsets[s]!) return false;
+    const b = g.bitsAt[s]!;
+    if (b === -1) continue;
+    if (b !== next++ || g.offsets[s + 1] !== g.offsets[s] || positions) return false;
+  }
+  return next === dense;
 }
 
 /** The slot of `key`, or -1. */
@@ -182,37 +263,102 @@ function slotOf(g: GramPostings, key: number): number {
   return -1;
 }
 
-// Per query trigram: its slot's range in `ids` (the start moves on as a cursor) and its offset in the
-// query. Reused by every query: a search runs synchronously to the end. The API takes at most
+// Per query trigram: its slot's range of entries (the start moves on as a cursor), where its blocks
+// start in `blocks`, and its offset in the query. Reused by every query: a search runs synchronously to the end. The API takes at most
 // MAX_SEARCH_LENGTH (200) units, 67 trigrams; a longer query has its matches confirmed by their text.
 const MAX_GRAMS = 128;
 const from = new Int32Array(MAX_GRAMS);
 const to = new Int32Array(MAX_GRAMS);
 const offsetIn = new Int32Array(MAX_GRAMS);
+const blockAt = new Int32Array(MAX_GRAMS);
+// The matches of a query (an intersection, or one posting's ids decoded), reused by every query
+// (STYLE: no allocation per request; a fresh array the size of a common gram's posting was external
+// memory that set off a scavenge every few requests): grown to the largest posting asked for, so it
+// holds a few hundred KB at 100k.
+let matched = new Int32Array(1024);
 
-/** Whether record `id`'s folded text includes `query`: asked only where trigram positions cannot tell. */
-export type Confirm<C> = (context: C, id: number, query: string) => boolean;
+/**
+ * The bitmap (a bit per record id) and count of the records whose folded text contains the folded 1-
+ * or 2-unit `query`, when its gram is kept as a bitmap; else null (then searchMatches has its ids).
+ */
+export function searchBits(ix: SearchIndex, query: string): { readonly bits: Uint32Array; readonly total: number } | null {
+  const len = query.length;
+  if (len === 0 || len > 2) return null;
+  const g = len === 1 ? ix.unigrams : ix.bigrams;
+  const slot = slotOf(g, gramKey(query, 0, len as 1 | 2));
+  const b = slot === -1 ? -1 : g.bitsAt[slot]!;
+  if (b === -1) return null;
+  const words = (ix.size + 31) >>> 5;
+  return { bits: g.bits.subarray(b * words, (b + 1) * words), total: g.bitCounts[b]! };
+}
+
+/** The ids of entries [from, to) of `slot`, ascending, into the array every query reuses. */
+function idsOf(g: GramPostings, slot: number, B: number): Int32Array {
+  const from = g.offsets[slot]!;
+  const to = g.offsets[slot + 1]!;
+  if (matched.length < to - from) matched = new Int32Array(Math.max(to - from, matched.length * 2));
+  const lows = g.lows;
+  let k = 0;
+  for (let h = 0; h < B; h++) {
+    const end = h + 1 < B ? g.blocks[slot * B + h + 1]! : to;
+    for (let e = g.blocks[slot * B + h]!; e < end; e++) matched[k++] = (h << 16) | lows[e]!;
+  }
+  return matched.subarray(0, k);
+}
+
+/** The ids of the set bits of `bits`, ascending, into the array every query reuses. */
+function idsOfBits(bits: Uint32Array, total: number): Int32Array {
+  if (matched.length < total) matched = new Int32Array(Math.max(total, matched.length * 2));
+  let k = 0;
+  for (let w = 0; w < bits.length; w++) {
+    let word = bits[w]!;
+    while (word !== 0) {
+      matched[k++] = (w << 5) + 31 - Math.clz32(word & -word);
+      word &= word - 1;
+    }
+  }
+  return matched.subarray(0, k);
+}
+
+/**
+ * Whether record `id`'s folded text holds `query` at unit `start` (where a trigram that occurs once in
+ * that text puts it), or anywhere when `start` is -1 (no trigram of the query says where).
+ */
+export type Confirm<C> = (context: C, id: number, query: string, start: number) => boolean;
 
 /**
  * The ids of the records whose folded text contains the folded, non-empty `query`, ascending: exact.
- * `confirm(context, ...)` reads a text only for entries whose trigram position is AMBIGUOUS.
+ * Valid until the next call (a view of a posting, or of an array every query reuses): the caller
+ * reads it before it searches again, and never keeps it.
+ * A candidate is in every posting of the query's trigrams; a trigram that occurs once in its text
+ * fixes where the query must start there, and when every trigram stands where that start says, the
+ * record matches without its text being read. `confirm(context, ...)` reads a text only when some
+ * trigram occurs twice in it (or past AMBIGUOUS): at the one start a sure trigram gives (a compare
+ * of the query's length), or, when none does, by a scan of the text.
  */
 export function searchMatches<C>(ix: SearchIndex, query: string, confirm: Confirm<C>, context: C): Int32Array {
   const len = query.length;
   if (len < 3) {
     const g = len === 1 ? ix.unigrams : ix.bigrams;
     const slot = slotOf(g, gramKey(query, 0, len as 1 | 2));
-    return slot === -1 ? EMPTY : g.ids.subarray(g.offsets[slot]!, g.offsets[slot + 1]!);
+    if (slot === -1) return EMPTY;
+    const b = g.bitsAt[slot]!;
+    if (b === -1) return idsOf(g, slot, blocksFor(ix.size));
+    const words = (ix.size + 31) >>> 5;
+    return idsOfBits(g.bits.subarray(b * words, (b + 1) * words), g.bitCounts[b]!);
   }
   const g = ix.trigrams;
+  const B = blocksFor(ix.size);
   // Trigrams every 3 units and the last one cover every unit of the query once or twice: when they all
   // stand where their offsets say, the query is there. Shortest posting first (insertion sort).
   const long = len > MAX_GRAMS * 3;
   const count = long ? MAX_GRAMS : Math.ceil(len / 3);
+  let single = -1;
   for (let n = 0; n < count; n++) {
     const i = n === count - 1 ? len - 3 : n * 3;
     const slot = slotOf(g, gramKey(query, i, 3));
     if (slot === -1) return EMPTY; // a gram no text has: nothing matches
+    single = slot;
     const a = g.offsets[slot]!;
     const b = g.offsets[slot + 1]!;
     let j = n;
@@ -220,50 +366,69 @@ export function searchMatches<C>(ix: SearchIndex, query: string, confirm: Confir
       from[j] = from[j - 1]!;
       to[j] = to[j - 1]!;
       offsetIn[j] = offsetIn[j - 1]!;
+      blockAt[j] = blockAt[j - 1]!;
       j--;
     }
     from[j] = a;
     to[j] = b;
     offsetIn[j] = i;
+    blockAt[j] = slot * B;
   }
-  if (count === 1) return g.ids.subarray(from[0]!, to[0]!); // 3 units: exact
-  const ids = g.ids;
+  if (count === 1) return idsOf(g, single, B); // 3 units: exact
+  const lows = g.lows;
+  const blocks = g.blocks;
   const at = g.at;
-  const out = new Int32Array(to[0]! - from[0]!);
+  if (matched.length < to[0]! - from[0]!) matched = new Int32Array(Math.max(to[0]! - from[0]!, matched.length * 2));
+  const out = matched;
   let k = 0;
   const lead = offsetIn[0]!;
-  outer: for (let e = from[0]!; e < to[0]!; e++) {
-    const id = ids[e]!;
-    const first = at[e]!;
-    // A trigram that occurs once in the text fixes where the query would start there.
-    let unsure = long || first === AMBIGUOUS;
-    const start = first - lead;
-    for (let j = 1; j < count; j++) {
-      // The next entry >= id in this posting: gallop from the cursor, then binary search.
-      let lo = from[j]!;
-      const end = to[j]!;
-      if (lo < end && ids[lo]! < id) {
-        let step = 1;
-        while (lo + step < end && ids[lo + step]! < id) {
-          lo += step;
-          step <<= 1;
+  done: for (let h = 0; h < B; h++) {
+    const last = h + 1 < B ? blocks[blockAt[0]! + h + 1]! : to[0]!;
+    outer: for (let e = blocks[blockAt[0]! + h]!; e < last; e++) {
+      const low = lows[e]!;
+      const id = (h << 16) | low;
+      const first = at[e]!;
+      // Where the query starts in this text, as a trigram that occurs there once says; -1: not known yet.
+      let start = first === AMBIGUOUS ? -1 : first - lead;
+      if (start < 0 && first !== AMBIGUOUS) continue; // the query would start before the text
+      let unsure = long || first === AMBIGUOUS;
+      for (let j = 1; j < count; j++) {
+        // The next entry >= id in this posting: within block h (the entries whose id shares its high
+        // bits), gallop on the low bits from the cursor, then binary search.
+        const end = to[j]!;
+        const blockEnd = h + 1 < B ? blocks[blockAt[j]! + h + 1]! : end;
+        let lo = from[j]!;
+        if (lo < blocks[blockAt[j]! + h]!) lo = blocks[blockAt[j]! + h]!;
+        if (lo < blockEnd && lows[lo]! < low) {
+          let step = 1;
+          while (lo + step < blockEnd && lows[lo + step]! < low) {
+            lo += step;
+            step <<= 1;
+          }
+          let hi = Math.min(lo + step, blockEnd);
+          lo++;
+          while (lo < hi) {
+            const mid = (lo + hi) >>> 1;
+            if (lows[mid]! < low) lo = mid + 1;
+            else hi = mid;
+          }
         }
-        let hi = Math.min(lo + step, end);
-        lo++;
-        while (lo < hi) {
-          const mid = (lo + hi) >>> 1;
-          if (ids[mid]! < id) lo = mid + 1;
-          else hi = mid;
+        from[j] = lo;
+        if (lo >= blockEnd) {
+          if (lo >= end) break done; // this gram is in no later record
+          continue outer; // nor in a later one of this block
         }
+        if (lows[lo] !== low) continue outer;
+        const p = at[lo]!;
+        if (p === AMBIGUOUS) unsure = true;
+        else if (start === -1) {
+          // The first sure trigram: it fixes the start, which must lie inside the text.
+          start = p - offsetIn[j]!;
+          if (start < 0) continue outer;
+        } else if (p !== start + offsetIn[j]!) continue outer;
       }
-      from[j] = lo;
-      if (lo === end) break outer; // this gram is in no later record
-      if (ids[lo] !== id) continue outer;
-      const p = at[lo]!;
-      if (p === AMBIGUOUS) unsure = true;
-      else if (!unsure && p !== start + offsetIn[j]!) continue outer;
+      if (!unsure || confirm(context, id, query, start)) out[k++] = id;
     }
-    if (!unsure || confirm(context, id, query)) out[k++] = id;
   }
   return out.subarray(0, k);
 }

@@ -1,10 +1,11 @@
 // Runs a QueryPlan against a collection's indexes: smallest candidate set first, then the page in
 // the precomputed sort order. No record is looked at unless a constraint needs it.
 import {
-  bitmapOf, postingBits, postingIds, postingInOrder, searchTextIncludes, sortOrder, sortRank, type CollectionIndex, type RangeIndex,
+  bitmapOf, postingBits, postingIds, postingInOrder, sortOrder, sortRank, type CollectionIndex, type RangeIndex,
 } from '../data/indexes.ts';
-import { searchMatches } from '../data/search-index.ts';
+import { searchBits } from '../data/search-index.ts';
 import type { QueryPlan } from './plan.ts';
+import { searchIds, searchInOrder } from './search-cache.ts';
 
 export interface PageResult {
   /** Matching records in all. */
@@ -42,7 +43,8 @@ function contains(sorted: Int32Array, id: number): boolean {
 
 /**
  * The constraints of a plan as id sets: filter postings and search matches (ascending ids), and the
- * range slice (ascending by value, so tested through `byId`).
+ * range slice (ascending by value, so tested through `byId`); a search of 1 or 2 units whose gram is
+ * kept as a bitmap is that bitmap and its count instead (src/data/search-index.ts).
  */
 interface Constraints {
   readonly sets: Int32Array[];
@@ -50,6 +52,8 @@ interface Constraints {
   readonly rangeSet: Int32Array | null;
   readonly min: number;
   readonly max: number;
+  readonly bits: Uint32Array | null;
+  readonly bitsTotal: number;
 }
 
 function constraints(index: CollectionIndex, plan: QueryPlan): Constraints {
@@ -66,12 +70,21 @@ function constraints(index: CollectionIndex, plan: QueryPlan): Constraints {
     rangeSet = range.ids.subarray(bound(range.values, min, false), bound(range.values, max, true));
     sets.push(rangeSet);
   }
-  if (plan.search !== null) sets.push(searchMatches(index.search, plan.search, searchTextIncludes, index));
-  return { sets, range, rangeSet, min, max };
+  let bits: Uint32Array | null = null;
+  let bitsTotal = 0;
+  if (plan.search !== null) {
+    const dense = searchBits(index.search, plan.search);
+    if (dense !== null) {
+      bits = dense.bits;
+      bitsTotal = dense.total;
+    } else sets.push(searchIds(index, plan.search));
+  }
+  return { sets, range, rangeSet, min, max, bits, bitsTotal };
 }
 
-/** True when `id` is in every set but `skip`. */
+/** True when `id` is in every set but `skip` (and has its bit in the search bitmap, if any). */
 function accepts(c: Constraints, skip: Int32Array, id: number): boolean {
+  if (c.bits !== null && ((c.bits[id >>> 5]! >>> (id & 31)) & 1) === 0) return false;
   for (const s of c.sets) {
     if (s === skip) continue;
     if (s === c.rangeSet) {
@@ -89,7 +102,7 @@ function matches(index: CollectionIndex, c: Constraints): Int32Array | null {
   let base = c.sets[0]!;
   for (const s of c.sets) if (s.length < base.length) base = s;
   // One set: the set is the answer, shared, never copied.
-  if (c.sets.length === 1) return base;
+  if (c.sets.length === 1 && c.bits === null) return base;
   const n = base.length;
   const out = new Int32Array(n);
   let k = 0;
@@ -97,7 +110,7 @@ function matches(index: CollectionIndex, c: Constraints): Int32Array | null {
     // Base ids ascend, and so does every other set but the range: a merge with one cursor per set,
     // O(n + m) rather than a binary search per candidate.
     // A dense posting has a bitmap: a bit test per candidate, no merge at all.
-    const bitmaps: Uint32Array[] = [];
+    const bitmaps: Uint32Array[] = c.bits === null ? [] : [c.bits];
     const others: Int32Array[] = [];
     for (const s of c.sets) {
       if (s === base || s === c.rangeSet) continue;
@@ -136,8 +149,8 @@ function matches(index: CollectionIndex, c: Constraints): Int32Array | null {
  * Dense postings only (each with a bitmap): AND the bitmaps a word at a time and count the bits, a
  * pass over size / 32 words whatever the sets hold. Null when a set has no bitmap.
  */
-function denseIntersection(index: CollectionIndex, sets: readonly Int32Array[]): { bits: Uint32Array; total: number } | null {
-  const maps: Uint32Array[] = [];
+function denseIntersection(index: CollectionIndex, sets: readonly Int32Array[], search: Uint32Array | null): { bits: Uint32Array; total: number } | null {
+  const maps: Uint32Array[] = search === null ? [] : [search];
   for (const s of sets) {
     const b = postingBits(index, s);
     if (b === null) return null;
@@ -158,7 +171,8 @@ export function executeQuery(index: CollectionIndex, plan: QueryPlan): PageResul
   const order = sortOrder(index, plan.sort);
   const start = (plan.page - 1) * plan.limit;
   const c = constraints(index, plan);
-  const dense = c.sets.length > 1 ? denseIntersection(index, c.sets) : null;
+  if (c.bits !== null && c.sets.length === 0) return bitsPage(index, plan, order, c.bits, c.bitsTotal, start);
+  const dense = c.sets.length + (c.bits === null ? 0 : 1) > 1 ? denseIntersection(index, c.sets, c.bits) : null;
   if (dense !== null) {
     if (start >= dense.total) return { total: dense.total, ids: EMPTY };
     const end = Math.min(start + plan.limit, dense.total);
@@ -171,8 +185,11 @@ export function executeQuery(index: CollectionIndex, plan: QueryPlan): PageResul
   const total = found.length;
   if (start >= total) return { total, ids: EMPTY };
   const end = Math.min(start + plan.limit, total);
-  // One filter alone: its posting is stored in every sort order, so the page is a slice.
-  const ordered = postingInOrder(index, found, plan.sort);
+  // One filter alone: its posting is stored in every sort order, so the page is a slice; a search
+  // alone, once its answer is kept, the same (made in this order on its first page).
+  const ordered =
+    postingInOrder(index, found, plan.sort) ??
+    (c.sets.length === 1 && c.bits === null && c.rangeSet === null ? searchInOrder(found, plan.sort, sortRank(index, plan.sort), order) : null);
   if (ordered !== null) return { total, ids: ordered.subarray(start, end) };
   // Shallow pages of large sets: walk the sort order and test each position for membership: a bit
   // test when the set is a dense posting (its bitmap) or an intersection (a bitmap made for this
@@ -187,6 +204,30 @@ export function executeQuery(index: CollectionIndex, plan: QueryPlan): PageResul
     if (ids !== null) return { total, ids };
   }
   return { total, ids: selectPage(found, sortRank(index, plan.sort), order, start, end) };
+}
+
+/**
+ * The page of a search alone whose answer is a bitmap (a 1- or 2-unit gram in many records): its
+ * count is the total; the page is a walk of the sort order testing bits while that is short, else
+ * the selection below over the bitmap's ids.
+ */
+function bitsPage(index: CollectionIndex, plan: QueryPlan, order: Int32Array, bits: Uint32Array, total: number, start: number): PageResult {
+  if (start >= total) return { total, ids: EMPTY };
+  const end = Math.min(start + plan.limit, total);
+  const budget = Math.min(order.length, ((end * index.size) / total) * 4 + 64);
+  const ids = budget < total ? walkBits(order, bits, start, end, budget) : null;
+  return { total, ids: ids ?? selectPage(idsOfBits(bits, total), sortRank(index, plan.sort), order, start, end) };
+}
+
+/** The ids whose bit is set, ascending, in an array every such page reuses. */
+let setIds = new Int32Array(1024);
+function idsOfBits(bits: Uint32Array, total: number): Int32Array {
+  if (setIds.length < total) setIds = new Int32Array(Math.max(total, setIds.length * 2));
+  let k = 0;
+  for (let w = 0; w < bits.length; w++) {
+    for (let word = bits[w]!; word !== 0; word &= word - 1) setIds[k++] = (w << 5) + 31 - Math.clz32(word & -word);
+  }
+  return setIds.subarray(0, k);
 }
 
 /** Page [start, end) of the ids whose bit is set, in `order`, walking at most `budget` positions; null when over budget. */

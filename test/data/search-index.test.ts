@@ -2,9 +2,11 @@
 // cannot decide alone: a gram twice in one text, grams past position 254, repeated grams in the query.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { AMBIGUOUS, buildSearchIndex, searchMatches } from '../../src/data/search-index.ts';
+import { AMBIGUOUS, buildSearchIndex, gramsConsistent, searchBits, searchMatches } from '../../src/data/search-index.ts';
 
-const includes = (texts: readonly string[], id: number, q: string) => texts[id]!.includes(q);
+// What src/data/indexes.ts searchTextIncludes answers: the query at `start`, or anywhere for -1.
+const includes = (texts: readonly string[], id: number, q: string, start: number) =>
+  start === -1 ? texts[id]!.includes(q) : start >= 0 && texts[id]!.startsWith(q, start);
 const long = `${'x'.repeat(300)}needle in the hay`;
 const TEXTS = [
   'anna', 'hannah', 'joanna nanna', 'banana', 'ananas', 'anan', 'nanana', 'ann and nna', 'annxnna', 'susanna',
@@ -20,6 +22,8 @@ function queries(): string[] {
   return [...qs].filter((q) => q.length > 0);
 }
 
+const expected = (texts: readonly string[], q: string) => texts.flatMap((t, id) => (t.includes(q) ? [id] : []));
+
 test('searchMatches -> the ids whose text includes the query, ascending', () => {
   const ix = buildSearchIndex(TEXTS);
   for (const q of queries()) {
@@ -34,8 +38,80 @@ test('trigram positions: where the gram is, or AMBIGUOUS when it is twice in the
   const key = (t: string) => (t.charCodeAt(0) * 65536 + t.charCodeAt(1)) * 65536 + t.charCodeAt(2);
   const slot = [...g.keys].indexOf(key('abc'));
   assert.ok(slot !== -1);
-  assert.deepEqual([...g.ids.subarray(g.offsets[slot]!, g.offsets[slot + 1]!)], [0, 1, 2]);
+  assert.deepEqual([...g.lows.subarray(g.offsets[slot]!, g.offsets[slot + 1]!)], [0, 1, 2]);
   assert.deepEqual([...g.at.subarray(g.offsets[slot]!, g.offsets[slot + 1]!)], [AMBIGUOUS, 2, AMBIGUOUS]);
   assert.deepEqual([...g.keys], [...g.keys].sort((a, b) => a - b), 'keys ascend');
   assert.equal(ix.unigrams.at.length, 0);
+});
+
+test('a text is read only where a trigram says the query starts, or scanned when no trigram is sure', () => {
+  // 'dress': "dre" once in each text (sure), "ess" twice in the first two (AMBIGUOUS), "dre" twice in the third.
+  const texts = ['vessa slip dress', 'dress of vessa', 'dress dress', 'a dress'];
+  const asked: [number, number][] = [];
+  const confirm = (t: readonly string[], id: number, q: string, start: number) => {
+    asked.push([id, start]);
+    return includes(t, id, q, start);
+  };
+  assert.deepEqual([...searchMatches(buildSearchIndex(texts), 'dress', confirm, texts)], [0, 1, 2, 3]);
+  // 3: every trigram sure and where the start says: not read. 2: no sure trigram: scanned.
+  assert.deepEqual(asked, [[0, 11], [1, 0], [2, -1]]);
+});
+
+test('more matches than the array every query reuses first holds -> each one, and the next query answers alike', () => {
+  const texts = Array.from({ length: 5000 }, (_, i) => (i % 3 === 0 ? `hannah ${i}` : `anna ${i}`));
+  const ix = buildSearchIndex(texts);
+  for (const q of ['anna', 'hannah', 'anna 1', 'nna 4']) {
+    const expected = texts.flatMap((t, id) => (t.includes(q) ? [id] : []));
+    assert.deepEqual([...searchMatches(ix, q, includes, texts)], expected, q);
+  }
+});
+
+test('a 1- or 2-unit gram in 1/32 of the texts or more -> a bitmap with its count; rarer ones -> ids', () => {
+  const texts = Array.from({ length: 64 }, (_, i) => (i === 5 ? 'ax' : i % 2 === 0 ? 'ab' : 'ba'));
+  const ix = buildSearchIndex(texts);
+  const bitsOf = (q: string) => {
+    const got = searchBits(ix, q);
+    return got && { total: got.total, ids: [...Array(64).keys()].filter((id) => ((got.bits[id >>> 5]! >>> (id & 31)) & 1) === 1) };
+  };
+  for (const q of ['a', 'b', 'ab', 'ba']) assert.deepEqual(bitsOf(q), { total: expected(texts, q).length, ids: expected(texts, q) }, q);
+  for (const q of ['x', 'ax', 'abc', 'zz']) assert.equal(searchBits(ix, q), null, q);
+  assert.deepEqual([...searchMatches(ix, 'x', includes, texts)], [5]);
+  assert.deepEqual([...searchMatches(ix, 'ab', includes, texts)], expected(texts, 'ab'), 'a bitmap gram through searchMatches: its ids');
+  const g = ix.unigrams;
+  const slot = [...g.keys].indexOf('a'.charCodeAt(0));
+  assert.ok(g.bitsAt[slot]! >= 0 && g.offsets[slot] === g.offsets[slot + 1], 'no ids kept beside the bitmap');
+  assert.equal(g.lows.length, 1, "only 'x' has ids");
+  for (const size of ['unigrams', 'bigrams', 'trigrams'] as const) assert.ok(gramsConsistent(ix[size], texts.length, size === 'trigrams'), size);
+});
+
+test('gramsConsistent -> false for grams read back whose arrays do not fit together', () => {
+  const texts = Array.from({ length: 64 }, (_, i) => (i === 5 ? 'axe' : `ab${i}`));
+  const ix = buildSearchIndex(texts);
+  const g = ix.bigrams;
+  assert.ok(gramsConsistent(g, 64, false));
+  const bad = [
+    { ...g, bits: g.bits.subarray(1) }, // a bitmap cut short
+    { ...g, bitsAt: g.bitsAt.map((b) => (b === 0 ? 1 : b === 1 ? 0 : b)) }, // bitmaps named out of order
+    { ...g, bitsAt: g.bitsAt.map(() => -1) }, // bitmaps no slot names
+    { ...g, offsets: g.offsets.map((o, i) => (i === g.offsets.length - 1 ? o - 1 : o)) }, // ids past the last offset
+    { ...g, at: new Uint8Array(g.lows.length) }, // positions on a bigram
+    { ...g, blocks: g.blocks.map((b, i) => (i === 3 ? b + 1 : b)) }, // a slot's blocks not from its first entry
+    { ...g, blocks: g.blocks.subarray(1) }, // blocks for fewer slots
+  ];
+  for (const [i, b] of bad.entries()) assert.equal(gramsConsistent(b, 64, false), false, `case ${i}`);
+  assert.equal(gramsConsistent(g, 65, false), false, 'bitmaps of 2 words read for 65 records (3 words)');
+});
+
+test('more than 65,536 records -> ids across blocks of their high bits, each search exact', () => {
+  const words = ['anna', 'hannah', 'banana', 'joanna', 'nana', 'ann', 'savannah', 'dress', 'vessa'];
+  const texts = Array.from({ length: 140_000 }, (_, i) =>
+    i % 9973 === 0
+      ? `${'x'.repeat(300)} rare anna`
+      : `${words[i % 9]!} ${words[(i >>> 4) % 9]!}${i % 7 === 0 ? ` ${words[(i >>> 9) % 9]!}` : ''}${i < 500 || i > 139_000 ? ' zulu' : ''}`,
+  ); // "zulu": ids in the first and third blocks only, none in the second
+  const ix = buildSearchIndex(texts);
+  for (const size of ['unigrams', 'bigrams', 'trigrams'] as const) assert.ok(gramsConsistent(ix[size], texts.length, size === 'trigrams'), size);
+  for (const q of ['anna', 'nna h', 'banana nana', 'rare anna', 'a ann', 'dress vessa', 'ssa dr', 'savannah joanna', 'nah', 'x', 'e ', 'ess', 'zulu', 'a zulu', 'anna zulu', 'nna zul', 'zu']) {
+    assert.deepEqual([...searchMatches(ix, q, includes, texts)], expected(texts, q), q);
+  }
 });

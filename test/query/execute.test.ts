@@ -101,6 +101,14 @@ for (const { name, scale, seed, prngSeed, queries } of SCALES) {
         const want = bruteForce(def, linked[def.name], q);
         assert.equal(got.total, want.total, `${def.name}?${qs}: total`);
         assert.deepEqual(Array.from(got.ids, (id) => linked[def.name][id]!.slug), want.page.map((r) => r.slug), `${def.name}?${qs}: page`);
+        if (q.search !== undefined) {
+          // Asked again, and a third time: from the search cache, then from its answer kept in this order.
+          for (const time of ['again', 'a third time']) {
+            const kept = executeQuery(index, parseListQuery(def, qs));
+            assert.equal(kept.total, want.total, `${def.name}?${qs}: total ${time}`);
+            assert.deepEqual(Array.from(kept.ids, (id) => linked[def.name][id]!.slug), want.page.map((r) => r.slug), `${def.name}?${qs}: page ${time}`);
+          }
+        }
       }
     }
   });
