@@ -59,23 +59,43 @@ export function racy(id: DataIdentity): boolean {
 }
 
 let codePrint: Promise<string> | null = null;
+/** The hash of src/data and src/resources, defined by bin/dev-bundle.mjs in the bundle it builds; else not defined at all. */
+declare const CELEBRITY_API_CODE_PRINT: string | undefined;
 
-/** Hash of the code that builds the structures: the source files beside this one (or the bundle), and every definition. */
+/**
+ * Under tsx: the very hash bin/dev-bundle.mjs (codePrint) compiles into a checkout's bundle, each
+ * .ts file of src/data and src/resources by path and contents, so that an in-process server (tests,
+ * `startServer()`) and the CLI share one boot cache instead of rebuilding it at every switch (at 100k,
+ * a minute or more each time). test/bin/dev-bundle.test.ts checks the two agree.
+ */
+async function sourcesPrint(src: string): Promise<string> {
+  const hash = createHash('sha256');
+  for (const dir of ['data', 'resources']) {
+    for (const name of (await readdir(join(src, dir))).filter((n) => n.endsWith('.ts')).sort()) {
+      hash.update(`src/${dir}/${name}\0`).update(await readFile(join(src, dir, name)));
+    }
+  }
+  return hash.digest('hex');
+}
+
+/** Hash of the code that builds the structures: the sources (or the bundle), and every definition. */
 function fingerprint(): Promise<string> {
   return (codePrint ??= (async () => {
     const hash = createHash('sha256');
     hash.update(`${BOOT_CACHE_FORMAT}\0${endianness()}\0${process.version}\0${JSON.stringify(process.versions.unicode ?? '')}\0`);
     const here = fileURLToPath(import.meta.url);
-    // Under tsx: src/data and src/resources. Bundled: the bundle's directory. In a single executable
-    // (no such directory): the executable itself, by size and time.
-    const dirs = here.endsWith('.ts') ? [dirname(here), resolve(dirname(here), '../resources')] : [dirname(here)];
+    // A checkout, through tsx or its bundle: the sources' hash, which covers every definition too
+    // (their functions' text differs between tsx's output and esbuild's, so it is left out). Bundled
+    // otherwise (dist/): the bundle's directory. In a single executable (no such directory): the
+    // executable itself, by size and time.
+    const sources = typeof CELEBRITY_API_CODE_PRINT === 'string' ? CELEBRITY_API_CODE_PRINT : here.endsWith('.ts') ? await sourcesPrint(resolve(dirname(here), '..')) : null;
+    if (sources !== null) return hash.update(`sources ${sources}`).digest('hex');
     let found = false;
-    for (const dir of dirs) {
-      const names = await readdir(dir).catch(() => [] as string[]);
-      for (const name of names.filter((n) => /\.(ts|js|cjs|mjs)$/.test(n)).sort()) {
-        hash.update(name).update(await readFile(join(dir, name)));
-        found = true;
-      }
+    const dir = dirname(here);
+    const names = await readdir(dir).catch(() => [] as string[]);
+    for (const name of names.filter((n) => /\.(ts|js|cjs|mjs)$/.test(n)).sort()) {
+      hash.update(name).update(await readFile(join(dir, name)));
+      found = true;
     }
     if (!found) {
       const s = await stat(process.execPath);
@@ -124,7 +144,7 @@ export interface TableRef { readonly units: number; readonly starts: number; rea
 export interface FragmentsRef { readonly bytes: number; readonly starts: number; readonly gaps: number | null; readonly keys: number | null }
 /** `planned`: the detail-only layout of detail-layout.ts (else `own` holds whole bodies). */
 export interface DetailsRef { readonly planned: boolean; readonly own: FragmentsRef; readonly cuts: number; readonly ownCuts: number }
-export interface GramsRef { readonly keys: number; readonly offsets: number; readonly ids: number; readonly at: number }
+export interface GramsRef { readonly keys: number; readonly offsets: number; readonly lows: number; readonly blocks: number; readonly at: number; readonly bitsAt: number; readonly bits: number; readonly bitCounts: number }
 export interface PostingRef { readonly param: string; readonly keys: TableRef; readonly offsets: number; readonly ids: number; readonly sorted: readonly number[]; readonly bitsAt: number; readonly bits: number }
 export interface CollectionRef {
   readonly size: number;

@@ -48,7 +48,16 @@ class SectionWriter {
   }
 
   grams(g: GramPostings): GramsRef {
-    return { keys: this.add('f64', g.keys), offsets: this.add('i32', g.offsets), ids: this.add('i32', g.ids), at: this.add('u8', Buffer.from(g.at.buffer, g.at.byteOffset, g.at.length)) };
+    return {
+      keys: this.add('f64', g.keys),
+      offsets: this.add('i32', g.offsets),
+      lows: this.add('u16', g.lows),
+      blocks: this.add('i32', g.blocks),
+      at: this.add('u8', Buffer.from(g.at.buffer, g.at.byteOffset, g.at.length)),
+      bitsAt: this.add('i32', g.bitsAt),
+      bits: this.add('u32', g.bits),
+      bitCounts: this.add('i32', g.bitCounts),
+    };
   }
 
   posting(p: PostingTable): PostingRef {
