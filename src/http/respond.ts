@@ -37,13 +37,19 @@ export function send(res: ServerResponse, status: number, body: Buffer | string,
 }
 
 /**
- * `base`, then `extra`, then one more pair: a copy of `base` grown in place costs about half of
- * `base.concat(extra)` (Node 20: 170 against 300 ns for a 200's 14 entries).
+ * `base`, then `extra`, then one more pair, in one array of the exact size: `base.concat(extra)` cost
+ * 300 ns (Node 20, a 200's 14 entries), a copy of `base` grown by push 170 and a second allocation
+ * when it grew.
  */
 export function headerList(base: readonly string[], extra: readonly string[], name?: string, value?: string): string[] {
-  const list = base.slice();
-  for (let i = 0; i < extra.length; i++) list.push(extra[i]!);
-  if (name !== undefined) list.push(name, value!);
+  const list = new Array<string>(base.length + extra.length + (name === undefined ? 0 : 2));
+  let at = 0;
+  for (let i = 0; i < base.length; i++) list[at++] = base[i]!;
+  for (let i = 0; i < extra.length; i++) list[at++] = extra[i]!;
+  if (name !== undefined) {
+    list[at++] = name;
+    list[at] = value!;
+  }
   return list;
 }
 

@@ -4,8 +4,11 @@
 // one request in flight, and so is a bare node:http handler sending the very same bytes. Sides run in
 // short interleaved slices; the figure is CPU µs per request, the best slice of each side (the
 // least disturbed on a shared machine: two runs of the same code agree within about 5%).
-//   npm run bench:pipeline -- DATA_DIR [--against OTHER_CHECKOUT] [--rounds 40] [--slice-ms 60] [--only a,b]
+//   npm run bench:pipeline -- DATA_DIR [--against OTHER_CHECKOUT] [--rounds 40] [--slice-ms 60] [--only a,b] [--gc]
 // With --against, that checkout's server (an older commit, say) runs beside this one: A/B of a change.
+// `--only "first request"` runs the two scenarios of a page compressed per request (br, gzip), each
+// request a target never asked before; the bare handler sends the first side's compressed bytes.
+// --gc: also the collections per 10,000 requests of each side (v8.GCProfiler over each slice).
 import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -13,10 +16,11 @@ import { join, resolve } from 'node:path';
 import { Duplex } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import v8 from 'node:v8';
 
 const { values: flags, positionals } = parseArgs({
   allowPositionals: true,
-  options: { against: { type: 'string' }, rounds: { type: 'string', default: '40' }, 'slice-ms': { type: 'string', default: '60' }, only: { type: 'string' } },
+  options: { gc: { type: 'boolean', default: false }, against: { type: 'string' }, rounds: { type: 'string', default: '40' }, 'slice-ms': { type: 'string', default: '60' }, only: { type: 'string' } },
 });
 const DATA = resolve(positionals[0] ?? 'data');
 const HERE = fileURLToPath(new URL('../../', import.meta.url));
@@ -131,13 +135,22 @@ function once(side: Side, request: Buffer): Promise<Buffer> {
   });
 }
 
+/** A request, or what makes each next one (a first request for a compressed answer: a new target each time). */
+type Requests = Buffer | (() => Buffer);
+const nextOf = (r: Requests): Buffer => (typeof r === 'function' ? r() : r);
+
 /** Requests for `ms` over CONNECTIONS connections; the process's CPU µs per request in that time. */
-function slice(side: Side, request: Buffer, ms: number): Promise<{ requests: number; cpuPerRequest: number; bytes: number }> {
+function slice(side: Side, request: Requests, ms: number): Promise<{ requests: number; cpuPerRequest: number; bytes: number; counted: number; gc: GcCount }> {
   return new Promise((done) => {
     const sockets: MemorySocket[] = [];
     let requests = 0;
+    let counted = 0;
     let open = CONNECTIONS;
     let cpu = -1;
+    let gc: GcCount = { scavenges: 0, others: 0, ms: 0, bytes: 0 };
+    const profiler = flags.gc ? new v8.GCProfiler() : null;
+    const heap0 = flags.gc ? v8.getHeapStatistics().used_heap_size : 0;
+    profiler?.start();
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     const onRequest = (req: http.IncomingMessage, res: http.ServerResponse) => {
@@ -147,12 +160,14 @@ function slice(side: Side, request: Buffer, ms: number): Promise<{ requests: num
         if (cpu < 0 && performance.now() - t0 >= ms) {
           const used = process.cpuUsage(cpu0);
           cpu = used.user + used.system;
+          counted = requests;
+          if (profiler !== null) gc = gcCount(profiler.stop(), heap0, v8.getHeapStatistics().used_heap_size);
         }
-        if (cpu < 0) setImmediate(() => socket.push(request));
+        if (cpu < 0) setImmediate(() => socket.push(nextOf(request)));
         else if (--open === 0) {
           side.server.off('request', onRequest);
           for (const s of sockets) s.destroy();
-          done({ requests, cpuPerRequest: cpu / requests, bytes: sockets.reduce((a, s) => a + s.written, 0) / requests });
+          done({ requests, cpuPerRequest: cpu / requests, bytes: sockets.reduce((a, s) => a + s.written, 0) / requests, counted, gc });
         }
       });
     };
@@ -161,9 +176,40 @@ function slice(side: Side, request: Buffer, ms: number): Promise<{ requests: num
       const socket = new MemorySocket();
       sockets.push(socket);
       side.server.emit('connection', socket);
-      socket.push(request);
+      socket.push(nextOf(request));
     }
   });
+}
+
+/**
+ * Collections in a slice (--gc): scavenges, other kinds, their pause time in ms (wall time: on a loaded
+ * machine it holds waits for V8's helper threads), and the bytes allocated on the heap in the slice
+ * (the growth of the used heap between collections: garbage of this side alone).
+ */
+interface GcCount {
+  scavenges: number;
+  others: number;
+  ms: number;
+  bytes: number;
+}
+interface GcStat {
+  gcType: string;
+  cost: number;
+  beforeGC: { heapStatistics: { usedHeapSize: number } };
+  afterGC: { heapStatistics: { usedHeapSize: number } };
+}
+function gcCount(result: { statistics: GcStat[] } | undefined, heap0: number, heap1: number): GcCount {
+  const c = { scavenges: 0, others: 0, ms: 0, bytes: 0 };
+  let used = heap0;
+  for (const g of result?.statistics ?? []) {
+    if (g.gcType === 'Scavenge') c.scavenges++;
+    else c.others++;
+    c.ms += g.cost / 1000;
+    c.bytes += g.beforeGC.heapStatistics.usedHeapSize - used;
+    used = g.afterGC.heapStatistics.usedHeapSize;
+  }
+  c.bytes += heap1 - used;
+  return c;
 }
 
 const sides: Side[] = [];
@@ -171,40 +217,61 @@ if (flags.against !== undefined) sides.push(await ours(resolve(flags.against), '
 sides.push(await ours(HERE, flags.against === undefined ? 'ours' : 'B'));
 sides.push(bare);
 
-const request = (path: string, key: string | null) =>
-  Buffer.from(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: bench\r\n${key === null ? '' : `x-api-key: ${key}\r\n`}\r\n`);
+const request = (path: string, key: string | null, encoding = '') =>
+  Buffer.from(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: bench\r\n${encoding === '' ? '' : `Accept-Encoding: ${encoding}\r\n`}${key === null ? '' : `x-api-key: ${key}\r\n`}\r\n`);
+/** Requests for `path` with `&v=` and a number never sent before (ignored by the API): the same body under a new tag each time. */
+let fresh = 0;
+const firstRequests = (path: string, key: string, encoding: string) => () => request(`${path}&v=${++fresh}`, key, encoding);
 const sample = JSON.parse((await once(sides[0]!, request('/api/v1/celebrities?limit=50&sort=name_desc', sides[0]!.key))).toString('latin1').split('\r\n\r\n')[1]!);
 const pick = sample.data[7] as { nationality: string; slug: string };
 const q = encodeURIComponent;
-const scenarios: [string, string, boolean][] = [
+const scenarios: [string, string, boolean, string?][] = [
   ['one-item page', '/api/v1/celebrities?limit=1', true],
   ['list default page', '/api/v1/celebrities', true],
   ['filter + sort', `/api/v1/celebrities?nationality=${q(pick.nationality)}&sort=name_asc`, true],
   ['detail', `/api/v1/celebrities/${pick.slug}`, true],
   ['401 bad key', '/api/v1/celebrities', false],
+  // Compressed per request, never asked before (--only "first request"): not kept by the AnswerCache.
+  ['filter + sort, br (first request)', `/api/v1/celebrities?nationality=${q(pick.nationality)}&sort=name_asc`, true, 'br'],
+  ['filter + sort, gzip (first request)', `/api/v1/celebrities?nationality=${q(pick.nationality)}&sort=name_asc`, true, 'gzip'],
 ];
 const only = flags.only?.split(',') ?? null;
 console.log(`CPU µs per request, best of ${ROUNDS} slices of ${SLICE_MS} ms each side (Node ${process.version}, ${DATA}, load ${os.loadavg()[0]!.toFixed(1)})`);
-for (const [name, path, good] of scenarios) {
-  if (only !== null && !only.some((o) => name.includes(o))) continue;
+for (const [name, path, good, encoding] of scenarios) {
+  if (only === null ? encoding !== undefined : !only.some((o) => name.includes(o))) continue;
   // The bare server gets no key, as in `npm run bench`: it reads the same request line and host.
-  const requests = sides.map((s) => (s === bare ? request(path, null) : request(path, good ? s.key : 'cel_0000000000000000000000000000000000000000')));
-  answerWith(await once(sides[0]!, requests[0]!));
+  const requests: Requests[] = sides.map((s) =>
+    s === bare ? request(path, null, encoding) : encoding !== undefined ? firstRequests(path, s.key, encoding) : request(path, good ? s.key : 'cel_0000000000000000000000000000000000000000'),
+  );
+  answerWith(await once(sides[0]!, nextOf(requests[0]!)));
   for (const [i, s] of sides.entries()) await slice(s, requests[i]!, 1000); // warm up
   const best = sides.map(() => Infinity);
   const bytes = sides.map(() => 0);
+  const gcs = sides.map(() => ({ requests: 0, scavenges: 0, others: 0, ms: 0, bytes: 0 }));
   for (let round = 0; round < ROUNDS; round++) {
     const order = round % 2 === 0 ? sides.keys() : [...sides.keys()].reverse();
     for (const i of order) {
       const r = await slice(sides[i]!, requests[i]!, SLICE_MS);
       best[i] = Math.min(best[i]!, r.cpuPerRequest);
       bytes[i] = r.bytes;
+      const g = gcs[i]!;
+      g.requests += r.counted;
+      g.scavenges += r.gc.scavenges;
+      g.others += r.gc.others;
+      g.ms += r.gc.ms;
+      g.bytes += r.gc.bytes;
     }
   }
   const cells = sides.map((s, i) => `${s.name} ${best[i]!.toFixed(1)}`);
   const base = best[sides.length - 1]!;
   const ratios = sides.slice(0, -1).map((s, i) => `${s.name} ${(base / best[i]!).toFixed(2)}`);
   console.log(`${name.padEnd(18)} ${cells.join('  ')}   bare/ours: ${ratios.join(' ')}   bytes ${bytes.map((b) => b.toFixed(0)).join('/')}`);
+  // Per 10,000 requests: scavenges (each side's young garbage), other collections, and GC pause ms.
+  if (flags.gc) {
+    const per = (g: (typeof gcs)[number], v: number) => ((v * 10_000) / g.requests).toFixed(1);
+    console.log(`${''.padEnd(18)} per 10k requests: ${sides.map((s, i) => `${s.name} ${per(gcs[i]!, gcs[i]!.scavenges)} scavenges + ${per(gcs[i]!, gcs[i]!.others)} other, ${per(gcs[i]!, gcs[i]!.ms)} ms`).join('; ')}`);
+    console.log(`${''.padEnd(18)} heap bytes allocated per request: ${sides.map((s, i) => `${s.name} ${(gcs[i]!.bytes / gcs[i]!.requests).toFixed(0)}`).join('  ')}`);
+  }
 }
 console.log(`load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
 for (const s of sides) await s.close();

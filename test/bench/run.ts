@@ -13,6 +13,7 @@ import { mkdir, mkdtemp, readdir, rename, rm, stat, writeFile, open } from 'node
 import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { SEARCH_CACHE_ENTRIES } from '../../src/query/search-cache.ts';
 import { ensureWrk, runLoad, type LoadOptions, type LoadResult } from './wrk.ts';
 import { cli, fetchOnce, memoryOf, startBaseline, startJsonServer, startOurs, stop, stopAll, type Running } from './server.ts';
 
@@ -127,6 +128,12 @@ interface Scenario {
    * request for its answer, compressed anew, whatever the AnswerCache holds.
    */
   readonly distinct?: true;
+  /**
+   * Search terms sent in turn, each appended to `path` (which ends in `search=`): more of them than
+   * our search cache keeps (src/query/search-cache.ts, least recently used out), so every request is
+   * a first request for its term. The baseline sends the first term's body every time.
+   */
+  readonly terms?: readonly string[];
 }
 
 let scriptRuns = 0;
@@ -162,6 +169,7 @@ async function scenarios(url: string, key: string): Promise<Scenario[]> {
   }
   // A deep page inside the data at every scale (issue 20): three quarters of the way through.
   const deep = Math.max(2, Math.floor((first.pagination.total as number) / 20 * 0.75));
+  const terms = await searchTerms(url, key);
   const q = encodeURIComponent;
   return [
     { name: 'list default page', path: '/api/v1/celebrities', key: 'good', status: 200, target: 0.85, quick: true },
@@ -170,6 +178,9 @@ async function scenarios(url: string, key: string): Promise<Scenario[]> {
     { name: 'two filters', path: `/api/v1/celebrities?occupation=${q(pick.occupation[0]!)}&nationality=${q(pick.nationality)}`, key: 'good', status: 200, target: 0.85 },
     { name: 'search common (an)', path: '/api/v1/celebrities?search=an', key: 'good', status: 200, target: 0.8, quick: true },
     { name: 'search rare (full name)', path: `/api/v1/celebrities?search=${q(pick.name)}`, key: 'good', status: 200, target: 0.8, quick: true },
+    // The rows above ask one term over and over, which the search cache answers after the first time.
+    { name: 'search rare (full name), first request', path: '/api/v1/celebrities?search=', key: 'good', status: 200, target: 0.8, quick: true, terms: terms.names },
+    { name: 'search 4 units, first request', path: '/api/v1/celebrities?search=', key: 'good', status: 200, target: 0.8, terms: terms.fours },
     { name: 'detail', path: `/api/v1/celebrities/${pick.slug}`, key: 'good', status: 200, target: 0.85, quick: true },
     { name: '401 bad key', path: '/api/v1/celebrities', key: 'bad', status: 401, target: 0.9, quick: true },
     { name: '429 quota used up', path: '/api/v1/celebrities', key: 'spent', status: 429, target: 0.9 },
@@ -194,6 +205,30 @@ interface Row {
   readonly total: number | null;
   readonly ours: Side;
   readonly base: Side;
+}
+
+/** A wrk script that sends `path` + each term in turn, over and over (wrk's -H headers are kept). */
+async function termTargets(dir: string, path: string, terms: readonly string[]): Promise<string> {
+  const file = join(dir, `targets-${++scriptRuns}.lua`);
+  const paths = terms.map((t) => JSON.stringify(path + encodeURIComponent(t)));
+  const lua = [`local paths = { ${paths.join(', ')} }`, 'local i = 0', 'request = function()', '  i = i % #paths + 1', '  return wrk.format(nil, paths[i])', 'end', ''];
+  await writeFile(file, lua.join('\n'));
+  return file;
+}
+
+/**
+ * Distinct search terms from the celebrities' names (the first 1,000 by name): whole names, rare;
+ * and every 4-unit slice of a name without a space, common at large scales.
+ */
+async function searchTerms(url: string, key: string): Promise<{ names: string[]; fours: string[] }> {
+  const names = new Set<string>();
+  for (let page = 1; page <= 20; page++) {
+    const body = JSON.parse((await fetchOnce(`${url}/api/v1/celebrities?limit=50&sort=name_asc&page=${page}`, { 'x-api-key': key })).body.toString());
+    for (const r of body.data as { name: string }[]) names.add(r.name.toLowerCase());
+  }
+  const fours = new Set<string>();
+  for (const n of names) for (let i = 0; i + 4 <= n.length; i++) if (!n.slice(i, i + 4).includes(' ')) fours.add(n.slice(i, i + 4));
+  return { names: [...names], fours: [...fours] };
 }
 
 /**
@@ -229,7 +264,7 @@ async function measureTransport(wrk: string, scale: number, transport: 'https' |
     for (const [i, s] of list.entries()) {
       const headers: Record<string, string> = { 'x-api-key': keyOf[s.key], ...(s.encoding ? { 'accept-encoding': s.encoding } : {}) };
       // A scenario of distinct answers: `path` ends in `v=`, and the sample is one of its spellings.
-      const first = s.distinct === undefined ? s.path : `${s.path}0`;
+      const first = s.terms !== undefined ? s.path + encodeURIComponent(s.terms[0]!) : s.distinct === undefined ? s.path : `${s.path}0`;
       const sample = await fetchOnce(ours.url + first, headers);
       if (sample.status !== s.status) throw new Error(`${s.name}: expected ${s.status}, got ${sample.status}: ${sample.body.toString().slice(0, 300)}`);
       if (sample.encoding !== s.encoding) throw new Error(`${s.name}: expected Content-Encoding ${s.encoding ?? 'none'}, got ${sample.encoding ?? 'none'}`);
@@ -238,13 +273,17 @@ async function measureTransport(wrk: string, scale: number, transport: 'https' |
       const basePath = `/s/${i}`;
       await baseline.set(basePath, s.status, sample.body, sameHeaders(sample.rawHeaders));
       // First requests: wrk sends targets never sent before (the baseline its path + `?v=` and numbers).
-      const scriptOf = async (url: string) => (s.distinct === undefined ? {} : { script: await newTargets(state, url.startsWith(ours.url) ? s.path : `${basePath}?v=`) });
+      const scriptOf = async (url: string) =>
+        s.terms !== undefined && url.startsWith(ours.url)
+          ? { script: await termTargets(state, s.path, s.terms) }
+          : s.distinct === undefined && s.terms === undefined ? {} : { script: await newTargets(state, url.startsWith(ours.url) ? s.path : `${basePath}?v=`) };
       const load = async (pid: number, url: string, h: Record<string, string>) => slice(wrk, pid, { url, seconds: SECONDS / ROUNDS, connections: CONNECTIONS, headers: h, ...(await scriptOf(url)) });
       const warm = async (url: string, h: Record<string, string>) => runLoad(wrk, { url, seconds: WARMUP, connections: CONNECTIONS, headers: h, ...(await scriptOf(url)) });
       const before = s.distinct === undefined ? null : await compressedCounts(ours.url);
       // Ours and the baseline alternate in ROUNDS short slices, so that drift on a shared machine
       // (other jobs, thermal) lands on both sides of the ratio rather than on one.
       await warm(ours.url + s.path, headers);
+      if (s.terms !== undefined) log(`${s.name}: ${s.terms.length} distinct terms in turn (the search cache keeps ${SEARCH_CACHE_ENTRIES})`);
       // The baseline gets the same Accept-Encoding, so both sides read the same request bytes.
       const baseHeaders: Record<string, string> = s.encoding ? { 'accept-encoding': s.encoding } : {};
       await warm(baseline.url + basePath, baseHeaders);
