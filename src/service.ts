@@ -45,6 +45,12 @@ export interface ServiceOptions {
   readonly log?: Logger;
   readonly metrics?: (req: import('node:http').IncomingMessage) => string | null;
   readonly observe?: Observer | null;
+  /**
+   * The answers whose request `observe` reads (method, target, peer, X-Forwarded-For, request id):
+   * all (default), or only those of 500 and above (an access log at warn level or above). With
+   * threads, the others reach the main thread without those fields (src/threads/worker.ts).
+   */
+  readonly observeDetail?: 'all' | 'errors';
   /** Overrides of the hardening limits in DEFAULTS (tests shorten the timeouts). */
   readonly limits?: Partial<Limits>;
   /** Faults on purpose (CONTRACT 11); none by default. */
@@ -144,8 +150,12 @@ async function start(options: ServiceOptions, prepared: Prepared | null): Promis
     (await openStore({ state: options.state, redisUrl: options.redisUrl ?? null, role: 'server', clock, log, quotas: resolveQuotas(options.plans), durability: options.durability }));
   const gate = openGate({ store, clock, ...(options.plans ? { plans: options.plans } : {}) });
   let draining = false;
+  // With threads on Redis each thread has its own connection: health and the store's series are then
+  // the whole process's (pool.ts storeStatus), for /healthz and for /metrics through `service.gate`.
+  let pool: Pool | null = null;
+  const processGate: Gate = { ...gate, status: () => (pool === null ? gate.status() : pool.storeStatus(gate.status())) };
   const health = (): HealthReport => {
-    const status = gate.status();
+    const status = processGate.status();
     return { status: draining ? 'draining' : status.healthy ? 'ok' : 'unavailable', store: status.deployment ?? null };
   };
   const dashboard =
@@ -153,7 +163,6 @@ async function start(options: ServiceOptions, prepared: Prepared | null): Promis
       ? null
       : createDashboard({ accounts: gate.accounts, sessions: store.sessions, throttle: store.throttle, usage: gate.usage, clock, log, trustProxy: options.trustProxy ?? false }, options.dashboard);
   let app: App | null = null;
-  let pool: Pool | null = null;
   let listeners: Listener[] = [];
   let shown: readonly ListenerInfo[];
   try {
@@ -163,7 +172,7 @@ async function start(options: ServiceOptions, prepared: Prepared | null): Promis
         {
           threads, host: options.host ?? DEFAULTS.host, port: options.port ?? 0, tls, httpPort: options.httpPort ?? null, ...(options.limits ? { limits: options.limits } : {}),
           trustProxy: options.trustProxy ?? false, corsOrigin: options.corsOrigin ?? null, faults: options.faults ?? [], gate, dashboard, log,
-          observe: options.observe ?? null, metrics: () => options.metrics?.(LOOPBACK_ASK) ?? null, health: () => health(), clock,
+          observe: options.observe ?? null, observeDetail: options.observeDetail ?? 'all', metrics: () => options.metrics?.(LOOPBACK_ASK) ?? null, health: () => health(), clock,
         },
         current,
         prepared,
@@ -197,7 +206,7 @@ async function start(options: ServiceOptions, prepared: Prepared | null): Promis
   return {
     listeners: shown,
     health,
-    gate,
+    gate: processGate,
     clock,
     fingerprint,
     snapshot: () => current,

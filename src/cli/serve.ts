@@ -137,6 +137,8 @@ export const serve: CommandGroup = async (args, io) => {
       durability: config.usageDurability,
       metrics: mainMetrics,
       observe,
+      // The access log reads an answer's request only to log it: every answer at info, else 5xx only.
+      observeDetail: log.enabled?.('info') === false ? 'errors' : 'all',
       faults,
       dashboard: { signup: config.signup, operatorEmail: config.operatorEmail },
       threads: threads.count,

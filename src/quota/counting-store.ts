@@ -70,6 +70,20 @@ export interface QuotaStore {
   restore(account: string, month: MonthFigures, at: Moment): Promise<void>;
   /** Present where the counters are this process's own: threads then reserve in shared memory (src/threads/). */
   readonly elsewhere?: CountedElsewhere;
+  /** Present where the counters are in a server every thread can reach (Redis): each thread then has its own connection. */
+  readonly remote?: CountedRemotely;
+}
+
+/**
+ * The counters of a shared server (Redis) for `serve --threads`: each thread opens its own
+ * connection with what `connection` says and reserves there as one instance does; what it counted
+ * goes to this process's usage log through record(), the log's one writer staying the main thread.
+ */
+export interface CountedRemotely {
+  /** Plain data (posted to each thread): the server's URL and the same deadlines as the store's own. */
+  readonly connection: { readonly url: string; readonly timeoutMs: number; readonly connectTimeoutMs: number };
+  /** One request a thread counted, as reserve (refused: 429) and settle record it: 200 a success, 304 nothing, anything else a rejection. */
+  record(account: string, day: DayKey, status: number, now: number): void;
 }
 
 /**

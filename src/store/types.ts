@@ -9,6 +9,7 @@ import type { CountingStore, QuotaTicket } from '../quota/counting-store.ts';
 import type { Moment } from '../quota/month.ts';
 
 export type {
+  CountedRemotely,
   CountingStore,
   DailyUsage,
   MonthFigures,

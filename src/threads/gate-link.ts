@@ -1,9 +1,10 @@
-// Quotas exact across threads (CONTRACT 4 and 10) with a store that counts elsewhere (Redis): the
-// main thread's gate, the process's one Redis client, is the one authority. A worker asks it to
+// Quotas exact across threads (CONTRACT 4 and 10) with a store that offers the threads neither
+// counters in shared memory (shared-quota.ts) nor a server of their own to reach (Redis:
+// redis-gate.ts), such as a store given to startService: the main thread's gate is the one
+// authority. A worker asks it to
 // admit a key and to settle the ticket; the main thread counts, and its usage log (group commit
 // included) is the one writer, so `strict` keeps its promise for every thread. The checks that need
-// no counter (a missing or malformed key) are answered in the worker. With the state directory's
-// store the threads reserve in shared memory instead (shared-quota.ts).
+// no counter (a missing or malformed key) are answered in the worker.
 // Messages are batched both ways: what one turn of the event loop asks (every request parsed in it)
 // leaves in one message, and the answers come back in one, so a busy thread pays for one wake-up of
 // the other side per turn, not per request.

@@ -1,6 +1,7 @@
 // The worker threads of `serve --threads N` (CONTRACT 10), kept by the main thread: it starts them on
-// one port, hands them the shared data, is the one quota authority and usage-log writer for all of
-// them (gate-link.ts), keeps the dashboard (mounted-link.ts), logs and observes what they report,
+// one port, hands them the shared data, keeps the keys and is the one usage-log writer for all of
+// them (shared-quota.ts; redis-gate.ts with Redis, where each thread reserves on its own connection;
+// gate-link.ts otherwise), keeps the dashboard (mounted-link.ts), logs and observes what they report,
 // replaces a thread that dies, and drains them all on close.
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -19,9 +20,11 @@ import type { Route } from '../http/router.ts';
 import type { Limits } from '../http/server.ts';
 import { LOG_LEVELS, type Logger } from '../log.ts';
 import type { Gate } from '../quota/gate.ts';
+import type { StoreStatus } from '../quota/counting-store.ts';
 import type { CollectionName } from '../resources/types.ts';
 import { serveGate } from './gate-link.ts';
 import { QuotaTable } from './shared-quota.ts';
+import { RedisTable } from './redis-gate.ts';
 import { serveMounted } from './mounted-link.ts';
 import type { Observation, ToMain, ToWorker } from './messages.ts';
 import { revive, share, sharedBytes } from './share.ts';
@@ -41,6 +44,8 @@ export interface PoolOptions {
   readonly dashboard: MountedSite | null;
   readonly log: Logger;
   readonly observe: Observer | null;
+  /** The answers whose request `observe` reads: all, or those of 500 and above (the others come without it). */
+  readonly observeDetail: 'all' | 'errors';
   /** The /metrics text for the main port (null: not served there), rendered on the main thread. */
   readonly metrics: () => string | null;
   readonly health: () => HealthReport;
@@ -121,8 +126,12 @@ function collectGarbage(): void {
   }
 }
 
+/** What the observer gets for an answer that came without its request (its observeDetail says it is not read). */
+const UNSEEN = { method: '', url: '', headers: {}, socket: { remoteAddress: '' } } as unknown as IncomingMessage;
+
 /** A fake request that carries what the access log reads (method, target, peer, X-Forwarded-For). */
 function arrived(o: Observation): IncomingMessage {
+  if (o.length === 4) return UNSEEN;
   return { method: o[5], url: o[6], headers: o[8] === null ? {} : { 'x-forwarded-for': o[8] }, socket: { remoteAddress: o[7] } } as unknown as IncomingMessage;
 }
 
@@ -154,8 +163,10 @@ export class Pool {
   private tls: PoolOptions['tls'];
   /** Answers sent per thread (all its lives), written by each thread in its own slot. */
   private readonly answered: Float64Array;
-  /** The quota counters in shared memory, or null with a store that counts elsewhere (Redis: gate-link.ts). */
+  /** The quota counters in shared memory, or null with a store that counts elsewhere. */
   private readonly quota: QuotaTable | null;
+  /** With Redis: each thread's own connection (redis-gate.ts); with neither, admissions go through the main thread (gate-link.ts). */
+  private readonly redis: RedisTable | null;
 
   private constructor(private readonly o: PoolOptions, snapshot: Snapshot) {
     this.threads = new Array<Thread | null>(o.threads).fill(null);
@@ -164,6 +175,7 @@ export class Pool {
     this.tls = o.tls;
     this.current = snapshot;
     this.quota = QuotaTable.for(o.gate, o.clock);
+    this.redis = this.quota === null ? RedisTable.for(o.gate, o.clock, o.log) : null;
     this.timer = setInterval(() => this.sendState(), STATE_EVERY_MS);
     this.timer.unref();
   }
@@ -219,17 +231,18 @@ export class Pool {
     const gate = new MessageChannel();
     const dashboard = o.dashboard === null ? null : new MessageChannel();
     const counted = this.quota?.link(gate.port1) ?? null;
+    const remote = this.redis?.link(gate.port1, index) ?? null;
     this.sync();
     const setup: WorkerSetup = {
       thread: index, host: o.host, port, httpPort, tls: this.tls, ...(o.limits ? { limits: o.limits } : {}), trustProxy: o.trustProxy, corsOrigin: o.corsOrigin,
-      faults: this.faults, snapshot: shared, gate: gate.port2, quota: counted?.setup ?? null, dashboard: dashboard?.port2 ?? null,
-      ticketKeys: this.ticketKeys, logLevels: LOG_LEVELS.filter((l) => o.log.enabled?.(l) ?? true), observe: o.observe !== null, clockOffset: this.clockOffset, answered: this.answered,
+      faults: this.faults, snapshot: shared, gate: gate.port2, quota: counted?.setup ?? null, redis: remote?.setup ?? null, dashboard: dashboard?.port2 ?? null,
+      ticketKeys: this.ticketKeys, logLevels: LOG_LEVELS.filter((l) => o.log.enabled?.(l) ?? true), observe: o.observe !== null, observeDetail: o.observeDetail, clockOffset: this.clockOffset, answered: this.answered,
     };
     const transfer = dashboard ? [gate.port2, dashboard.port2] : [gate.port2];
     let worker: Worker;
     if (prepared === undefined) worker = spawnWorker(setup, transfer);
     else (worker = prepared).postMessage(['setup', setup] satisfies Setup, transfer as never[]);
-    const link = counted ?? serveGate(gate.port1, o.gate);
+    const link = counted ?? remote ?? serveGate(gate.port1, o.gate);
     if (dashboard) serveMounted(dashboard.port1, o.dashboard!);
     const thread: Thread = { worker, release: () => (link.release(), dashboard?.port1.close()) };
     this.threads[index] = thread;
@@ -244,7 +257,10 @@ export class Pool {
           case 'log':
             return o.log[m[1]](m[2], m[3]);
           case 'observed':
-            if (o.observe !== null) for (const x of m[1]) o.observe(arrived(x), routeOf(x), x[2], x[4], process.hrtime.bigint() - BigInt(x[3]));
+            if (o.observe !== null) {
+              const now = process.hrtime.bigint(); // one clock read for the batch: each start is now less its time taken
+              for (const x of m[1]) o.observe(arrived(x), routeOf(x), x[2], x.length === 4 ? '' : x[4], now - BigInt(x[3]));
+            }
             return;
           case 'swapped':
           case 'closed':
@@ -293,6 +309,11 @@ export class Pool {
 
   /** Threads started to replace one that died. */
   restarts = 0;
+
+  /** The process's store status: `own` (the main thread's) with the threads' own connections to Redis, if they have any. */
+  storeStatus(own: StoreStatus): StoreStatus {
+    return this.redis?.status(own) ?? own;
+  }
 
   /** Requests answered per thread since the start, for `celebrity_api_thread_requests_total{thread}`. */
   answeredByThread(): readonly number[] {

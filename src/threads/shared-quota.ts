@@ -8,8 +8,8 @@
 // (group commit over every thread's records). What the worker keeps of the keys (key -> slot, plan)
 // it drops whenever the store says a key changed, through a generation counter in shared memory read
 // on every request, so a rotation or revocation acts on the next request. Used with the stores whose
-// counters are this process's own (state directory, memory); with Redis the threads go through the
-// main thread (gate-link.ts), whose Redis client counts for the whole process.
+// counters are this process's own (state directory, memory); with Redis each thread reserves on its
+// own connection (redis-gate.ts), with the same key view and report ring as here.
 import type { MessagePort } from 'node:worker_threads';
 import { isWellFormedKey } from '../access/key-format.ts';
 import type { Plan, Quota } from '../access/plans.ts';
@@ -23,7 +23,7 @@ import { NO_HEADERS, QuotaRejections, rateLimitHeaders, UNAUTHORIZED, type Heade
 const MAX_SLOTS = 1 << 22;
 const FIRST_SLOTS = 1 << 10;
 /** control[GENERATION]: bumped by the main thread each time the keys change. */
-const GENERATION = 0;
+export const GENERATION = 0;
 /** A quota of null (unlimited) on the way: structured clone keeps null, but a flat number array is cheaper. */
 const UNLIMITED = -1;
 
@@ -40,7 +40,7 @@ export interface SharedQuotaSetup {
 }
 
 /** A report: slot, status, time (ms), wait id (0: nothing waits for it). */
-const REPORT = 4;
+export const REPORT = 4;
 /** Reports a worker may have written that the main thread has not read yet (a power of 2). */
 const RING = 1 << 14;
 
@@ -50,7 +50,7 @@ const RING = 1 << 14;
  * still counted). The worker writes and advances `written`; the main thread reads up to it when the
  * worker's message of the turn arrives, and once more when the worker has exited.
  */
-class Reports {
+export class Reports {
   private readonly ring: Float64Array;
   private readonly heads: Int32Array;
   constructor(ring: SharedArrayBuffer, heads: SharedArrayBuffer) {
@@ -88,10 +88,10 @@ class Reports {
   }
 }
 
-type Growable = SharedArrayBuffer & { grow(bytes: number): void; readonly maxByteLength: number };
+export type Growable = SharedArrayBuffer & { grow(bytes: number): void; readonly maxByteLength: number };
 /** A SharedArrayBuffer that grows in place (ES2024; the threads need Node 22.12 or later anyway). */
-function growable(bytes: number): Growable {
-  return new (SharedArrayBuffer as unknown as new (bytes: number, o: { maxByteLength: number }) => Growable)(bytes, { maxByteLength: MAX_SLOTS * 4 });
+export function growable(bytes: number, max = MAX_SLOTS * 4): Growable {
+  return new (SharedArrayBuffer as unknown as new (bytes: number, o: { maxByteLength: number }) => Growable)(bytes, { maxByteLength: max });
 }
 
 /** Worker -> main, one message per turn: keys to resolve [id, key, ...] and the reports that did not fit in the ring (REPORT numbers each). */
@@ -100,7 +100,7 @@ type Up = [asks: (number | string)[], reports: number[]];
 type Down = [resolved: (number | string)[], done: number[]];
 
 /** Collects one side's messages of a turn and posts them together at its end. */
-class Outbox {
+export class Outbox {
   a: (number | string)[] = [];
   b: number[] = [];
   private due = false;
@@ -274,17 +274,72 @@ type Admission = Awaited<ReturnType<Admitter['admit']>>;
 /** Presented keys kept per worker; cleared when full (a flood of made-up keys cannot grow it: those are not kept). */
 const KEYS_MAX = 10_000;
 
+/** A worker's presented keys, asked of the main thread, and what it answered for each, dropped whenever the keys change anywhere. */
+export class KeyCache<H> {
+  private readonly keys = new Map<string, H>();
+  private generation = -1;
+  private next = 0;
+  private readonly asked = new Map<number, (h: H | null) => void>();
+
+  constructor(
+    private readonly control: Int32Array,
+    private readonly out: Outbox,
+  ) {}
+
+  /** The keys' generation now, read once per request; what was kept under an older one is dropped. */
+  current(): number {
+    const generation = Atomics.load(this.control, GENERATION);
+    if (generation !== this.generation) {
+      this.keys.clear();
+      this.generation = generation;
+    }
+    return generation;
+  }
+
+  get(apiKey: string): H | undefined {
+    return this.keys.get(apiKey);
+  }
+
+  /**
+   * Asks the main thread for a key not kept here (once per key until the keys change): `unknown` if
+   * it names no account, else what `then` makes of the answer.
+   */
+  ask<A>(apiKey: string, generation: number, unknown: A, then: (h: H) => A | Promise<A>): Promise<A> {
+    const id = ++this.next;
+    this.out.touch();
+    this.out.a.push(id, apiKey);
+    return new Promise((resolve) => {
+      this.asked.set(id, (h) => {
+        if (h === null) return resolve(unknown);
+        this.keep(apiKey, h, generation);
+        resolve(then(h));
+      });
+    });
+  }
+
+  /** The main thread's answer to ask `id`. */
+  answered(id: number, h: H | null): void {
+    const answer = this.asked.get(id)!;
+    this.asked.delete(id);
+    answer(h);
+  }
+
+  /** Keeps an answer asked under `generation` only if no key changed since: else it may predate the change. */
+  private keep(apiKey: string, h: H, generation: number): void {
+    if (Atomics.load(this.control, GENERATION) !== generation || this.generation !== generation) return;
+    if (this.keys.size >= KEYS_MAX) this.keys.clear();
+    this.keys.set(apiKey, h);
+  }
+}
+
 /** Worker side: the pipeline's Admitter, reserving in shared memory. */
 export class SharedGate implements Admitter {
   private readonly taken: Int32Array;
-  private readonly control: Int32Array;
   private readonly held: Int32Array;
   private readonly out: Outbox;
   private readonly reports: Reports;
-  private readonly keys = new Map<string, Holding>();
-  private generation = -1;
+  private readonly keys: KeyCache<Holding>;
   private next = 0;
-  private readonly asked = new Map<number, (h: Holding | null) => void>();
   private readonly waiting = new Map<number, { resolve(): void; reject(err: Error): void }>();
   private readonly calendar: CalendarCache;
   private readonly rejections = new QuotaRejections();
@@ -294,9 +349,9 @@ export class SharedGate implements Admitter {
     private readonly clock: () => number,
   ) {
     this.taken = new Int32Array(setup.taken);
-    this.control = new Int32Array(setup.control);
     this.held = new Int32Array(setup.held);
     this.out = new Outbox(setup.port);
+    this.keys = new KeyCache(new Int32Array(setup.control), this.out);
     this.reports = new Reports(setup.ring, setup.heads);
     this.calendar = new CalendarCache(clock());
     setup.port.on('message', ([resolved, done]: Down) => {
@@ -304,9 +359,7 @@ export class SharedGate implements Admitter {
         const slot = resolved[i + 1] as number;
         const total = resolved[i + 3] as number;
         const h = slot < 0 ? null : { slot, plan: resolved[i + 2] as Plan, total: total === UNLIMITED ? null : total, month: resolved[i + 4] as number, waits: resolved[i + 5] === 1 };
-        const answer = this.asked.get(resolved[i] as number)!;
-        this.asked.delete(resolved[i] as number);
-        answer(h);
+        this.keys.answered(resolved[i] as number, h);
       }
       for (let i = 0; i < done.length; i += 2) {
         const w = this.waiting.get(done[i]!)!;
@@ -319,30 +372,15 @@ export class SharedGate implements Admitter {
 
   admit(apiKey: string | undefined): ReturnType<Admitter['admit']> {
     if (typeof apiKey !== 'string') return UNAUTHORIZED;
-    const generation = Atomics.load(this.control, GENERATION);
-    if (generation !== this.generation) {
-      this.keys.clear();
-      this.generation = generation;
-    }
+    const generation = this.keys.current();
     const now = this.clock();
     const at = this.calendar.moment(now);
     const known = this.keys.get(apiKey);
     if (known !== undefined && known.month === at.month.start) return this.reserve(known, at, now);
     if (!isWellFormedKey(apiKey)) return UNAUTHORIZED;
-    const id = ++this.next;
-    this.out.touch();
-    this.out.a.push(id, apiKey);
-    return new Promise((resolve) => {
-      this.asked.set(id, (h) => {
-        if (h === null) return resolve(UNAUTHORIZED);
-        // Kept only if no key changed since it was asked: else the answer may predate the change.
-        if (Atomics.load(this.control, GENERATION) === generation && this.generation === generation) {
-          if (this.keys.size >= KEYS_MAX) this.keys.clear();
-          this.keys.set(apiKey, h);
-        }
-        const later = this.clock();
-        resolve(this.reserve(h, this.calendar.moment(later), later));
-      });
+    return this.keys.ask(apiKey, generation, UNAUTHORIZED, (h) => {
+      const later = this.clock();
+      return this.reserve(h, this.calendar.moment(later), later);
     });
   }
 

@@ -17,6 +17,7 @@ import { replaceCertificate } from '../http/tls-server.ts';
 import type { LogLevel, Logger } from '../log.ts';
 import { RemoteGate } from './gate-link.ts';
 import { SharedGate, type SharedQuotaSetup } from './shared-quota.ts';
+import type { RedisGate, RedisQuotaSetup } from './redis-gate.ts';
 import { MountedProxy } from './mounted-link.ts';
 import { revive } from './share.ts';
 import type { Observation, ToMain, ToWorker } from './messages.ts';
@@ -37,11 +38,15 @@ export interface WorkerSetup {
   readonly gate: MessagePort;
   /** The quota counters in shared memory (SharedGate over `gate`), or null: every admission asks the main thread (RemoteGate). */
   readonly quota: Omit<SharedQuotaSetup, 'port'> | null;
+  /** With Redis: the thread's own connection (RedisGate over `gate`, redis-gate.ts loaded only then), or null. */
+  readonly redis: Omit<RedisQuotaSetup, 'port'> | null;
   /** Requests under /dashboard go to the main thread over this port; null: no dashboard (404). */
   readonly dashboard: MessagePort | null;
   readonly logLevels: readonly LogLevel[];
   /** Observations are sent (the main thread has an observer: metrics, access log). */
   readonly observe: boolean;
+  /** Which observations carry the request's fields: all, or those of 500 and above. */
+  readonly observeDetail: 'all' | 'errors';
   /** ms the thread's clock is ahead of Date.now (the embedding API's controllable clock). */
   readonly clockOffset: Float64Array;
   /** Answers sent, one slot per thread; this thread writes only its own (no lock needed). */
@@ -80,23 +85,29 @@ const flush = () => {
   post(['observed', out]);
 };
 const answered = setup.answered;
+const everyDetail = setup.observeDetail === 'all';
 const observe: Observer = setup.observe
   ? (req, route, status, requestId, startNs) => {
       answered[setup.thread]!++;
       if (batch.length === 0) setImmediate(flush);
+      const collection = 'collection' in route ? route.collection : '';
+      const ns = Number(process.hrtime.bigint() - startNs);
+      // An answer whose request the main thread's observer does not read (an access log that writes
+      // only 5xx lines) goes without it: half the main thread's cost of an observation.
+      if (!everyDetail && status < 500) return void batch.push([route.kind, collection, status, ns]);
       const xff = req.headers['x-forwarded-for'];
-      batch.push([
-        route.kind, 'collection' in route ? route.collection : '', status, Number(process.hrtime.bigint() - startNs), requestId,
-        req.method ?? '', req.url ?? '', req.socket?.remoteAddress ?? '', typeof xff === 'string' ? xff : null,
-      ]);
+      batch.push([route.kind, collection, status, ns, requestId, req.method ?? '', req.url ?? '', req.socket?.remoteAddress ?? '', typeof xff === 'string' ? xff : null]);
     }
   : () => void answered[setup.thread]!++;
 
 const offset = setup.clockOffset;
 const clock = () => Date.now() + offset[0]!;
+// node-redis and the Redis store's modules load only in a thread that counts on Redis.
+const redis: RedisGate | null =
+  setup.redis === null ? null : await (await import('./redis-gate.ts')).RedisGate.open({ ...setup.redis, port: setup.gate }, clock, log);
 const app = new App({
   snapshot: () => snapshot,
-  gate: setup.quota === null ? new RemoteGate(setup.gate) : new SharedGate({ ...setup.quota, port: setup.gate }, clock),
+  gate: redis ?? (setup.quota === null ? new RemoteGate(setup.gate) : new SharedGate({ ...setup.quota, port: setup.gate }, clock)),
   clock,
   log,
   trustProxy: setup.trustProxy,
@@ -105,7 +116,8 @@ const app = new App({
   // The main thread's text, refreshed every 250 ms; loopback clients only, as with one thread.
   metrics: (req) => (metricsText !== null && fromLoopback(req) ? metricsText : null),
   draining: () => draining,
-  health: () => (draining ? { status: 'draining', store: health.store } : health),
+  // This thread's own connection to Redis failing is known here at once; the rest comes from the main thread.
+  health: () => (draining ? { status: 'draining', store: health.store } : redis !== null && !redis.healthy ? { status: 'unavailable', store: health.store } : health),
   observe,
   dashboard: setup.dashboard === null ? null : new MountedProxy(setup.dashboard),
 });
@@ -139,8 +151,9 @@ handle = (m: ToWorker) => {
       return;
     case 'close':
       draining = true;
-      void closeListeners(listeners, m[1]).then((cut) => {
+      void closeListeners(listeners, m[1]).then(async (cut) => {
         if (batch.length > 0) flush();
+        await redis?.close().catch(() => {});
         post(['closed', cut]);
       });
       return;

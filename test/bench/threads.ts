@@ -3,7 +3,11 @@
 // the server's CPU microseconds per request (utime + stime of the whole process from /proc, every
 // thread included). On a 2-core machine wrk shares the cores with the server, so req/s of 2 threads
 // cannot show the scaling; CPU per request shows what a thread costs.
+// With --redis the servers count on a redis-server of their own (started here, on a free loopback
+// port); every row then also gives the main thread's CPU per request (/proc/PID/task/PID), which is
+// where a worker's admission costs when it goes through the main thread's Redis client.
 //   npm run bench:threads -- [--data DIR | --scale 10000] [--duration 5] [--connections 50] [--rounds 2]
+//     [--redis] [--only list,429] [--threads 1,2]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
@@ -12,6 +16,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { cli, CLI, fetchOnce, memoryOf, stop } from './server.ts';
 import { ensureWrk, runLoad } from './wrk.ts';
+import { startRedis, type RedisServer } from '../helpers/redis.ts';
 
 const { values: flags } = parseArgs({
   options: {
@@ -21,6 +26,9 @@ const { values: flags } = parseArgs({
     connections: { type: 'string', default: '50' },
     rounds: { type: 'string', default: '2' },
     work: { type: 'string', default: join(os.tmpdir(), 'celebrity-api-bench') },
+    redis: { type: 'boolean', default: false },
+    only: { type: 'string', default: 'list,filter,detail,429' },
+    threads: { type: 'string', default: '1,2' },
   },
 });
 const log = (line: string) => process.stderr.write(`[bench:threads] ${line}\n`);
@@ -31,6 +39,16 @@ function cpuUs(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return (Number(fields[11]) + Number(fields[12])) * TICK_US;
 }
+
+/** utime + stime of the main thread of `pid` alone (its task whose id is the pid), in microseconds. */
+function mainCpuUs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * TICK_US;
+}
+
+/** With --redis: the server every serve and accounts command of this run is given. */
+let redis: RedisServer | null = null;
+const redisArgs = (): string[] => (redis === null ? [] : ['--redis-url', redis.url]);
 
 async function dataDir(): Promise<string> {
   if (flags.data) return flags.data;
@@ -44,7 +62,7 @@ async function dataDir(): Promise<string> {
 
 async function serve(data: string, state: string, threads: number): Promise<{ child: ChildProcess; url: string; startMs: number }> {
   const t0 = performance.now();
-  const child = spawn(process.execPath, [CLI, 'serve', '--insecure-http', '--port', '0', '--data', data, '--state', state, '--threads', String(threads), '--log-level', 'error', '--usage-durability', 'interval'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [CLI, 'serve', '--insecure-http', '--port', '0', '--data', data, '--state', state, '--threads', String(threads), '--log-level', 'error', '--usage-durability', 'interval', ...redisArgs()], { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {
@@ -57,15 +75,18 @@ async function serve(data: string, state: string, threads: number): Promise<{ ch
 }
 
 async function key(state: string, email: string, plan: string): Promise<string> {
-  return JSON.parse(await cli(['accounts', 'create', '--state', state, '--email', email, '--plan', plan, '--password-stdin', '--json'], 'bench password 1234\n')).key;
+  return JSON.parse(await cli(['accounts', 'create', '--state', state, '--email', email, '--plan', plan, '--password-stdin', '--json', ...redisArgs()], 'bench password 1234\n')).key;
 }
 
-interface Row { threads: number; scenario: string; rps: number; p99: number; cpuUsPerReq: number }
+interface Row { threads: number; scenario: string; rps: number; p99: number; cpuUsPerReq: number; mainUsPerReq: number }
 
 async function main(): Promise<void> {
   const wrk = ensureWrk(log);
   const data = await dataDir();
   const work = await mkdtemp(join(os.tmpdir(), 'celebrity-threads-bench-'));
+  if (flags.redis) redis = await startRedis();
+  const only = flags.only!.split(',');
+  const counts = flags.threads!.split(',').map(Number);
   const rows: Row[] = [];
   const memory: { threads: number; startMs: number; rss: number }[] = [];
   try {
@@ -75,7 +96,7 @@ async function main(): Promise<void> {
     // First start writes the boot cache; the starts measured read it, as every restart does.
     await stop((await serve(data, state, 1)).child);
     for (let round = 0; round < Number(flags.rounds); round++) {
-      for (const threads of [1, 2]) {
+      for (const threads of counts) {
         const server = await serve(data, state, threads);
         memory.push({ threads, startMs: server.startMs, rss: memoryOf(server.child.pid!).rss });
         // The start's own work goes on after `listening` (each thread compresses its first pages
@@ -90,36 +111,41 @@ async function main(): Promise<void> {
         const category = JSON.parse((await fetchOnce(`${server.url}/api/v1/outfits?limit=1`, { 'x-api-key': enterprise })).body.toString()).data[0].category;
         // Use up the free key's month, so its requests are the 429 scenario.
         for (let i = 0; i < 100; i++) await fetchOnce(`${server.url}/api/v1/news?limit=1`, { 'x-api-key': free });
-        const scenarios: [string, string, string][] = [
+        const scenarios = ([
           ['list', '/api/v1/celebrities', enterprise],
           ['filter', `/api/v1/outfits?category=${encodeURIComponent(category)}&sort=popular`, enterprise],
           ['detail', `/api/v1/celebrities/${first.slug}`, enterprise],
           ['429', '/api/v1/news', free],
-        ];
+        ] as [string, string, string][]).filter(([name]) => only.includes(name));
         for (const [scenario, path, k] of scenarios) {
           await runLoad(wrk, { url: `${server.url}${path}`, seconds: 1, connections: Number(flags.connections), headers: { 'x-api-key': k } });
-          const cpu0 = cpuUs(server.child.pid!);
+          const [cpu0, main0] = [cpuUs(server.child.pid!), mainCpuUs(server.child.pid!)];
           const r = await runLoad(wrk, { url: `${server.url}${path}`, seconds: Number(flags.duration), connections: Number(flags.connections), headers: { 'x-api-key': k } });
-          const cpu = cpuUs(server.child.pid!) - cpu0;
-          rows.push({ threads, scenario, rps: r.rps, p99: r.p99, cpuUsPerReq: cpu / r.requests });
-          log(`round ${round} threads ${threads} ${scenario}: ${r.rps.toFixed(0)} req/s, p99 ${r.p99.toFixed(2)} ms, ${(cpu / r.requests).toFixed(1)} us CPU/req, non-2xx ${r.non2xx}`);
+          const [cpu, mainCpu] = [cpuUs(server.child.pid!) - cpu0, mainCpuUs(server.child.pid!) - main0];
+          rows.push({ threads, scenario, rps: r.rps, p99: r.p99, cpuUsPerReq: cpu / r.requests, mainUsPerReq: mainCpu / r.requests });
+          log(`round ${round} threads ${threads} ${scenario}: ${r.rps.toFixed(0)} req/s, p99 ${r.p99.toFixed(2)} ms, ${(cpu / r.requests).toFixed(1)} us CPU/req (main thread ${(mainCpu / r.requests).toFixed(1)}), non-2xx ${r.non2xx}`);
         }
         memory[memory.length - 1]!.rss = Math.max(memory[memory.length - 1]!.rss, memoryOf(server.child.pid!).rss);
         await stop(server.child);
       }
     }
   } finally {
+    await redis?.stop();
     await rm(work, { recursive: true, force: true });
   }
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
   const pick = (t: number, s: string) => rows.filter((r) => r.threads === t && r.scenario === s);
-  console.log(`| scenario | req/s 1 thread | req/s 2 threads | p99 1 | p99 2 | CPU us/req 1 | CPU us/req 2 | CPU ratio |`);
-  console.log(`|---|---|---|---|---|---|---|---|`);
-  for (const s of ['list', 'filter', 'detail', '429']) {
-    const [a, b] = [pick(1, s), pick(2, s)];
-    const [ca, cb] = [mean(a.map((r) => r.cpuUsPerReq)), mean(b.map((r) => r.cpuUsPerReq))];
-    console.log(`| ${s} | ${mean(a.map((r) => r.rps)).toFixed(0)} | ${mean(b.map((r) => r.rps)).toFixed(0)} | ${Math.max(...a.map((r) => r.p99)).toFixed(2)} ms | ${Math.max(...b.map((r) => r.p99)).toFixed(2)} ms | ${ca.toFixed(1)} | ${cb.toFixed(1)} | ${(cb / ca).toFixed(2)}x |`);
+  console.log(`| scenario | threads | req/s | p99 | CPU us/req | main thread us/req |`);
+  console.log(`|---|---|---|---|---|---|`);
+  for (const s of only) {
+    for (const t of counts) {
+      const a = pick(t, s);
+      console.log(`| ${s}${redis ? ' (Redis)' : ''} | ${t} | ${mean(a.map((r) => r.rps)).toFixed(0)} | ${Math.max(...a.map((r) => r.p99)).toFixed(2)} ms | ${mean(a.map((r) => r.cpuUsPerReq)).toFixed(1)} | ${mean(a.map((r) => r.mainUsPerReq)).toFixed(1)} |`);
+    }
   }
+  if (!counts.includes(1) || !counts.includes(2)) return;
+  console.log(`\n| scenario | CPU ratio 2 / 1 |\n|---|---|`);
+  for (const s of only) console.log(`| ${s} | ${(mean(pick(2, s).map((r) => r.cpuUsPerReq)) / mean(pick(1, s).map((r) => r.cpuUsPerReq))).toFixed(2)}x |`);
   const m = (t: number) => memory.filter((x) => x.threads === t);
   const [r1, r2] = [mean(m(1).map((x) => x.rss)), mean(m(2).map((x) => x.rss))];
   const [s1, s2] = [mean(m(1).map((x) => x.startMs)), mean(m(2).map((x) => x.startMs))];

@@ -373,4 +373,30 @@ if (sharesPorts()) {
       }
     });
   });
+
+  describe('observations from the threads', () => {
+    it("with observeDetail 'errors' -> the main thread's observer gets every answer; the request's fields only with those of 500 and above", async () => {
+      const seen: { status: number; route: string; method: string; url: string; id: string }[] = [];
+      const service = await startService({
+        data: fixture(), state: 'memory', tls: false, threads: 2, observeDetail: 'errors',
+        faults: [{ status: 500, path: '/api/v1/news' }],
+        observe: (req, route, status, id) => void seen.push({ status, route: route.kind, method: req.method ?? '', url: req.url ?? '', id }),
+      });
+      const agent = new http.Agent({ keepAlive: false });
+      try {
+        const get = getter(service.listeners[0]!.url, 'cel_not_a_key', agent);
+        assert.equal((await get('/api/v1/movies')).status, 401);
+        assert.equal((await get('/api/v1/news')).status, 500);
+        await eventually(() => seen.length === 2, 10_000, 'both observed');
+        const byStatus = Object.fromEntries(seen.map((o) => [o.status, o]));
+        assert.deepEqual(byStatus[401], { status: 401, route: 'list', method: '', url: '', id: '' });
+        assert.equal(byStatus[500]!.method, 'GET');
+        assert.equal(byStatus[500]!.url, '/api/v1/news');
+        assert.match(byStatus[500]!.id, /./);
+      } finally {
+        agent.destroy();
+        await service.close(0);
+      }
+    });
+  });
 }

@@ -77,6 +77,7 @@ function single(redis: Redis, o: DeploymentOptions, url: string, on: DeploymentE
   client.on('ready', () => (ready ? on.ready() : (ready = true)));
   subscriber.on('ready', () => ready && on.ready());
   const scripted = client as unknown as Scripted;
+  let subscribing: Promise<unknown> | null = null;
   return {
     mode: 'single',
     get isReady() {
@@ -84,12 +85,17 @@ function single(redis: Redis, o: DeploymentOptions, url: string, on: DeploymentE
     },
     async connect() {
       await client.connect();
-      await subscriber.connect();
     },
     command: (args) => client.sendCommand(args as string[]),
     script: (name, keys, args) => scripted[name](keys, args),
     loadScripts: async (sources) => void (await Promise.all(sources.map((s) => client.sendCommand(['SCRIPT', 'LOAD', s])))),
-    subscribe: (channel, listener) => subscriber.subscribe(channel, listener),
+    // The second connection opens on the first subscribe: a server's main thread follows the
+    // account changes; a command and each of a server's threads (src/threads/redis-gate.ts) never do.
+    async subscribe(channel, listener) {
+      subscribing ??= subscriber.connect();
+      await subscribing;
+      await subscriber.subscribe(channel, listener);
+    },
     primaries: () => [address],
     nodeFor: () => address,
     close: async () => void (await Promise.allSettled([client.close(), subscriber.close()])),

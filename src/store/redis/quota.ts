@@ -4,7 +4,7 @@
 import { monthWindow, type MonthKey, type MonthWindow, type Moment } from '../../quota/month.ts';
 import type { Quota } from '../../access/plans.ts';
 import type { UsageSink } from '../file/usage-log.ts';
-import { Ticket, type DailyUsage, type MonthlyUsage, type MonthFigures, type QuotaStore, type QuotaTicket, type UsageFigures } from '../types.ts';
+import { Ticket, type CountedRemotely, type DailyUsage, type MonthlyUsage, type MonthFigures, type QuotaStore, type QuotaTicket, type UsageFigures } from '../types.ts';
 import { monthExpiresAt, MONTHS_KEPT, monthKey } from './keys.ts';
 import type { RedisLink } from './link.ts';
 
@@ -14,11 +14,27 @@ export class RedisQuota implements QuotaStore {
   lostSettles = 0;
   private expiry: { month: MonthKey; at: number } | null = null;
 
-  /** @param sink this instance's own usage log (CONTRACT 9), or NULL_SINK in memory. */
+  /** With threads: how each opens its own connection, and this instance's log for what they count. */
+  readonly remote?: CountedRemotely;
+
+  /**
+   * @param sink this instance's own usage log (CONTRACT 9), or NULL_SINK in memory.
+   * @param connection how a thread of this process connects (a server's store), or none (a thread's own, a command's).
+   */
   constructor(
     private readonly link: RedisLink,
     private readonly sink: UsageSink,
-  ) {}
+    connection?: CountedRemotely['connection'],
+  ) {
+    if (connection) {
+      this.remote = {
+        connection,
+        record: (account, day, status, now) => {
+          if (status !== 304) this.sink.add(account, day, status === 200 ? 1 : 0, status === 200 ? 0 : 1, now);
+        },
+      };
+    }
+  }
 
   async reserve(account: string, total: Quota, at: Moment, now: number): Promise<QuotaTicket | null> {
     const key = monthKey(account, at.month.key);

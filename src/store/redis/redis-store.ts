@@ -38,7 +38,8 @@ export interface RedisStoreOptions {
 export async function openRedisStore(options: RedisStoreOptions): Promise<Store> {
   const log = options.log ?? silentLogger;
   const clock = options.clock ?? Date.now;
-  const link = await RedisLink.open({ url: options.url, timeoutMs: options.timeoutMs ?? 1000, connectTimeoutMs: options.connectTimeoutMs ?? 3000, log });
+  const connection = { url: options.url, timeoutMs: options.timeoutMs ?? 1000, connectTimeoutMs: options.connectTimeoutMs ?? 3000 };
+  const link = await RedisLink.open({ ...connection, log });
   const replica = new KeyReplica(link, log);
   let usageLog: UsageLog | null = null;
   try {
@@ -56,12 +57,14 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<Store>
     throw err;
   }
   const accounts = new RedisAccounts(link, replica, { now: () => new Date(clock()).toISOString(), scrypt: options.scrypt ?? DEFAULT_SCRYPT });
-  const quota = new RedisQuota(link, usageLog ?? NULL_SINK);
+  // A server's threads (serve --threads) each connect on their own: src/threads/redis-gate.ts.
+  const quota = new RedisQuota(link, usageLog ?? NULL_SINK, options.role === 'server' ? connection : undefined);
   let closing: Promise<void> | null = null;
   return {
     kind: 'redis',
     accounts,
     lookupKey: (digest) => replica.lookup(digest),
+    onKeysChanged: (listener) => replica.onChange(listener),
     quota,
     sessions: new RedisSessions(link, clock),
     throttle: new RedisThrottle(link),

@@ -27,6 +27,8 @@ export class KeyReplica {
   private timer: NodeJS.Timeout | null = null;
   private syncs = 0;
   private lastSyncMs = 0;
+  /** Told after a catch-up or an own change that altered what lookup() answers (threads drop their view of the keys). */
+  private readonly changed: (() => void)[] = [];
 
   constructor(
     private readonly link: RedisLink,
@@ -53,9 +55,18 @@ export class KeyReplica {
     this.timer = null;
   }
 
+  /** Calls `listener` whenever what lookup() answers may have changed, right after it has. */
+  onChange(listener: () => void): void {
+    this.changed.push(listener);
+  }
+
   /** Installs a record this instance just wrote (at `version`), so its own change applies at once. */
   apply(record: AccountRecord, version: number): void {
-    this.install(record.id, record, version);
+    if (this.install(record.id, record, version)) this.tell();
+  }
+
+  private tell(): void {
+    for (const l of this.changed) l();
   }
 
   private catchUp(): void {
@@ -81,28 +92,34 @@ export class KeyReplica {
   private async fetch(): Promise<void> {
     const reply = (await this.link.script('sync', 'syncAccounts', ACCOUNT_KEY_LIST, [String(this.since)])) as (number | string)[];
     const version = Number(reply[0]);
+    let changed = false;
     if (reply[1] === 1) {
       // Everything came back: the first load, or Redis went back in time (a restart that lost data).
       if (this.since > 0) this.log.warn('account replica: Redis holds an older account version than this instance saw; reloading every account', { had: this.since, now: version });
       this.byDigest = new Map();
       this.byId = new Map();
+      changed = true;
     }
     for (let i = 2; i < reply.length; i += 2) {
       const json = reply[i + 1] as string;
-      this.install(reply[i] as string, json === '' ? null : (JSON.parse(json) as AccountRecord), version);
+      if (this.install(reply[i] as string, json === '' ? null : (JSON.parse(json) as AccountRecord), version)) changed = true;
     }
     this.since = version;
     this.syncs++;
     this.lastSyncMs = Date.now();
+    // A poll that found nothing new tells no one: the threads' views of the keys stay (every 500 ms).
+    if (changed) this.tell();
   }
 
-  private install(id: string, record: AccountRecord | null, version: number): void {
+  /** Whether the record was newer than the one known (what lookup() answers may then differ). */
+  private install(id: string, record: AccountRecord | null, version: number): boolean {
     const known = this.byId.get(id);
-    if (known && known.version >= version) return;
+    if (known && known.version >= version) return false;
     if (known?.digest) this.byDigest.delete(known.digest);
     const digest = record?.key?.digest ?? null;
     if (record && digest) this.byDigest.set(digest, Object.freeze({ id: record.id, email: record.email, plan: record.plan }));
     this.byId.set(id, { version, digest });
+    return true;
   }
 
   metrics(now = Date.now()): StoreMetric[] {
