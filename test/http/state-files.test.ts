@@ -17,6 +17,17 @@ const mode = async (path: string) => (await stat(path)).mode & 0o777;
 /** The boot cache: one file per collection. */
 const CACHE_FILES = COLLECTIONS.map((c) => `cache/${c}.bin`);
 
+/**
+ * Data files written within 100 ms of the load are "racy" (boot-cache-format.ts): a same-size rewrite
+ * in the same timestamp tick could go unseen, so no boot cache is written for them. serve starts fast
+ * enough (the dev bundle) to load within that window: two CI runs found no cache/ after it. These
+ * tests check the cache's modes, so their data is older than that.
+ */
+async function writeSettledData(dir: string): Promise<void> {
+  await writeData(dir);
+  await sleep(250);
+}
+
 describe('state directory', () => {
   let tmp: Awaited<ReturnType<typeof tempDir>>;
   before(async () => (tmp = await tempDir('state-files')));
@@ -25,11 +36,7 @@ describe('state directory', () => {
   it('serve on a new --state, then accounts create -> every folder 0700, every file 0600', async () => {
     const state = join(tmp.dir, 'fresh', 'state');
     const data = join(tmp.dir, 'data');
-    await writeData(data);
-    // Data files written within 100 ms of the load are "racy" (boot-cache-format.ts): a same-size
-    // rewrite in the same timestamp tick could go unseen, so no cache is written for them. serve now
-    // starts fast enough (the dev bundle) to load within that window, and a CI run found no cache/.
-    await sleep(250);
+    await writeSettledData(data);
     const server = await spawnServe(['--port', '0', '--state', state, '--data', data]);
     assert.equal(await server.stop(), 0);
     await createKey(state, 'mode@example.com', 'free');
@@ -40,7 +47,7 @@ describe('state directory', () => {
   it('accounts create on a new --state, then serve and one request -> the same modes, the usage log 0600 too', async () => {
     const state = join(tmp.dir, 'cli-first', 'state');
     const data = join(tmp.dir, 'cli-first', 'data');
-    await writeData(data);
+    await writeSettledData(data);
     const key = await createKey(state, 'first@example.com', 'free');
     assert.equal(await mode(state), 0o700, 'the command made the folder owner-only');
     const server = await spawnServe(['--insecure-http', '--port', '0', '--state', state, '--data', data]);
