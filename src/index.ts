@@ -10,7 +10,7 @@ import type { Logger } from './log.ts';
 import type { Plan } from './access/plans.ts';
 import type { UsageService } from './quota/usage-service.ts';
 import type { FaultRule } from './http/faults.ts';
-import { startService } from './service.ts';
+import { startService, type Service } from './service.ts';
 import type { Durability } from './store/types.ts';
 import { canonicalEmail } from './access/account-ops.ts';
 import { threadCount } from './threads/platform.ts';
@@ -63,7 +63,8 @@ export interface StartServerOptions {
   /**
    * Threads answering on the port, from one copy of the data (CONTRACT 10): a number, or 'auto' for
    * one per core. Default 1. Above 1 needs Node 22.12 or later on Linux (else startServer rejects
-   * naming them); the threads then follow `clock` within a quarter second, and `faults.injected` stays 0.
+   * naming them); the threads follow `clock` within a quarter second (at once after `clock.set`,
+   * `advance` or `reset`), and `faults.injected` stays 0.
    */
   readonly threads?: number | 'auto';
 }
@@ -126,22 +127,26 @@ function toMs(time: number | Date | string): number {
   return ms;
 }
 
-function controllableClock(source: () => number): ServerClock {
+/** `moved` runs after each change: threads take the new time at once, for the very next request. */
+function controllableClock(source: () => number, moved: () => void): ServerClock {
   let pinned: number | null = null;
   let offset = 0;
   return {
     now: () => pinned ?? source() + offset,
     set(time) {
       pinned = toMs(time);
+      moved();
     },
     advance(ms) {
       if (!Number.isFinite(ms)) throw new TypeError(`clock.advance: not a number of ms: ${ms}`);
       if (pinned === null) offset += ms;
       else pinned += ms;
+      moved();
     },
     reset() {
       pinned = null;
       offset = 0;
+      moved();
     },
   };
 }
@@ -173,10 +178,11 @@ function embeddedAccounts(service: AccountService): EmbeddedAccounts {
 
 /** Starts the API in this process. Defaults suit a test suite: plain HTTP, port 0, accounts in memory. */
 export async function startServer(options: StartServerOptions = {}): Promise<RunningServer> {
-  const clock = controllableClock(options.clock ?? Date.now);
+  let service: Service | null = null;
+  const clock = controllableClock(options.clock ?? Date.now, () => service?.pool?.followClock());
   const threads = threadCount(options.threads ?? 1);
   if ('error' in threads) throw new Error(threads.error);
-  const service = await startService({
+  service = await startService({
     data: options.data ?? BUNDLED_DATA,
     state: options.state ?? 'memory',
     tls: options.tls ?? false,

@@ -232,7 +232,7 @@ export class Pool {
     const dashboard = o.dashboard === null ? null : new MessageChannel();
     const counted = this.quota?.link(gate.port1) ?? null;
     const remote = this.redis?.link(gate.port1, index) ?? null;
-    this.sync();
+    this.followClock();
     const setup: WorkerSetup = {
       thread: index, host: o.host, port, httpPort, tls: this.tls, ...(o.limits ? { limits: o.limits } : {}), trustProxy: o.trustProxy, corsOrigin: o.corsOrigin,
       faults: this.faults, snapshot: shared, gate: gate.port2, quota: counted?.setup ?? null, redis: remote?.setup ?? null, dashboard: dashboard?.port2 ?? null,
@@ -291,13 +291,16 @@ export class Pool {
     });
   }
 
-  /** The embedding API's clock may be moved: the threads follow its offset from Date.now. */
-  private sync(): void {
+  /**
+   * The embedding API's clock may be moved: the threads follow its offset from Date.now, at once when
+   * it says it moved (startServer's clock.set, advance, reset) and otherwise every STATE_EVERY_MS.
+   */
+  followClock(): void {
     this.clockOffset[0] = this.o.clock() - Date.now();
   }
 
   private sendState(): void {
-    this.sync();
+    this.followClock();
     const m: ToWorker = ['state', this.o.health(), this.o.metrics()];
     for (const t of this.threads) t?.worker.postMessage(m);
   }
