@@ -128,8 +128,9 @@ describe('three serve processes on the cluster', () => {
       kill: () => victim.kill(),
       promoted: async () => void (await within(30_000, async () => (await replica.command('ROLE')).includes('master'))),
     });
+    // How soon serving resumes is a timing (29-265 ms after the promotion in the CI runs of
+    // 2026-11-27): `npm run bench:failover` reports it, and no timed assertion is in npm test.
     t.diagnostic(`cluster failover: ${JSON.stringify(figures)}`);
-    assert.ok(figures.servingAgainAfterMs <= 2000, `serving again ${figures.servingAgainAfterMs} ms after the promotion`);
     // Each instance writes one line for the failover once it is over.
     await within(EVENTUALLY_MS, () => servers.every((s) => s.stderr().split('\n').filter((l) => l.includes('Redis failover')).length === 1));
     // And nothing left failing: /healthz is 200 on every instance again.
