@@ -146,7 +146,7 @@ export class App {
       encoding = accepted === 'either' ? 'br' : accepted;
       if (page !== null) out = packedOrNow(page, bodies!.day(r.collection, today), encoding, body);
       else if (bodies !== null && r.kind === 'detail') out = bodies.detail(r.collection, slugId(snapshot.collections[r.collection], r.slug), bodies.day(r.collection, today), encoding, body);
-      else if (bodies !== null && tag !== -1) out = this.answers.get(extra[tag + 1]!, encoding, body);
+      else if (bodies !== null && tag !== -1) out = this.answers.get(extra[tag + 1]!, req.url!, encoding, body);
       else out = compressNow(body, encoding);
     } else {
       return send(res, 200, body, base, extra);

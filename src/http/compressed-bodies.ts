@@ -106,9 +106,11 @@ export class CompressedBodies {
 
 /**
  * The compressed forms of other answers (filtered, searched or deep pages; details of an older
- * snapshot never come here), kept by strong ETag and coding, so an answer asked again is not
- * compressed again (issue 20). The tag names the data, the target and the day, hence the bytes: an
- * entry is never stale, only old. Least recently used entries make room, within a byte budget.
+ * snapshot never come here), kept by strong ETag, request target and coding, so an answer asked
+ * again is not compressed again (issue 20). The tag names the data and the day; the target is in the
+ * key as it is, since the tag holds only a 32-bit hash of it (two targets with the same hash were
+ * answered the same bytes). An entry is never stale, only old. Least recently used entries make
+ * room, within a byte budget.
  */
 export class AnswerCache {
   private readonly entries = new Map<string, Buffer>();
@@ -118,9 +120,9 @@ export class AnswerCache {
 
   constructor(private readonly budgetBytes = ANSWER_BUDGET_BYTES) {}
 
-  /** `body` compressed in `encoding`: kept from an earlier request with the same tag, or made now and kept. */
-  get(tag: string, encoding: Encoding, body: Buffer): Buffer {
-    const key = encoding === 'br' ? `b${tag}` : `g${tag}`;
+  /** `body` compressed in `encoding`: kept from an earlier request with the same tag and target, or made now and kept. */
+  get(tag: string, target: string, encoding: Encoding, body: Buffer): Buffer {
+    const key = `${encoding === 'br' ? 'b' : 'g'}${tag}${target}`;
     const kept = this.entries.get(key);
     if (kept !== undefined) {
       this.hits++;

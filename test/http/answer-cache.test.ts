@@ -9,31 +9,33 @@ import { startTestServer } from '../helpers/server.ts';
 
 const body = (n: number) => Buffer.from(JSON.stringify({ data: Array.from({ length: 200 }, (_, i) => ({ i, n, text: `value ${i * n}` })) }));
 
-test('AnswerCache: same tag and coding -> the kept bytes (a hit); another coding or tag -> a miss', () => {
+test('AnswerCache: same tag, target and coding -> the kept bytes (a hit); another coding, tag or target -> a miss', () => {
   const cache = new AnswerCache();
-  const a = cache.get('"t-1"', 'gzip', body(1));
+  const a = cache.get('"t-1"', '/t', 'gzip', body(1));
   assert.deepEqual(gunzipSync(a), body(1));
-  assert.equal(cache.get('"t-1"', 'gzip', body(1)), a);
-  cache.get('"t-1"', 'br', body(1));
-  cache.get('"t-2"', 'gzip', body(2));
-  assert.deepEqual({ hits: cache.hits, misses: cache.misses }, { hits: 1, misses: 3 });
-  assert.equal(cache.size.entries, 3);
+  assert.equal(cache.get('"t-1"', '/t', 'gzip', body(1)), a);
+  cache.get('"t-1"', '/t', 'br', body(1));
+  cache.get('"t-2"', '/t', 'gzip', body(2));
+  // The same tag for another target (its 32-bit hash collides): its own answer.
+  assert.deepEqual(gunzipSync(cache.get('"t-1"', '/u', 'gzip', body(3))), body(3));
+  assert.deepEqual({ hits: cache.hits, misses: cache.misses }, { hits: 1, misses: 4 });
+  assert.equal(cache.size.entries, 4);
 });
 
 test('AnswerCache: over its byte budget -> the least recently used go first', () => {
-  const one = new AnswerCache().get('"x"', 'gzip', body(1)).length + 4;
+  const one = new AnswerCache().get('"x"', '/t', 'gzip', body(1)).length + 6; // and its key: g"x"/t
   const cache = new AnswerCache(one * 2 + one / 2); // room for two
-  cache.get('"a"', 'gzip', body(1));
-  cache.get('"b"', 'gzip', body(1));
-  cache.get('"a"', 'gzip', body(1)); // a used last: b is the oldest
-  cache.get('"c"', 'gzip', body(1));
+  cache.get('"a"', '/t', 'gzip', body(1));
+  cache.get('"b"', '/t', 'gzip', body(1));
+  cache.get('"a"', '/t', 'gzip', body(1)); // a used last: b is the oldest
+  cache.get('"c"', '/t', 'gzip', body(1));
   assert.equal(cache.size.entries, 2);
   assert.ok(cache.size.bytes <= one * 2 + one / 2);
   const misses = cache.misses;
-  cache.get('"a"', 'gzip', body(1));
-  cache.get('"c"', 'gzip', body(1));
+  cache.get('"a"', '/t', 'gzip', body(1));
+  cache.get('"c"', '/t', 'gzip', body(1));
   assert.equal(cache.misses, misses, 'a and c kept');
-  cache.get('"b"', 'gzip', body(1));
+  cache.get('"b"', '/t', 'gzip', body(1));
   assert.equal(cache.misses, misses + 1, 'b evicted');
 });
 

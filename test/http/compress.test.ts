@@ -158,3 +158,31 @@ describe('compressed responses', () => {
     assert.deepEqual([await detailAge('gzip'), await detailAge('br'), await detailAge('identity'), await pageAge('br'), await pageAge('gzip')], [25, 25, 25, 25, 25]);
   });
 });
+
+describe('answers compressed per request and kept', () => {
+  let server: TestServer;
+  let key: string;
+  before(async () => {
+    server = await startTestServer(); // the bundled data
+    key = await server.account();
+  });
+  after(() => server.close());
+
+  it('two targets whose tags collide each get their own answer (kept by the whole target, not the tag)', async () => {
+    // The tag names the target by a 32-bit FNV-1a hash: these two have the same one (found by search
+    // over 232,866 news targets), so the same tag. The cache of compressed answers was keyed by the
+    // tag alone and answered the second with the first's bytes.
+    const a = '/api/v1/news?search=dy&limit=41&page=1&sort=oldest';
+    const b = '/api/v1/news?sort=popular&page=1&limit=74&search=po';
+    const get = (path: string, enc?: string) => server.raw(path, { 'x-api-key': key, ...(enc ? { 'accept-encoding': enc } : {}) });
+    const [plainA, plainB] = [await get(a), await get(b)];
+    assert.equal(plainA.headers.etag, plainB.headers.etag, 'the premise: the same tag');
+    assert.notDeepEqual(plainA.body, plainB.body);
+    for (const enc of ['br', 'gzip']) {
+      const [ra, rb] = [await get(a, enc), await get(b, enc)];
+      assert.equal(ra.headers['content-encoding'], enc);
+      assert.deepEqual(decode(ra), plainA.body, `${enc}: ${a}`);
+      assert.deepEqual(decode(rb), plainB.body, `${enc}: ${b}`);
+    }
+  });
+});
