@@ -91,6 +91,8 @@ export interface Service {
   readonly faults: Faults | null;
   /** Hit and miss counts of the compressed answers kept by tag (src/http/compressed-bodies.ts); zeros with threads (each keeps its own). */
   readonly compressed: { readonly hits: number; readonly misses: number };
+  /** Hit and miss counts of the list pages kept by tag and target (src/http/kept-pages.ts); zeros with threads, as above. */
+  readonly keptPages: { readonly hits: number; readonly misses: number };
   /**
    * New handshakes on the HTTPS listener use this certificate and key (PEM; a renewed pair, on
    * SIGHUP). Throws an Error saying why, and keeps the old pair, when the new one would not work.
@@ -211,6 +213,7 @@ async function start(options: ServiceOptions, prepared: Prepared | null): Promis
     fingerprint,
     snapshot: () => current,
     compressed: app?.answers ?? { hits: 0, misses: 0 },
+    keptPages: app?.pages ?? { hits: 0, misses: 0 },
     async reload(data?: DataInput) {
       // The live snapshot's collections whose files did not change are kept, not rebuilt (with threads:
       // already in shared memory, so share() copies only what changed).

@@ -113,6 +113,7 @@ export const serve: CommandGroup = async (args, io) => {
     draining: () => service?.draining ?? false,
     store: () => service?.gate.status() ?? null,
     compressed: () => service?.compressed ?? null,
+    keptPages: () => service?.keptPages ?? null,
   });
   const accessLog = createAccessLog(log, config.trustProxy);
   const observe: Observer = (req, route, status, requestId, startNs) => {

@@ -9,6 +9,7 @@ import type { Logger } from '../log.ts';
 import { MAX_TARGET_LENGTH, rawResponse, type RawAnswer } from './client-error.ts';
 import { accepts, compressBest, compressNow, MIN_COMPRESS_BYTES, type Encoding } from './compress.ts';
 import { AnswerCache, CompressedBodies, packedOrNow, type Packed } from './compressed-bodies.ts';
+import { KeptPages } from './kept-pages.ts';
 import { encodedTag, entityTag, fixedTag, isAnyTag, noneMatch, revalidating, sendNotModified } from './conditional.ts';
 import type { Fault, Faults } from './faults.ts';
 import { detail, listPage, NOT_FOUND, type Outcome } from './handlers.ts';
@@ -105,6 +106,8 @@ export class App {
   private bodies: CompressedBodies | null = null;
   /** Compressed answers made per request, kept by tag across snapshots (a reload's tags differ). */
   readonly answers = new AnswerCache();
+  /** List pages as sent, kept by tag and target the same way. */
+  readonly pages = new KeptPages();
 
   /**
    * The data changed (a reload): compress the new first pages now, and let the old snapshot go (its
@@ -348,7 +351,18 @@ export class App {
       extra.push('ETag', held);
       return NOT_MODIFIED;
     }
-    let outcome = r.kind === 'list' ? listPage(index, query, today) : detail(index, r.slug, today);
+    let outcome: Outcome;
+    if (r.kind === 'list') {
+      // A page asked before with the same tag (data, day) and target is sent as it was sent then.
+      const kept = this.pages.get(tag, req.url!);
+      if (kept !== undefined) outcome = { ok: true, body: kept };
+      else {
+        outcome = listPage(index, query, today);
+        if (outcome.ok) this.pages.keep(tag, req.url!, outcome.body);
+      }
+    } else {
+      outcome = detail(index, r.slug, today);
+    }
     if (outcome.ok && condition !== undefined && isAnyTag(condition)) outcome = NOT_MODIFIED;
     if (outcome.ok) extra.push('ETag', tag);
     return outcome;

@@ -12,6 +12,8 @@ export interface MetricsSources {
   readonly store: () => StoreStatus | null;
   /** Answers compressed per request: found among those kept by tag (hits) or compressed anew (misses). */
   readonly compressed?: () => { readonly hits: number; readonly misses: number } | null;
+  /** List pages: sent again as kept by tag and target (hits) or built (misses); src/http/kept-pages.ts. */
+  readonly keptPages?: () => { readonly hits: number; readonly misses: number } | null;
 }
 
 /** Upper bounds in seconds; most answers are sub-millisecond joins of precomputed JSON. */
@@ -99,6 +101,12 @@ export class Metrics {
       family('celebrity_api_compressed_answers_total', 'counter', 'Answers compressed for a request (not made ahead): kept from an earlier request by ETag (hit) or compressed now (miss).');
       out.push(`celebrity_api_compressed_answers_total{result="hit"} ${compressed.hits}`);
       out.push(`celebrity_api_compressed_answers_total{result="miss"} ${compressed.misses}`);
+    }
+    const pages = this.sources.keptPages?.() ?? null;
+    if (pages !== null) {
+      family('celebrity_api_kept_pages_total', 'counter', 'List pages asked for: sent as kept from an earlier request with the same ETag and target (hit) or built now (miss).');
+      out.push(`celebrity_api_kept_pages_total{result="hit"} ${pages.hits}`);
+      out.push(`celebrity_api_kept_pages_total{result="miss"} ${pages.misses}`);
     }
     family('celebrity_api_data_info', 'gauge', 'The data version being served (always 1).');
     out.push(`celebrity_api_data_info{version="${escapeLabel(this.version)}"} 1`);
