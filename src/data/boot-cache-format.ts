@@ -24,7 +24,7 @@ import type { CollectionName } from '../resources/types.ts';
 import type { CollectionIndex } from './indexes.ts';
 
 /** Bump when the layout, or anything the structures are built from that the fingerprint misses, changes. */
-export const BOOT_CACHE_FORMAT = 5;
+export const BOOT_CACHE_FORMAT = 6;
 export const MAGIC = Buffer.from('CAPIBOOT');
 /** Data files changed this recently before the load may change again within one timestamp tick. */
 const RACY_MS = 100;
@@ -141,6 +141,8 @@ export const KIND_BYTES = { u8: 1, u16: 2, i32: 4, u32: 4, f64: 8 } as const;
  */
 export interface Section { readonly kind: Kind; readonly offset: number; readonly bytes: number; readonly crc: number | null }
 export interface TableRef { readonly units: number; readonly starts: number; readonly slots: number }
+/** The slugs: where each starts in its list item (the text is the list arena's), and the hash slots. */
+export interface SlugRef { readonly at: number; readonly slots: number }
 export interface FragmentsRef { readonly bytes: number; readonly starts: number; readonly gaps: number | null; readonly keys: number | null }
 /** `planned`: the detail-only layout of detail-layout.ts (else `own` holds whole bodies). */
 export interface DetailsRef { readonly planned: boolean; readonly own: FragmentsRef; readonly cuts: number; readonly ownCuts: number }
@@ -148,7 +150,7 @@ export interface GramsRef { readonly keys: number; readonly offsets: number; rea
 export interface PostingRef { readonly param: string; readonly keys: TableRef; readonly offsets: number; readonly ids: number; readonly sorted: readonly number[]; readonly bitsAt: number; readonly bits: number }
 export interface CollectionRef {
   readonly size: number;
-  readonly slugs: TableRef;
+  readonly slugs: SlugRef;
   readonly list: FragmentsRef;
   readonly detail: DetailsRef;
   readonly orders: readonly number[];

@@ -8,10 +8,10 @@ import { detailPlan, type Details } from './detail-layout.ts';
 import type { Fragments } from './fragments.ts';
 import type { CollectionIndex, PostingTable } from './indexes.ts';
 import { gramsConsistent, type GramPostings } from './search-index.ts';
-import type { StringTable } from './string-table.ts';
+import type { SlugTable, StringTable } from './string-table.ts';
 import {
   align8, cacheFile, collectionKey, crc32, KIND_BYTES, MAGIC, PREFIX_BYTES, READ_CHUNK, readDataIdentity,
-  type CollectionRef, type Collections, type DataIdentity, type DetailsRef, type FragmentsRef, type GramsRef, type Header, type Kind, type PostingRef, type TableRef, type View,
+  type CollectionRef, type Collections, type DataIdentity, type DetailsRef, type FragmentsRef, type GramsRef, type Header, type Kind, type PostingRef, type SlugRef, type TableRef, type View,
 } from './boot-cache-format.ts';
 
 /** Why the cache was not used; thrown and turned into a miss by the caller. */
@@ -64,6 +64,14 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, .
     check(k >= 0 && out.starts[0] === 0 && out.starts[k] === out.units.length && (slots === 0 || ((slots & (slots - 1)) === 0 && slots >= k * 2)));
     check(count === undefined || k === count);
     return out;
+  };
+  // Sizes only, as for a table: both are index sections, vouched for by their CRC; a slug's text is
+  // in the list arena, which the record-boundary check covers as it covers the answers.
+  const slugTable = (t: SlugRef): SlugTable => {
+    const at = sec(t.at, 'u32') as Uint32Array;
+    const slots = i32(t.slots);
+    check(at.length === n && (slots.length & (slots.length - 1)) === 0 && slots.length >= n * 2);
+    return { at, slots };
   };
   /** `first`: the byte each record starts with (-1: records may be empty, nothing to check); `closed`: each ends with `}`. */
   const fragments = (f: FragmentsRef, shown: boolean, first: number, closed: boolean): Fragments => {
@@ -122,7 +130,7 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, .
   return {
     def,
     size: n,
-    slugs: table(ref.slugs, n),
+    slugs: slugTable(ref.slugs),
     list: fragments(ref.list, lateIn(def.listFields), 0x7b, true),
     detail: details(ref.detail),
     orders: ref.orders.map((s) => i32(s, n)),

@@ -76,7 +76,7 @@ class SectionWriter {
     const r = ix.range;
     return {
       size: ix.size,
-      slugs: this.table(ix.slugs),
+      slugs: { at: this.add('u32', ix.slugs.at), slots: this.add('i32', ix.slugs.slots) },
       list: this.fragments(ix.list),
       detail: this.details(ix.detail),
       orders: ix.orders.map((o) => this.add('i32', o)),

@@ -8,7 +8,7 @@ import { fragment, FragmentBuilder, fragmentLength, GrowingF64, joinFragments, w
 import { buildSearchIndex, type SearchIndex } from './search-index.ts';
 import { writeAscii, writeByte } from './json-bytes.ts';
 import { compileFieldsWriter, compileShapes } from './shape.ts';
-import { count, includes, includesAt, lookup, stringAt, stringTable, type StringTable } from './string-table.ts';
+import { count, includes, includesAt, lookup, lookupSlug, slugAt, slugTable, stringAt, stringTable, type SlugTable, type StringTable } from './string-table.ts';
 
 export interface RangeIndex {
   /** The `minParam` of the range filter it serves. */
@@ -49,8 +49,8 @@ export interface PostingTable {
 export interface CollectionIndex {
   readonly def: ResourceDefinition;
   readonly size: number;
-  /** Slug of record i is string i; its hash table finds the id of a slug. */
-  readonly slugs: StringTable;
+  /** Where record i's slug lies in its list item, and a hash table that finds the id of a slug. */
+  readonly slugs: SlugTable;
   /** Each record's list-shape JSON. */
   readonly list: Fragments;
   /** Each record's detail: the detail-only JSON, the rest read from `list` (src/data/detail-layout.ts). */
@@ -72,12 +72,12 @@ const EMPTY = new Int32Array(0);
 
 /** The record id of `slug`, or -1. */
 export function slugId(ix: CollectionIndex, slug: string): number {
-  return lookup(ix.slugs, slug);
+  return lookupSlug(ix.slugs, ix.list.bytes, ix.list.starts, slug);
 }
 
 /** The slug of record `id` (decoded; not for the request path). */
 export function slugOf(ix: CollectionIndex, id: number): string {
-  return stringAt(ix.slugs, id);
+  return slugAt(ix.slugs, ix.list.bytes, ix.list.starts, id);
 }
 
 function sortNumber(ix: CollectionIndex, sort: string): number {
@@ -430,10 +430,12 @@ export function indexBuilder(def: ResourceDefinition, hint: { readonly records: 
     const listFragments = list.finish();
     const detail: Details = { plan, own: own.finish(), cuts: cuts.slice(0, size * cutsPerRecord), ownCuts: ownCuts.slice(0, size * ownCutsPerRecord) };
     const search = buildSearchIndex(texts);
+    const slugIndex = slugTable(listFragments.bytes, listFragments.starts, slugs);
+    slugs.length = 0;
     return {
       def,
       size,
-      slugs: stringTable(slugs),
+      slugs: slugIndex,
       list: listFragments,
       detail,
       orders,

@@ -135,3 +135,80 @@ export function consistent(t: StringTable): boolean {
   }
   return filled === count;
 }
+
+/**
+ * The slugs of a collection without a copy of their text (issue 19): each record's list item holds
+ * `"slug":"<slug>"`, and a slug is `[a-z0-9]+(-[a-z0-9]+)*` (validate.ts), so its bytes there are its
+ * UTF-16 units and it ends at the next `"`. The table keeps where it starts in its list item and the
+ * hash slots; its text is read from the list arena (`bytes`, `starts`: the list's Fragments).
+ */
+export interface SlugTable {
+  /** Slug of record k starts at `starts[k] + at[k]` in the list arena. */
+  readonly at: Uint32Array;
+  /** Open addressing as StringTable's: record number, or -1 for an empty slot. */
+  readonly slots: Int32Array;
+}
+
+const QUOTE = 0x22;
+const SLUG_KEY = Buffer.from('"slug":"', 'latin1');
+
+/** FNV-1a over the bytes from `p` to the closing quote: the units' hash hashString gives the slug. */
+function hashQuoted(bytes: Uint8Array, p: number): number {
+  let h = 0x811c9dc5;
+  for (let c = bytes[p]!; c !== QUOTE; c = bytes[++p]!) h = Math.imul(h ^ c, 0x01000193);
+  return h >>> 0;
+}
+
+/**
+ * The slug table of records whose list items are `bytes[starts[k], starts[k + 1])` and whose slugs
+ * are `slugs` (used to find and check each one: the first `"slug":"` key of the item followed by
+ * exactly that slug and a quote). Throws when a list item does not show its slug so.
+ */
+export function slugTable(bytes: Buffer, starts: Float64Array, slugs: readonly string[]): SlugTable {
+  const count = slugs.length;
+  const at = new Uint32Array(count);
+  for (let k = 0; k < count; k++) {
+    const start = starts[k]!;
+    const end = starts[k + 1]!;
+    const s = slugs[k]!;
+    let p = bytes.indexOf(SLUG_KEY, start);
+    while (p !== -1 && p < end && !quotedEquals(bytes, p + SLUG_KEY.length, s)) p = bytes.indexOf(SLUG_KEY, p + 1);
+    if (p === -1 || p + SLUG_KEY.length + s.length >= end) throw new Error(`list item ${k} does not show its slug ${JSON.stringify(s)}`);
+    at[k] = p + SLUG_KEY.length - start;
+  }
+  let size = 8;
+  while (size < count * 2) size *= 2;
+  const slots = new Int32Array(size).fill(-1);
+  const mask = size - 1;
+  for (let k = 0; k < count; k++) {
+    let h = hashQuoted(bytes, starts[k]! + at[k]!) & mask;
+    while (slots[h] !== -1) h = (h + 1) & mask;
+    slots[h] = k;
+  }
+  return { at, slots };
+}
+
+/** True when the bytes at `p` are the units of `s` followed by a quote. */
+function quotedEquals(bytes: Uint8Array, p: number, s: string): boolean {
+  for (let i = 0; i < s.length; i++) if (bytes[p + i] !== s.charCodeAt(i)) return false;
+  return bytes[p + s.length] === QUOTE;
+}
+
+/** The record whose slug is `s`, or -1. */
+export function lookupSlug(t: SlugTable, bytes: Uint8Array, starts: Float64Array, s: string): number {
+  const mask = t.slots.length - 1;
+  if (mask < 0) return -1;
+  let h = hashString(s) & mask;
+  for (let k = t.slots[h]!; k !== -1; k = t.slots[h]!) {
+    if (quotedEquals(bytes, starts[k]! + t.at[k]!, s)) return k;
+    h = (h + 1) & mask;
+  }
+  return -1;
+}
+
+/** The slug of record `k`, decoded (for tests, logs and the rare path). */
+export function slugAt(t: SlugTable, bytes: Buffer, starts: Float64Array, k: number): string {
+  const p = starts[k]! + t.at[k]!;
+  const end = bytes.indexOf(QUOTE, p);
+  return bytes.toString('latin1', p, end < 0 ? p : end);
+}

@@ -2,7 +2,7 @@
 // Map and String.prototype.includes do.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { consistent, count, includes, includesAt, lookup, stringAt, stringTable } from '../../src/data/string-table.ts';
+import { consistent, count, includes, includesAt, lookup, lookupSlug, slugAt, slugTable, stringAt, stringTable } from '../../src/data/string-table.ts';
 
 const ASCII = ['ada-lovelace', 'b', '', 'grace-hopper', 'x-1', 'x-2'];
 const WIDE = ['zoë martín', 'björk', '東京', 'a\u{1F600}b', 'plain'];
@@ -61,4 +61,44 @@ test('consistent -> false for a table whose offsets or slots do not match its st
   slots[slots.indexOf(-1)] = 0;
   assert.equal(consistent({ ...t, slots }), false, 'a string in two slots');
   assert.equal(consistent({ ...t, slots: t.slots.subarray(0, 6) }), false, 'not a power of two');
+});
+
+/** A list arena of `items` back to back, as Fragments hold it. */
+function arena(items: readonly string[]): { bytes: Buffer; starts: Float64Array } {
+  const bytes = Buffer.from(items.join(''), 'utf8');
+  const starts = new Float64Array(items.length + 1);
+  let at = 0;
+  items.forEach((item, k) => {
+    starts[k] = at;
+    at += Buffer.byteLength(item);
+  });
+  starts[items.length] = at;
+  return { bytes, starts };
+}
+
+test('slugs read from the list arena: each found at its record, decoded back; a prefix, an extension or another field is -1', () => {
+  const slugs = Array.from({ length: 300 }, (_, i) => `s${i}-x`);
+  const items = slugs.map((slug, i) =>
+    i % 3 === 0
+      ? JSON.stringify({ _id: `${i}`, title: `"slug":"${slug}" in a title`, slug, n: 1 })
+      : i % 3 === 1
+        ? JSON.stringify({ _id: `${i}`, meta: { slug: `other-${i}` }, slug })
+        : JSON.stringify({ slug, name: 'Zoë' }),
+  );
+  const { bytes, starts } = arena(items);
+  const t = slugTable(bytes, starts, slugs);
+  slugs.forEach((slug, k) => {
+    assert.equal(lookupSlug(t, bytes, starts, slug), k, slug);
+    assert.equal(slugAt(t, bytes, starts, k), slug);
+  });
+  for (let i = 0; i < 300; i++) {
+    for (const absent of [`s${i}`, `s${i}-`, `s${i}-x-y`, `s${i}-xx`, `other-${i}`, `${i}`]) assert.equal(lookupSlug(t, bytes, starts, absent), -1, absent);
+  }
+  assert.equal(lookupSlug(t, bytes, starts, ''), -1);
+});
+
+test('a list item that does not show its slug -> an error naming the record, not a table that answers wrongly', () => {
+  const { bytes, starts } = arena(['{"slug":"a"}', '{"name":"c","other":{"slug":"c-2"}}', '{"slug":"c"}']);
+  assert.throws(() => slugTable(bytes, starts, ['a', 'c', 'c']), /list item 1 does not show its slug "c"/);
+  assert.equal(lookupSlug(slugTable(bytes, starts.subarray(0, 2), ['a']), bytes, starts, 'a'), 0);
 });
