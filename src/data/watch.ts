@@ -1,6 +1,6 @@
 // Hot reload (CONTRACT 7): one queue of reloads for SIGHUP and --watch, and a watcher on the data
 // directory that debounces edits and survives files (or the directory itself) being renamed over.
-import { watch, type FSWatcher } from 'node:fs';
+import { statSync, watch, type FSWatcher } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { Logger } from '../log.ts';
 import { collectGarbage } from './gc.ts';
@@ -121,8 +121,16 @@ export function watchData(dir: string, onChange: () => void, options: WatchOptio
     options.log.info('data directory replaced or watch lost; watching it again', { dir });
     schedule();
   };
+  // The identity compared later is the directory's as the watch is set, taken at once: an async
+  // first look could see a directory swapped in after the watch was set (a loaded machine, a busy
+  // thread pool), take it for the first, and never move the watch off the old one.
+  try {
+    const s = statSync(dir);
+    identity = `${s.dev}:${s.ino}`;
+  } catch {
+    // Missing at the start: the first recheck that finds it takes it.
+  }
   arm();
-  void recheck();
   const poll = setInterval(() => void recheck(), options.recheckMs ?? 1000);
   poll.unref();
   return {

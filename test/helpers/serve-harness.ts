@@ -5,6 +5,7 @@ import https from 'node:https';
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { EVENTUALLY_MS } from './deadlines.ts';
 import { openFileGate } from './gate.ts';
 import type { Plan } from '../../src/access/plans.ts';
 import { fixture, type Fixture } from './fixture.ts';
@@ -65,8 +66,8 @@ export function request(base: string, path: string, o: RequestOptions = {}): Pro
   });
 }
 
-/** Polls `check` every 50 ms until it returns true, or fails after `ms`. */
-export async function eventually(check: () => Promise<boolean> | boolean, ms = 8000, what = 'condition'): Promise<void> {
+/** Polls `check` every 50 ms until it returns true, or fails after `ms` (a hang guard: see EVENTUALLY_MS). */
+export async function eventually(check: () => Promise<boolean> | boolean, ms = EVENTUALLY_MS, what = 'condition'): Promise<void> {
   const started = Date.now();
   while (!(await check())) {
     if (Date.now() - started > ms) throw new Error(`${what} not reached in ${ms} ms`);

@@ -3,6 +3,7 @@
 // one-shot CLI commands of the repository's bin.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { EVENTUALLY_MS } from './deadlines.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/celebrity-api', import.meta.url));
 
@@ -65,7 +66,7 @@ export async function spawnListening(command: string, args: readonly string[], o
       reject(new Error(`exited with ${code ?? signal} before listening\nstdout: ${out}\nstderr: ${err}`));
     });
   });
-  const waitForLog = (text: string, ms = 10_000) =>
+  const waitForLog = (text: string, ms = EVENTUALLY_MS) =>
     new Promise<void>((resolve, reject) => {
       const started = Date.now();
       const look = () => {

@@ -49,12 +49,7 @@ export function captureLog(): CapturedLog {
   return { lines, debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error') };
 }
 
-/**
- * The deadline for a condition that comes by itself (a count reaching the dashboard, a key reaching a
- * peer): generous, so it only fails a hung test, never a slow machine. A time the product promises
- * is a bench's claim, not this.
- */
-export const EVENTUALLY_MS = 20_000;
+export { EVENTUALLY_MS } from './deadlines.ts';
 
 /**
  * Polls `probe` until it returns true or `ms` pass; resolves to the time it took, or rejects. A probe

@@ -7,6 +7,7 @@ import zlib from 'node:zlib';
 import { parseAcceptEncoding } from '../../src/http/compress.ts';
 import { startTestServer, type RawReply, type TestServer } from '../helpers/server.ts';
 import { eventually } from '../helpers/serve-harness.ts';
+import { EVENTUALLY_MS } from '../helpers/deadlines.ts';
 import { fixture } from '../helpers/fixture.ts';
 
 describe('parseAcceptEncoding', () => {
@@ -115,7 +116,7 @@ describe('compressed responses', () => {
   it('the first pages are compressed ahead with the best settings', async () => {
     const plain = await get('/api/v1/celebrities?sort=name_desc');
     const best = zlib.brotliCompressSync(plain.body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11, [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_TEXT } });
-    await eventually(async () => (await get('/api/v1/celebrities?sort=name_desc', 'br')).body.equals(best), 8000, 'the best brotli of the first page');
+    await eventually(async () => (await get('/api/v1/celebrities?sort=name_desc', 'br')).body.equals(best), EVENTUALLY_MS, 'the best brotli of the first page');
   });
 
   it('a compressed 200 has a tag of its own; it revalidates while the request accepts that coding', async () => {
@@ -137,13 +138,13 @@ describe('compressed responses', () => {
   it('a new day keeps the best-compressed pages that do not change with it, and makes those that do again', async () => {
     const best = (body: Buffer) => zlib.brotliCompressSync(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11, [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_TEXT } });
     const news = best((await get('/api/v1/news')).body);
-    await eventually(async () => (await get('/api/v1/news', 'br')).body.equals(news), 8000, 'the best brotli of the news page');
+    await eventually(async () => (await get('/api/v1/news', 'br')).body.equals(news), EVENTUALLY_MS, 'the best brotli of the news page');
     const day = now;
     now += 86_400_000;
     try {
       assert.ok((await get('/api/v1/news', 'br')).body.equals(news), 'kept across midnight: nothing in it changed');
       const celebrities = best((await get('/api/v1/celebrities?sort=name_desc')).body);
-      await eventually(async () => (await get('/api/v1/celebrities?sort=name_desc', 'br')).body.equals(celebrities), 8000, 'the best brotli of the new day');
+      await eventually(async () => (await get('/api/v1/celebrities?sort=name_desc', 'br')).body.equals(celebrities), EVENTUALLY_MS, 'the best brotli of the new day');
     } finally {
       now = day;
     }

@@ -10,6 +10,7 @@ import type { UsageLogStatus } from '../../src/store/file/usage-log.ts';
 import type { StoreStatus } from '../../src/store/types.ts';
 import { route } from '../../src/http/router.ts';
 import { createKey, eventually, request, tempDir, writeData } from '../helpers/serve-harness.ts';
+import { EVENTUALLY_MS } from '../helpers/deadlines.ts';
 import { runCli, spawnServe } from '../helpers/serve-process.ts';
 
 const SAMPLE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(?:[a-zA-Z_][a-zA-Z0-9_]*="(?:\\.|[^"\\])*",?)*\})? (-?\d+(?:\.\d+)?(?:e[-+]?\d+)?|\+Inf|NaN)$/;
@@ -146,7 +147,7 @@ describe('serve: /healthz and /metrics', () => {
   it('--admin-port: /healthz and /metrics there only; the main port keeps /healthz but not /metrics', async () => {
     const serve = await spawnServe(['--insecure-http', '--port', '0', '--admin-port', '0', '--state', join(tmp.dir, 'state-admin'), '--data', join(tmp.dir, 'data')]);
     try {
-      await eventually(() => /^admin listening on /m.test(serve.stdout()), 3000, 'admin line');
+      await eventually(() => /^admin listening on /m.test(serve.stdout()), EVENTUALLY_MS, 'admin line');
       const admin = /^admin listening on (\S+)$/m.exec(serve.stdout())![1]!;
       const [url] = serve.urls as [string];
       assert.equal((await request(url, '/metrics')).status, 404);

@@ -3,7 +3,9 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { watch } from 'node:fs';
+import { renameSync, watch } from 'node:fs';
+import { pbkdf2 } from 'node:crypto';
+import { promisify } from 'node:util';
 import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createReloader, watchData } from '../../src/data/watch.ts';
@@ -12,6 +14,8 @@ import { startService, type Service } from '../../src/service.ts';
 import { fixture } from '../helpers/fixture.ts';
 import { createKey, eventually, request, tempDir, writeData } from '../helpers/serve-harness.ts';
 import { spawnServe } from '../helpers/serve-process.ts';
+
+const pbkdf2Async = promisify(pbkdf2);
 
 const renamed = () => {
   const data = fixture();
@@ -186,6 +190,28 @@ describe('watchData', () => {
     try {
       await rename(dir, join(tmp.dir, 'previous'));
       await rename(join(tmp.dir, 'next'), dir);
+      await eventually(() => changes === 1, 20_000, 'reload after the swap');
+      await atomicWrite(join(dir, 'movies.json'), JSON.stringify(fixture().movies));
+      await eventually(() => changes === 2, 20_000, 'reload from the new directory');
+    } finally {
+      watcher.close();
+    }
+  });
+
+  it('a directory swapped in before the first look at it is noticed too (the watch and the identity it compares are of one directory)', async () => {
+    // The first identity was an async stat: a swap that ran before it (here: every thread of libuv's
+    // pool busy, as on a loaded machine) made the new directory the "first" one while the watch held
+    // the old, moved-away one, and no change in the new directory was ever seen.
+    const dir = join(tmp.dir, 'early');
+    await writeData(dir);
+    await writeData(join(tmp.dir, 'early-next'), renamed());
+    const busy = Array.from({ length: 16 }, () => pbkdf2Async('x', 'y', 20_000, 32, 'sha256'));
+    let changes = 0;
+    const watcher = watchData(dir, () => changes++, { debounceMs: 50, recheckMs: 100, log: silentLogger });
+    try {
+      renameSync(dir, join(tmp.dir, 'early-previous'));
+      renameSync(join(tmp.dir, 'early-next'), dir);
+      await Promise.all(busy);
       await eventually(() => changes === 1, 20_000, 'reload after the swap');
       await atomicWrite(join(dir, 'movies.json'), JSON.stringify(fixture().movies));
       await eventually(() => changes === 2, 20_000, 'reload from the new directory');

@@ -19,6 +19,7 @@ import { sharesPorts } from '../../src/threads/platform.ts';
 import { createSelfSignedCertificate } from '../../src/tls/self-signed.ts';
 import { fixture } from '../helpers/fixture.ts';
 import { createKey, eventually, tempDir, writeData } from '../helpers/serve-harness.ts';
+import { EVENTUALLY_MS } from '../helpers/deadlines.ts';
 import { runCli, spawnServe } from '../helpers/serve-process.ts';
 
 type Get = (path: string) => Promise<{ status: number; body: string }>;
@@ -155,7 +156,7 @@ if (sharesPorts()) {
         const metrics = await eventually(async () => {
           const text = await (await fetch(`${serve.url}/metrics`)).text();
           return /celebrity_api_requests_total\{route="\/api\/v1\/movies",status="200"\} 200\n/.test(text);
-        }, 15_000, 'the 200 answers in /metrics').then(async () => (await fetch(`${serve.url}/metrics`)).text());
+        }, EVENTUALLY_MS, 'the 200 answers in /metrics').then(async () => (await fetch(`${serve.url}/metrics`)).text());
         const perThread = [...metrics.matchAll(/^celebrity_api_thread_requests_total\{thread="(\d)"\} (\d+)$/gm)].map((m) => Number(m[2]));
         assert.equal(perThread.length, 2, metrics);
         assert.ok(perThread.every((n) => n > 0), `each thread answered some: ${perThread}`);
@@ -217,7 +218,7 @@ if (sharesPorts()) {
         serve.child.kill('SIGHUP');
         await serve.waitForLog('certificate reloaded');
         // Each thread swaps its context when it reads the main thread's message, a moment later.
-        await eventually(async () => (await served()).every((f) => f === renewed.fingerprint), 15_000, 'the renewed certificate on every thread');
+        await eventually(async () => (await served()).every((f) => f === renewed.fingerprint), EVENTUALLY_MS, 'the renewed certificate on every thread');
       } finally {
         assert.equal(await serve.stop(), 0);
       }
@@ -286,12 +287,12 @@ if (sharesPorts()) {
       };
       try {
         const loops = Array.from({ length: 4 }, loop);
-        await eventually(() => seen.old > 20, 15_000, 'answers before the edit');
+        await eventually(() => seen.old > 20, EVENTUALLY_MS, 'answers before the edit');
         const edited = fixture();
         for (const c of edited.celebrities) c.name = `Renamed ${c.name}`;
         await writeFile(join(dir, 'celebrities.json.tmp'), JSON.stringify(edited.celebrities));
         await rename(join(dir, 'celebrities.json.tmp'), join(dir, 'celebrities.json'));
-        await eventually(() => seen.renamed > 20, 10_000, 'answers from the new data');
+        await eventually(() => seen.renamed > 20, EVENTUALLY_MS, 'answers from the new data');
         stop = true;
         await Promise.all(loops);
         assert.equal(mixed, '');
@@ -350,18 +351,18 @@ if (sharesPorts()) {
       };
       try {
         const loops = Array.from({ length: 20 }, loop);
-        await eventually(() => ok > 200, 10_000, 'load before the kill');
+        await eventually(() => ok > 200, EVENTUALLY_MS, 'load before the kill');
         await service.pool!.terminate(0);
-        await eventually(() => service.pool!.restarts === 1, 10_000, 'a new thread');
+        await eventually(() => service.pool!.restarts === 1, EVENTUALLY_MS, 'a new thread');
         const afterRestart = ok;
-        await eventually(() => ok > afterRestart + 200, 10_000, 'answers after the restart');
+        await eventually(() => ok > afterRestart + 200, EVENTUALLY_MS, 'answers after the restart');
         stop = true;
         await Promise.all(loops);
         // Both threads answer again: fresh connections reach the new one too.
         const perThread = service.pool!.answeredByThread();
         const before0 = perThread[0]!;
         ok += (await burst(get, 200))[200] ?? 0;
-        await eventually(() => service.pool!.answeredByThread()[0]! > before0, 15_000, 'the new thread 0 answering');
+        await eventually(() => service.pool!.answeredByThread()[0]! > before0, EVENTUALLY_MS, 'the new thread 0 answering');
         const used = (await service.gate.usage.get('crash@example.com')).used;
         assert.ok(used >= ok, `used ${used} < 200s received ${ok}`);
         assert.ok(used <= ok + failed, `used ${used}: more than received ${ok} + ${failed} cut`);
@@ -387,7 +388,7 @@ if (sharesPorts()) {
         const get = getter(service.listeners[0]!.url, 'cel_not_a_key', agent);
         assert.equal((await get('/api/v1/movies')).status, 401);
         assert.equal((await get('/api/v1/news')).status, 500);
-        await eventually(() => seen.length === 2, 10_000, 'both observed');
+        await eventually(() => seen.length === 2, EVENTUALLY_MS, 'both observed');
         const byStatus = Object.fromEntries(seen.map((o) => [o.status, o]));
         assert.deepEqual(byStatus[401], { status: 401, route: 'list', method: '', url: '', id: '' });
         assert.equal(byStatus[500]!.method, 'GET');

@@ -92,7 +92,7 @@ describe('three serve processes on the cluster', () => {
     const known = await client.burst(keys.flatMap((k) => [k, k, k]).map(() => '/api/v1/celebrities/none'), keys.flatMap((k) => [k, k, k]));
     assert.ok(known.every((s) => s === 404), `every key known on every instance: ${JSON.stringify(tally(known))}`);
     // The 404s give their units back just after their answers.
-    await within(10_000, async () => (await Promise.all(ids.map(used))).every((u) => u === 0));
+    await within(EVENTUALLY_MS, async () => (await Promise.all(ids.map(used))).every((u) => u === 0));
     return { keys, ids, byMaster };
   }
 

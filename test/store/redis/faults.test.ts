@@ -79,9 +79,9 @@ test('Redis killed mid-load: 503s and /healthz 503, never an uncounted 200; serv
     const statuses = await loadUntil(
       s,
       (async () => {
-        await within(10_000, async () => (await s.used()) >= 100);
+        await within(EVENTUALLY_MS, async () => (await s.used()) >= 100);
         await s.redis.kill();
-        await within(10_000, async () => (await health(s)).every((h) => h === 503));
+        await within(EVENTUALLY_MS, async () => (await health(s)).every((h) => h === 503));
         const down = tally(await s.client.burst(Array(50).fill(LIST), s.key));
         assert.deepEqual(down, { 503: 50 }, 'down: every request is refused, none served');
         // Which store is cut off: the one Redis, named by its address (issue 22).
@@ -89,7 +89,7 @@ test('Redis killed mid-load: 503s and /healthz 503, never an uncounted 200; serv
         assert.deepEqual(await healthBodies(s), s.services.map(() => ({ status: 'unavailable', store: { mode: 'single', node } })));
         await s.redis.restart();
         // Back without a restart of the servers: node-redis reconnects, the scripts load again.
-        await within(10_000, async () => (await health(s)).every((h) => h === 200));
+        await within(EVENTUALLY_MS, async () => (await health(s)).every((h) => h === 200));
         assert.deepEqual(await healthBodies(s), s.services.map(() => ({ status: 'ok', store: { mode: 'single', node } })));
         // A client from elsewhere (through a proxy here) learns the mode, not the operator's addresses.
         const proxied = await fetch(`${s.services[0]!.listeners[0]!.url}/healthz`, { headers: { 'x-forwarded-for': '203.0.113.5' } });
@@ -125,7 +125,7 @@ test('SCRIPT FLUSH mid-load: the scripts are sent again and every request is ser
       s,
       (async () => {
         for (let i = 0; i < 3; i++) {
-          await within(10_000, async () => (await s.used()) >= 100 * (i + 1));
+          await within(EVENTUALLY_MS, async () => (await s.used()) >= 100 * (i + 1));
           assert.match(await s.redis.command('SCRIPT', 'FLUSH'), /OK/);
         }
       })(),
@@ -151,7 +151,7 @@ test('Redis hung (SIGSTOP): requests get 503 while it hangs, not after; it answe
       s.redis.resume();
     }
     assert.deepEqual(tally(statuses), { 503: 20 });
-    await within(10_000, async () => (await health(s)).every((h) => h === 200));
+    await within(EVENTUALLY_MS, async () => (await health(s)).every((h) => h === 200));
     assert.deepEqual(tally(await s.client.burst(Array(20).fill(LIST), s.key)), { 200: 20 });
     // A reservation Redis ran after the deadline counts without a 200 (fail closed): at most the 503s.
     const count = await s.used();
