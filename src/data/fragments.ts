@@ -231,10 +231,16 @@ export function joinFragments(f: Fragments, ids: ArrayLike<number>, today: numbe
     if (gaps === null) {
       pos += bytes.copy(out, pos, starts[id]!, starts[id + 1]!);
     } else {
-      const gap = gaps[id]!;
-      pos += bytes.copy(out, pos, starts[id]!, gap);
-      pos = writeNumber(pageValues[i]!, out, pos);
-      pos += bytes.copy(out, pos, gap, starts[id + 1]!);
+      // One copy of the whole record, then its tail moved right by the value's length in place
+      // (copyWithin makes no view; Buffer.copy makes a Uint8Array per call on Node 20), the value between.
+      const end = starts[id + 1]!;
+      const v = pageValues[i]!;
+      const at = pos + gaps[id]! - starts[id]!;
+      const after = pos + bytes.copy(out, pos, starts[id]!, end);
+      const width = numberLength(v);
+      out.copyWithin(at + width, at, after);
+      writeNumber(v, out, at);
+      pos = after + width;
     }
   }
   for (let i = 0; i < tail.length; i++) out[pos++] = tail[i]!;
