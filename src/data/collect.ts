@@ -84,6 +84,8 @@ export type EachRecord = (record: SourceRecord, index: number, refs: RefSite[] |
 export interface CollectOptions {
   /** Keep the records and their references in the result (for collections that others link to). */
   readonly keep: boolean;
+  /** What is kept of a record (by default the record itself): a collection already indexed as it is read needs only what links read. */
+  readonly project?: (record: SourceRecord) => SourceRecord;
   readonly each?: EachRecord;
 }
 
@@ -118,7 +120,7 @@ class Collector {
     const refs = found.refs.length > 0 ? found.refs : undefined;
     if (this.options.keep) {
       if (refs) out.refs[index] = refs;
-      out.records.push(r as SourceRecord);
+      out.records.push(this.options.project ? this.options.project(r as SourceRecord) : (r as SourceRecord));
     }
     this.options.each?.(r as SourceRecord, index, refs, out.problems.length === 0);
   }

@@ -59,6 +59,29 @@ const NEEDS: ReadonlyMap<CollectionName, ReadonlySet<CollectionName>> = new Map(
 const NONE: readonly Backref[] = [];
 
 /**
+ * The fields of a collection's records that links of others read: `slug`, its `readByLinks`, and
+ * what embedding fields pick of it. Once a collection is indexed, a load keeps only these for the
+ * collections still to link to it (at 1M, celebrities and movies held whole were about 3 GB of heap).
+ */
+export function keptFields(def: ResourceDefinition): readonly string[] {
+  const fields = new Set(['slug', ...(def.readByLinks ?? [])]);
+  for (const other of RESOURCE_LIST) {
+    for (const f of [...other.listFields, ...other.detailFields]) if (typeof f !== 'string' && f.from === def.name) for (const p of f.pick) fields.add(p);
+  }
+  return [...fields];
+}
+
+/** A function that copies the kept fields of a record (those it has) into a small object of their own. */
+function projection(def: ResourceDefinition): (r: SourceRecord) => SourceRecord {
+  const fields = keptFields(def);
+  return (r) => {
+    const out: Record<string, unknown> = {};
+    for (const f of fields) if (Object.hasOwn(r, f)) out[f] = r[f];
+    return out as SourceRecord;
+  };
+}
+
+/**
  * A collection the loader does not read (after an edit, one that is not rebuilt, from the boot cache
  * or the live snapshot): references into it are checked with `has`, and links read its records
  * through `get` (src/data/known.ts decodes them from the served JSON).
@@ -113,6 +136,16 @@ class Links implements LinkContext {
         }
       });
     }
+  }
+
+  /**
+   * A collection just indexed: its own links are done, so the back-references to it go, and of its
+   * records only what links of others read stays (when they were not kept that way already).
+   */
+  indexed(def: ResourceDefinition, projected: boolean): void {
+    for (const key of this.back.keys()) if (key.startsWith(`${def.name}>`)) this.back.delete(key);
+    const records = this.records.get(def.name);
+    if (records && !projected) this.records.set(def.name, records.map(projection(def)));
   }
 
   drop(name: CollectionName): void {
@@ -173,9 +206,12 @@ async function pass<T>(input: DataInput, index: Indexer<T>, only: ReadonlySet<Co
   const ready = (name: CollectionName) => [...NEEDS.get(name)!].every(have);
   const neededLater = (name: CollectionName) => RESOURCE_LIST.some((d) => d.name !== name && !done.has(d.name) && NEEDS.get(d.name)!.has(name));
   const sinkFor = (def: ResourceDefinition, bytes: number): CollectionSink<T> | null => (!only || only.has(def.name) ? index(def, { bytes }) : null);
+  /** Collections kept for others as projections from the start (indexed as they were read). */
+  const projected = new Set<CollectionName>();
   const finish = (def: ResourceDefinition, sink: CollectionSink<T> | null) => {
     done.add(def.name);
     if (sink) built[def.name] = sink.finish();
+    links.indexed(def, projected.has(def.name));
   };
   /** Collections read earlier whose links are now ready: linked from their kept records. */
   const buildWaiting = () => {
@@ -189,9 +225,15 @@ async function pass<T>(input: DataInput, index: Indexer<T>, only: ReadonlySet<Co
   };
 
   const pending = RESOURCE_LIST.filter((d) => read.has(d.name));
+  /** Read, and waiting for `name` before it can be linked. */
+  const waitsFor = (name: CollectionName) => RESOURCE_LIST.some((d) => got.has(d.name) && !done.has(d.name) && NEEDS.get(d.name)!.has(name));
   while (pending.length > 0) {
-    // The first collection (in the order of SPEC) whose reference targets are all read (or known).
-    const at = pending.findIndex((d) => [...refTargets(d.source)].every(have));
+    // The first collection (in the order of SPEC) whose reference targets are all read (or known),
+    // one that a collection read already waits for first: that one is then linked, and its records,
+    // held whole until then, shrink to what links of others read (celebrities wait for movies).
+    const readable = (d: ResourceDefinition) => [...refTargets(d.source)].every(have);
+    const first = pending.findIndex((d) => readable(d) && waitsFor(d.name));
+    const at = first >= 0 ? first : pending.findIndex(readable);
     if (at < 0) throw new Error(`collections that refer to each other: ${pending.map((d) => d.name).join(', ')}`);
     const def = pending.splice(at, 1)[0]!;
     const path = copy ? null : join(input as string, def.file);
@@ -210,7 +252,9 @@ async function pass<T>(input: DataInput, index: Indexer<T>, only: ReadonlySet<Co
       if (!valid || refs.length > 0) sink = null; // invalid data: nothing more is built
       else sink?.add(def.link(record, links));
     };
-    const options = { keep: !streamed || neededLater(def.name), each };
+    const keep = !streamed || neededLater(def.name);
+    if (keep && streamed) projected.add(def.name);
+    const options = { keep, each, project: keep && streamed ? projection(def) : undefined };
     const collected = path ? await collectFile(def, path, options) : collectArray(def, copy![def.name], options);
     got.set(def.name, collected);
     refProblems.set(def.name, refs);
@@ -219,8 +263,8 @@ async function pass<T>(input: DataInput, index: Indexer<T>, only: ReadonlySet<Co
     if (options.keep) links.add(def, collected);
     if (streamed) finish(def, sink);
     buildWaiting();
-    // Slugs stay for checking references into this collection; its records live on only in `links`.
-    if (done.has(def.name)) got.set(def.name, { ...collected, records: [], refs: [] });
+    // Slugs stay for checking references into the collections indexed; their records live on only in `links`.
+    for (const [name, c] of got) if (done.has(name) && c.records.length > 0) got.set(name, { ...c, records: [], refs: [] });
   }
   if (failed) {
     const problems = RESOURCE_LIST.flatMap((def) => got.get(def.name)?.problems ?? []);

@@ -52,6 +52,7 @@ export const celebrities = {
     ),
   }),
   referrers: ['movies'],
+  readByLinks: ['name'],
   link,
   late: {
     field: 'age',

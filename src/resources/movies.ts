@@ -44,6 +44,8 @@ export const movies = {
   ),
   // A cast member's name comes from the celebrity or the entry itself; one of the two is required.
   derived: obj({ cast: arrayOf(obj({ name: str(), character: str(), role: str() }, ['name'])) }),
+  // A celebrity's filmography (through ctx.referrers) and a review's movieTitle, poster and movieDetails.
+  readByLinks: ['_id', 'title', 'releaseDate', 'poster', 'director', 'genre', 'duration'],
   link,
   listFields: [
     '_id', 'title', 'slug', 'releaseDate', 'poster', 'genre', 'director', 'status', 'synopsis', 'anticipationScore',

@@ -89,6 +89,13 @@ export interface ResourceDefinition {
    * collection once they are read.
    */
   readonly referrers?: readonly CollectionName[];
+  /**
+   * The fields of this collection's records that other collections' links read, beside `slug` and
+   * the `pick` of the fields that embed them (celebrities: `name`, for a movie's cast). While a load
+   * keeps a collection for others to link to, it keeps only these of each record once the
+   * collection is indexed (src/data/load.ts); test/data/load-kept.test.ts checks that they suffice.
+   */
+  readonly readByLinks?: readonly string[];
   /** Builds the response-ready record. Pure: the same source and context give the same result. */
   link(record: SourceRecord, ctx: LinkContext): LinkedRecord;
   /**
