@@ -12,7 +12,7 @@ import { startSentinelSet, type SentinelSet } from '../../helpers/redis.ts';
 import { captureLog, EVENTUALLY_MS, FAST_SCRYPT, within } from '../../helpers/state.ts';
 import { storeSuite } from '../store.case.ts';
 import { operatorCommands } from './cli.case.ts';
-import { assertOneLine, failoverUnderLoad } from './failover.case.ts';
+import { assertOneLine, describeLogs, failoverUnderLoad } from './failover.case.ts';
 
 const LIST = '/api/v1/celebrities?limit=1';
 
@@ -93,6 +93,7 @@ test('the primary SIGKILLed under load: 503s in the gap, serving again once the 
       // sentinels name it: Sentinel confirms a promotion by INFO, once a second during a failover.
       promoted: async () => void (await within(30_000, async () => (await other.command('ROLE')).includes('master'))),
       announced: async () => void (await within(30_000, async () => (await set.sentinels[0]!.command('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', set.name)).includes(`\r\n${other.port}\r\n`))),
+      servers: () => describeLogs(logs),
     });
     // The figures go to the README (`npm run bench:failover` repeats this); how soon serving resumes
     // is a timing, not asserted here: it waits on Sentinel's own once-a-second steps.
