@@ -39,8 +39,6 @@ export interface DetailPlan {
   readonly detailCuts: readonly number[];
   /** Own runs of a record: the detail-only arena holds their text back to back. */
   readonly ownRuns: number;
-  /** Source ranges of a body: a run's one, or an embed's one per piece. */
-  readonly ranges: number;
   readonly listFields: number;
   readonly detailFields: number;
   /** `{"success":true,"version":"v1","resource":"<name>","data":{` and `}}`. */
@@ -188,7 +186,6 @@ export function detailPlan(def: ResourceDefinition, embedded = false): DetailPla
     cutOf,
     detailCuts: [...detailCuts].sort((a, b) => a - b),
     ownRuns: runs.filter((r) => r.kind === 'own').length,
-    ranges: runs.reduce((n, r) => n + (r.kind === 'embed' ? r.pieces.length : 1), 0),
     listFields: m,
     detailFields: d,
     head: Buffer.from(`{"success":true,"version":"v1","resource":"${def.name}","data":{`),
@@ -203,6 +200,46 @@ function listAt(list: Fragments, det: Details, plan: DetailPlan, id: number, b: 
   return list.starts[id]! + det.cuts[id * plan.listCuts.length + plan.cutOf[b]!]!;
 }
 
+/** Bytes of an embedded object as served: `head`, then its pieces in braces, or null. */
+function embedLength(head: Buffer, pieces: readonly Piece[], e: Embed, id: number): number {
+  const target = e.ids[id]!;
+  if (target < 0) return head.length + 4;
+  const t = e.index!;
+  const plan = t.detail.plan!;
+  let length = head.length + 2;
+  for (let k = 0; k < pieces.length; k++) {
+    const piece = pieces[k]!;
+    length += listAt(t.list, t.detail, plan, target, piece[1]) - listAt(t.list, t.detail, plan, target, piece[0]);
+  }
+  // The first piece without its leading comma (none when it starts the item).
+  return pieces[0]![0] > 0 ? length - 1 : length;
+}
+
+/** Writes an embedded object at `pos` (embedLength bytes); returns the position after it. */
+function writeEmbed(head: Buffer, pieces: readonly Piece[], e: Embed, id: number, out: Buffer, pos: number): number {
+  for (let i = 0; i < head.length; i++) out[pos++] = head[i]!;
+  const target = e.ids[id]!;
+  if (target < 0) return pos + out.write('null', pos, 'latin1');
+  const t = e.index!;
+  const plan = t.detail.plan!;
+  out[pos++] = 0x7b; // {
+  for (let k = 0; k < pieces.length; k++) {
+    const piece = pieces[k]!;
+    const a = listAt(t.list, t.detail, plan, target, piece[0]) + (k === 0 && piece[0] > 0 ? 1 : 0);
+    pos += t.list.bytes.copy(out, pos, a, listAt(t.list, t.detail, plan, target, piece[1]));
+  }
+  out[pos++] = 0x7d; // }
+  return pos;
+}
+
+/** Copies `bytes[a, b)` of a list arena, the late value's digits written in at `gap` when it lies there. */
+function copyRange(list: Fragments, a: number, b: number, gap: number, late: number, out: Buffer, pos: number): number {
+  if (!(gap > a && gap <= b)) return pos + list.bytes.copy(out, pos, a, b);
+  pos += list.bytes.copy(out, pos, a, gap);
+  pos = writeNumber(late, out, pos);
+  return pos + list.bytes.copy(out, pos, gap, b);
+}
+
 /** Byte offset in the own arena of the start of own run `k` (k = ownRuns: the end) of record `id`. */
 function ownAt(det: Details, plan: DetailPlan, id: number, k: number): number {
   if (k === 0) return det.own.starts[id]!;
@@ -210,7 +247,7 @@ function ownAt(det: Details, plan: DetailPlan, id: number, k: number): number {
   return det.own.starts[id]! + det.ownCuts[id * (plan.ownRuns - 1) + k - 1]!;
 }
 
-/** The source offsets of a detail's runs ([from, to) per piece, in its arena), reused from send to send. */
+/** The source offsets of a detail's list and own runs ([from, to) per run, in its arena), reused from send to send. */
 let runBounds = new Float64Array(16);
 
 /** Record `id`'s whole 200 detail body as served on day `today` (yyyymmdd); `embeds`: the index's (Embed). */
@@ -222,34 +259,14 @@ export function detailBytes(list: Fragments, det: Details, embeds: readonly Embe
   const late = gap < 0 ? NaN : lateValue(list, id, today);
   const lateLength = gap < 0 ? 0 : numberLength(late);
   const runs = plan.runs;
-  if (runBounds.length < plan.ranges * 2) runBounds = new Float64Array(plan.ranges * 2);
+  if (runBounds.length < runs.length * 2) runBounds = new Float64Array(runs.length * 2);
   const bounds = runBounds;
   let length = plan.head.length + plan.tail.length;
   let own = 0;
-  let p = 0;
   for (let i = 0; i < runs.length; i++) {
     const r = runs[i]!;
     if (r.kind === 'embed') {
-      const e = embeds[r.slot]!;
-      const target = e.ids[id]!;
-      length += r.head.length;
-      if (target < 0) {
-        length += 4; // null
-        p += r.pieces.length;
-        continue;
-      }
-      const t = e.index!;
-      length += 2; // {}
-      for (let k = 0; k < r.pieces.length; k++) {
-        const piece = r.pieces[k]!;
-        // The first piece without its leading comma (none when it starts the item).
-        const a = listAt(t.list, t.detail, t.detail.plan!, target, piece[0]) + (k === 0 && piece[0] > 0 ? 1 : 0);
-        const b = listAt(t.list, t.detail, t.detail.plan!, target, piece[1]);
-        bounds[2 * p] = a;
-        bounds[2 * p + 1] = b;
-        length += b - a;
-        p++;
-      }
+      length += embedLength(r.head, r.pieces, embeds[r.slot]!, id);
       continue;
     }
     let a: number, b: number;
@@ -261,39 +278,17 @@ export function detailBytes(list: Fragments, det: Details, embeds: readonly Embe
       a = ownAt(det, plan, id, own);
       b = ownAt(det, plan, id, ++own);
     }
-    bounds[2 * p] = a;
-    bounds[2 * p + 1] = b;
+    bounds[2 * i] = a;
+    bounds[2 * i + 1] = b;
     length += b - a;
-    p++;
   }
   const out = sendBuffer(length);
   let pos = plan.head.copy(out, 0);
-  p = 0;
   for (let i = 0; i < runs.length; i++) {
     const r = runs[i]!;
-    if (r.kind === 'embed') {
-      pos += r.head.copy(out, pos);
-      const e = embeds[r.slot]!;
-      if (e.ids[id]! < 0) {
-        pos += out.write('null', pos, 'latin1');
-        p += r.pieces.length;
-        continue;
-      }
-      const bytes = e.index!.list.bytes;
-      out[pos++] = 0x7b; // {
-      for (let k = 0; k < r.pieces.length; k++, p++) pos += bytes.copy(out, pos, bounds[2 * p]!, bounds[2 * p + 1]!);
-      out[pos++] = 0x7d; // }
-      continue;
-    }
-    const a = bounds[2 * p]!;
-    const b = bounds[2 * p + 1]!;
-    p++;
-    if (r.kind === 'own') pos += det.own.bytes.copy(out, pos, a, b);
-    else if (gap > a && gap <= b) {
-      pos += list.bytes.copy(out, pos, a, gap);
-      pos = writeNumber(late, out, pos);
-      pos += list.bytes.copy(out, pos, gap, b);
-    } else pos += list.bytes.copy(out, pos, a, b);
+    if (r.kind === 'embed') pos = writeEmbed(r.head, r.pieces, embeds[r.slot]!, id, out, pos);
+    else if (r.kind === 'own') pos += det.own.bytes.copy(out, pos, bounds[2 * i]!, bounds[2 * i + 1]!);
+    else pos = copyRange(list, bounds[2 * i]!, bounds[2 * i + 1]!, gap, late, out, pos);
   }
   plan.tail.copy(out, pos);
   return out;

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { detailPlan, embedFields } from '../../src/data/detail-layout.ts';
-import { buildIndex, detailBody, linkEmbeds, listItem, type CollectionIndex } from '../../src/data/indexes.ts';
+import { buildIndex, detailBody, linkEmbeds, listBody, listItem, type CollectionIndex } from '../../src/data/indexes.ts';
 import { compileShapes } from '../../src/data/shape.ts';
 import { loadLinked } from '../../src/data/load.ts';
 import { generateRecords } from '../../src/generate/generate.ts';
@@ -39,6 +39,7 @@ test('every collection: a detail made of list runs and detail-only text == the w
     assert.equal(ix.embeds.length, k % 2 === 0 ? 0 : embedFields(def).length);
     const records = linked[def.name];
     const shapes = compileShapes(def);
+    const items: string[] = [];
     for (const today of [20260115, 20360601]) {
       records.forEach((r, id) => {
         const [head, tail] = shapes(r).detail;
@@ -49,7 +50,13 @@ test('every collection: a detail made of list runs and detail-only text == the w
         // The list item, joined from runs serialized apart, == the whole list shape.
         const [listHead, listTail] = shapes(r).list;
         assert.equal(listItem(ix, id, today).toString(), `${listHead}${listTail === null ? '' : lateText}${listTail ?? ''}`, `${def.name} ${id} list on ${today}`);
+        items.push(listItem(ix, id, today).toString());
       });
+      // A page: the items of any ids in any order, joined by commas between a head and `]}`.
+      const ids = Int32Array.from(records.keys()).reverse();
+      const head = Buffer.from('{"head":[');
+      assert.equal(listBody(ix, ids, today, head, head.length).toString(), `{"head":[${[...items].reverse().join(',')}]}`, `${def.name} page on ${today}`);
+      items.length = 0;
     }
   }
 });
@@ -65,6 +72,17 @@ test("embeds: an outfit's and a news article's celebrity -> kept as its record i
   assert.equal(detailPlan(RESOURCES.outfits, false)!.runs.some((r) => r.kind === 'embed'), false);
 });
 
+test('embeds: the detail-only arena of an outfit and a news article holds no celebrity text, only its id', async () => {
+  const linked = await loadLinked(generateRecords({ scale: 10 }));
+  const celebrities = buildIndex(RESOURCES.celebrities, linked.celebrities);
+  for (const name of ['outfits', 'news'] as const) {
+    const ix = buildIndex(RESOURCES[name], linked[name], () => celebrities);
+    assert.equal(ix.detail.own.bytes.includes('"celebrity"'), false, `${name}: detail-only arena`);
+    assert.equal(buildIndex(RESOURCES[name], linked[name]).detail.own.bytes.includes('"celebrity"'), true, `${name}: as text without the celebrities' index`);
+    assert.deepEqual([...ix.embeds[0]!.ids.subarray(0, 3)], linked[name].slice(0, 3).map((r) => linked.celebrities.findIndex((c) => c.slug === (r.celebrity as { slug: string }).slug)));
+  }
+});
+
 test('embeds: a record that embeds none (id -1) -> its field served as null, as the shape serves it', async () => {
   const linked = await loadLinked(generateRecords({ scale: 10 }));
   const celebrities = buildIndex(RESOURCES.celebrities, linked.celebrities);
@@ -72,7 +90,7 @@ test('embeds: a record that embeds none (id -1) -> its field served as null, as 
   const ids = outfits.embeds[0]!.ids.slice();
   ids[1] = -1;
   const ix = linkEmbeds({ celebrities, outfits: { ...outfits, embeds: [{ ...outfits.embeds[0]!, ids, index: null }] } }).outfits;
-  const [head] = compileShapes(RESOURCES.outfits)({ ...linked.outfits[1]!, celebrity: null }).detail;
-  assert.equal(detailBody(ix, 1, 20260115).toString(), `{"success":true,"version":"v1","resource":"outfits","data":${head}}`);
+  const shapes = compileShapes(RESOURCES.outfits)({ ...linked.outfits[1]!, celebrity: null });
+  assert.equal(detailBody(ix, 1, 20260115).toString(), `{"success":true,"version":"v1","resource":"outfits","data":${shapes.detail[0]}}`);
   assert.match(detailBody(ix, 0, 20260115).toString(), /"celebrity":\{"name":/);
 });
