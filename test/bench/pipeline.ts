@@ -4,11 +4,14 @@
 // one request in flight, and so is a bare node:http handler sending the very same bytes. Sides run in
 // short interleaved slices; the figure is CPU µs per request, the best slice of each side (the
 // least disturbed on a shared machine: two runs of the same code agree within about 5%).
-//   npm run bench:pipeline -- DATA_DIR [--against OTHER_CHECKOUT] [--rounds 40] [--slice-ms 60] [--only a,b] [--gc]
+//   npm run bench:pipeline -- DATA_DIR [--against OTHER_CHECKOUT] [--rounds 40] [--slice-ms 60] [--only a,b] [--gc] [--kept N]
 // With --against, that checkout's server (an older commit, say) runs beside this one: A/B of a change.
 // `--only "first request"` runs the two scenarios of a page compressed per request (br, gzip), each
 // request a target never asked before; the bare handler sends the first side's compressed bytes.
 // --gc: also the collections per 10,000 requests of each side (v8.GCProfiler over each slice).
+// --kept N: before the scenarios, N other list pages asked twice on each of our sides, so they are kept
+// (src/http/kept-pages.ts) as on a busy server, whose store holds about a thousand: a cache's costs
+// can grow with its entries (a Map's buckets), which a store of two or three pages does not show.
 import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -20,7 +23,7 @@ import v8 from 'node:v8';
 
 const { values: flags, positionals } = parseArgs({
   allowPositionals: true,
-  options: { gc: { type: 'boolean', default: false }, against: { type: 'string' }, rounds: { type: 'string', default: '40' }, 'slice-ms': { type: 'string', default: '60' }, only: { type: 'string' } },
+  options: { gc: { type: 'boolean', default: false }, kept: { type: 'string', default: '0' }, against: { type: 'string' }, rounds: { type: 'string', default: '40' }, 'slice-ms': { type: 'string', default: '60' }, only: { type: 'string' } },
 });
 const DATA = resolve(positionals[0] ?? 'data');
 const HERE = fileURLToPath(new URL('../../', import.meta.url));
@@ -222,6 +225,14 @@ const request = (path: string, key: string | null, encoding = '') =>
 /** Requests for `path` with `&v=` and a number never sent before (ignored by the API): the same body under a new tag each time. */
 let fresh = 0;
 const firstRequests = (path: string, key: string, encoding: string) => () => request(`${path}&v=${++fresh}`, key, encoding);
+for (const side of sides) {
+  if (side === bare) continue;
+  for (let i = 0; i < Number(flags.kept); i++) {
+    const other = request(`/api/v1/celebrities?limit=20&kept=${i}`, side.key);
+    await once(side, other);
+    await once(side, other);
+  }
+}
 const sample = JSON.parse((await once(sides[0]!, request('/api/v1/celebrities?limit=50&sort=name_desc', sides[0]!.key))).toString('latin1').split('\r\n\r\n')[1]!);
 const pick = sample.data[7] as { nationality: string; slug: string };
 const q = encodeURIComponent;
@@ -240,7 +251,7 @@ const scenarios: [string, string, boolean, string?][] = [
   ['filter + sort, gzip (first request)', `/api/v1/celebrities?nationality=${q(pick.nationality)}&sort=name_asc`, true, 'gzip'],
 ];
 const only = flags.only?.split(',') ?? null;
-console.log(`CPU µs per request, best of ${ROUNDS} slices of ${SLICE_MS} ms each side (Node ${process.version}, ${DATA}, load ${os.loadavg()[0]!.toFixed(1)})`);
+console.log(`CPU µs per request, best of ${ROUNDS} slices of ${SLICE_MS} ms each side (Node ${process.version}, ${DATA}, ${flags.kept} other pages kept, load ${os.loadavg()[0]!.toFixed(1)})`);
 for (const [name, path, good, encoding] of scenarios) {
   if (only === null ? (encoding ?? '') !== '' : !only.some((o) => name.includes(o))) continue;
   // The bare server gets no key, as in `npm run bench`: it reads the same request line and host.
