@@ -5,7 +5,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { RESOURCE_LIST, RESOURCES } from '../resources/index.ts';
 import type { ResourceDefinition } from '../resources/types.ts';
 import { detailPlan, type Details } from './detail-layout.ts';
-import type { Fragments } from './fragments.ts';
+import type { Fragments, Offsets } from './fragments.ts';
 import type { CollectionIndex, PostingTable } from './indexes.ts';
 import { gramsConsistent, type GramPostings } from './search-index.ts';
 import type { SlugTable, StringTable } from './string-table.ts';
@@ -33,7 +33,7 @@ async function readExactly(fh: FileHandle, into: Uint8Array, position: number): 
  * Every record of an arena is not empty and starts with `first` (and ends with `}` when `closed`) at
  * its offsets: a torn or zeroed page shows at the record boundaries in it.
  */
-function wellCut(bytes: Uint8Array, starts: Float64Array, n: number, first: number, closed: boolean): boolean {
+function wellCut(bytes: Uint8Array, starts: Offsets, n: number, first: number, closed: boolean): boolean {
   for (let i = 0; i < n; i++) {
     const a = starts[i]!;
     const b = starts[i + 1]!;
@@ -50,13 +50,19 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, .
     check(len === undefined || v.length === len);
     return v;
   };
+  /** Arena offsets: u32, or f64 for an arena past 4 GiB (fragments.ts Offsets). */
+  const offsets = (i: number, len?: number) => {
+    const v = sec(i, 'u32', 'f64') as Offsets;
+    check(len === undefined || v.length === len);
+    return v;
+  };
   const f64 = (i: number, len?: number) => {
     const v = sec(i, 'f64') as Float64Array;
     check(len === undefined || v.length === len);
     return v;
   };
   const table = (t: TableRef, count?: number): StringTable => {
-    const out = { units: sec(t.units, 'u8', 'u16') as Uint8Array | Uint16Array, starts: f64(t.starts), slots: i32(t.slots) };
+    const out = { units: sec(t.units, 'u8', 'u16') as Uint8Array | Uint16Array, starts: offsets(t.starts), slots: i32(t.slots) };
     // Sizes only: the slots' contents are an index section, so their CRC has already vouched for
     // them (string-table.ts consistent() read every slot again: 0.1-0.2 s at 100k).
     const k = out.starts.length - 1;
@@ -78,11 +84,11 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, .
     const late = shown ? def.late! : null;
     check((f.gaps === null) === (late === null) && (f.keys === null) === (late === null));
     const bytes = sec(f.bytes, 'u8') as Uint8Array;
-    const starts = f64(f.starts, n + 1);
+    const starts = offsets(f.starts, n + 1);
     check(starts[0] === 0 && starts[n] === bytes.length);
     check(first < 0 || wellCut(bytes, starts, n, first, closed), 'a JSON arena is torn');
     const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    return { bytes: buf, starts, gaps: f.gaps === null ? null : f64(f.gaps, n), keys: f.keys === null ? null : f64(f.keys, n), late };
+    return { bytes: buf, starts, gaps: f.gaps === null ? null : offsets(f.gaps, n), keys: f.keys === null ? null : f64(f.keys, n), late };
   };
   const grams = (g: GramsRef, positions: boolean): GramPostings => {
     const keys = f64(g.keys);

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Details } from './detail-layout.ts';
-import type { Fragments } from './fragments.ts';
+import type { Fragments, Offsets } from './fragments.ts';
 import type { CollectionIndex, PostingTable } from './indexes.ts';
 import type { GramPostings } from './search-index.ts';
 import type { StringTable } from './string-table.ts';
@@ -30,15 +30,20 @@ class SectionWriter {
     return this.sections.length - 1;
   }
 
+  /** Arena offsets as they are: u32 below 4 GiB, f64 past it (fragments.ts Offsets). */
+  offsets(o: Offsets): number {
+    return this.add(o instanceof Uint32Array ? 'u32' : 'f64', o);
+  }
+
   table(t: StringTable): TableRef {
-    return { units: this.add(t.units instanceof Uint8Array ? 'u8' : 'u16', t.units), starts: this.add('f64', t.starts), slots: this.add('i32', t.slots) };
+    return { units: this.add(t.units instanceof Uint8Array ? 'u8' : 'u16', t.units), starts: this.offsets(t.starts), slots: this.add('i32', t.slots) };
   }
 
   fragments(f: Fragments): FragmentsRef {
     return {
       bytes: this.add('u8', f.bytes, false),
-      starts: this.add('f64', f.starts),
-      gaps: f.gaps && this.add('f64', f.gaps),
+      starts: this.offsets(f.starts),
+      gaps: f.gaps && this.offsets(f.gaps),
       keys: f.keys && this.add('f64', f.keys),
     };
   }

@@ -6,12 +6,26 @@ import type { LateField } from '../resources/types.ts';
 import type { ByteSink } from './json-bytes.ts';
 import { sendBuffer } from './send-buffer.ts';
 
+/**
+ * Byte offsets into an arena: 4 bytes each while the arena is under 4 GiB (every arena at 100k),
+ * 8 when it is not (an arena at 1M can pass 4 GiB on a Node whose Buffers may). Which one an arena
+ * has is decided once, when it is finished; the boot cache keeps it as it is.
+ */
+export type Offsets = Uint32Array | Float64Array;
+/** The first offset a Uint32Array cannot hold. */
+export const U32_OFFSETS_LIMIT = 2 ** 32;
+
+/** `values` (offsets up to `end`) as the narrowest Offsets that holds them: a copy, or `values` itself. */
+export function offsetsOf(values: Float64Array, end: number): Offsets {
+  return end < U32_OFFSETS_LIMIT ? new Uint32Array(values) : values;
+}
+
 export interface Fragments {
   readonly bytes: Buffer;
   /** Record i is `bytes[starts[i], starts[i + 1])`. */
-  readonly starts: Float64Array;
+  readonly starts: Offsets;
   /** Where the late value goes inside record i (an offset into `bytes`), or null without a late field. */
-  readonly gaps: Float64Array | null;
+  readonly gaps: Offsets | null;
   readonly late: LateField | null;
   /** The late field's key of each record (NaN: the value is null). */
   readonly keys: Float64Array | null;
@@ -40,6 +54,10 @@ export class GrowingF64 {
   }
   finish(): Float64Array {
     return this.a.length === this.length ? this.a : this.a.slice(0, this.length);
+  }
+  /** As offsets into an arena of `end` bytes (offsetsOf), without a second copy. */
+  finishOffsets(end: number): Offsets {
+    return end < U32_OFFSETS_LIMIT ? new Uint32Array(this.a.subarray(0, this.length)) : this.finish();
   }
 }
 
@@ -132,7 +150,8 @@ export class FragmentBuilder implements ByteSink {
       this.chunks[i] = EMPTY_BUFFER;
     }
     this.chunks = [];
-    return { bytes, starts: this.starts.finish(), gaps: this.gaps?.finish() ?? null, late: this.late, keys: this.keys?.finish() ?? null };
+    const end = bytes.length;
+    return { bytes, starts: this.starts.finishOffsets(end), gaps: this.gaps?.finishOffsets(end) ?? null, late: this.late, keys: this.keys?.finish() ?? null };
   }
 }
 

@@ -2,12 +2,13 @@
 // string, and an open-addressing hash table of their numbers. A million slugs are three typed arrays
 // instead of a million Map entries and strings: nothing for the garbage collector to trace, nothing
 // to rebuild when the boot cache maps them back, and a lookup compares units without decoding.
+import { offsetsOf, type Offsets } from './fragments.ts';
 
 export interface StringTable {
   /** Units of every string back to back: one byte each when every unit is below 256, else two. */
   readonly units: Uint8Array | Uint16Array;
-  /** String i is `units[starts[i], starts[i + 1])`. */
-  readonly starts: Float64Array;
+  /** String i is `units[starts[i], starts[i + 1])` (4 bytes each below 2^32 units: fragments.ts offsetsOf). */
+  readonly starts: Offsets;
   /** Open addressing, a power of two long, at most half full: string number, or -1 for an empty slot. */
   readonly slots: Int32Array;
 }
@@ -34,7 +35,7 @@ function equals(t: StringTable, k: number, s: string): boolean {
 }
 
 /** The hash slots of the strings of `units`/`starts`; -1 when two are equal (the caller decides). */
-function fillSlots(units: Uint8Array | Uint16Array, starts: Float64Array, withSlots: boolean): Int32Array {
+function fillSlots(units: Uint8Array | Uint16Array, starts: Offsets, withSlots: boolean): Int32Array {
   const count = starts.length - 1;
   if (!withSlots) return new Int32Array(0);
   let size = 8;
@@ -58,14 +59,15 @@ export function stringTable(list: readonly string[], withSlots = true): StringTa
     if (!wide) for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0xff) wide = true;
   }
   const units = wide ? new Uint16Array(total) : new Uint8Array(total);
-  const starts = new Float64Array(list.length + 1);
+  const at = new Float64Array(list.length + 1);
   let pos = 0;
   for (let k = 0; k < list.length; k++) {
     const s = list[k]!;
-    starts[k] = pos;
+    at[k] = pos;
     for (let i = 0; i < s.length; i++) units[pos++] = s.charCodeAt(i);
   }
-  starts[list.length] = pos;
+  at[list.length] = pos;
+  const starts = offsetsOf(at, pos);
   return { units, starts, slots: fillSlots(units, starts, withSlots) };
 }
 
@@ -164,7 +166,7 @@ function hashQuoted(bytes: Uint8Array, p: number): number {
  * are `slugs` (used to find and check each one: the first `"slug":"` key of the item followed by
  * exactly that slug and a quote). Throws when a list item does not show its slug so.
  */
-export function slugTable(bytes: Buffer, starts: Float64Array, slugs: readonly string[]): SlugTable {
+export function slugTable(bytes: Buffer, starts: Offsets, slugs: readonly string[]): SlugTable {
   const count = slugs.length;
   const at = new Uint32Array(count);
   for (let k = 0; k < count; k++) {
@@ -195,7 +197,7 @@ function quotedEquals(bytes: Uint8Array, p: number, s: string): boolean {
 }
 
 /** The record whose slug is `s`, or -1. */
-export function lookupSlug(t: SlugTable, bytes: Uint8Array, starts: Float64Array, s: string): number {
+export function lookupSlug(t: SlugTable, bytes: Uint8Array, starts: Offsets, s: string): number {
   const mask = t.slots.length - 1;
   if (mask < 0) return -1;
   let h = hashString(s) & mask;
@@ -207,7 +209,7 @@ export function lookupSlug(t: SlugTable, bytes: Uint8Array, starts: Float64Array
 }
 
 /** The slug of record `k`, decoded (for tests, logs and the rare path). */
-export function slugAt(t: SlugTable, bytes: Buffer, starts: Float64Array, k: number): string {
+export function slugAt(t: SlugTable, bytes: Buffer, starts: Offsets, k: number): string {
   const p = starts[k]! + t.at[k]!;
   const end = bytes.indexOf(QUOTE, p);
   return bytes.toString('latin1', p, end < 0 ? p : end);

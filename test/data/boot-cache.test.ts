@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { align8, cacheFile as collectionFile, crc32, DEPENDS, MAGIC, PREFIX_BYTES, readDataIdentity, type Header, type Section } from '../../src/data/boot-cache-format.ts';
 import { loadSnapshotCache, readCollectionCache } from '../../src/data/boot-cache-read.ts';
+import { saveCollectionCache } from '../../src/data/boot-cache-write.ts';
 import { RESOURCE_LIST, RESOURCES } from '../../src/resources/index.ts';
 import type { CollectionName, LinkContext } from '../../src/resources/types.ts';
 import { generateRecords } from '../../src/generate/generate.ts';
@@ -192,6 +193,27 @@ describe('boot cache', () => {
     for (const name of COLLECTIONS) assert.deepEqual(cached[name], fresh.collections[name], name);
     assertSameAnswers(fresh, viaCache);
     assertSameAnswers(fresh, first);
+  });
+
+  it('arena offsets as Float64Array (an arena past 4 GiB) -> written and read back as they are, same answers', async () => {
+    const { data, state } = await setup();
+    const fresh = await loadSnapshot(data);
+    const ix = fresh.collections.celebrities;
+    assert.ok(ix.list.starts instanceof Uint32Array && ix.searchText.starts instanceof Uint32Array, 'a small arena has 4-byte offsets');
+    // What a collection whose arena passes 4 GiB holds (too large to build in a test): 8-byte offsets.
+    const wide = (o: Uint32Array | Float64Array) => Float64Array.from(o);
+    const widened: CollectionIndex = {
+      ...ix,
+      list: { ...ix.list, starts: wide(ix.list.starts), gaps: ix.list.gaps && wide(ix.list.gaps) },
+      detail: { ...ix.detail, own: { ...ix.detail.own, starts: wide(ix.detail.own.starts) } },
+      searchText: { ...ix.searchText, starts: wide(ix.searchText.starts) },
+    };
+    assert.ok(await saveCollectionCache(state, data, 'celebrities', widened, await readDataIdentity(data)));
+    const read = await readSnapshotCache(state, data);
+    assert.ok(read.index, read.miss ?? '');
+    assert.ok(read.index.list.starts instanceof Float64Array && read.index.detail.own.starts instanceof Float64Array && read.index.searchText.starts instanceof Float64Array);
+    assert.deepEqual([...read.index.list.starts], [...ix.list.starts]);
+    assertSameAnswers(fresh, { ...fresh, collections: { ...fresh.collections, celebrities: read.index } });
   });
 
   it('content change (same size), touch, or a replaced file -> miss, and the next load caches the new data', async () => {

@@ -2,7 +2,7 @@
 // JSON text, and a page joined in one pass is byte for byte its items joined with commas, on any day.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { numberLength, writeNumber } from '../../src/data/fragments.ts';
+import { FragmentBuilder, GrowingF64, numberLength, offsetsOf, U32_OFFSETS_LIMIT, writeNumber } from '../../src/data/fragments.ts';
 import { buildIndex, listBody } from '../../src/data/indexes.ts';
 import { compileShapes } from '../../src/data/shape.ts';
 import { loadLinked } from '../../src/data/load.ts';
@@ -20,6 +20,27 @@ test('writeNumber: value -> its JSON text, and numberLength its length', () => {
     assert.equal(out.toString('latin1', 3, end), want, `${v} -> ${want}`);
     assert.equal(numberLength(v), want.length, `${v}: length`);
   }
+});
+
+test('arena offsets: under 4 GiB -> Uint32Array (4 bytes each), from 4 GiB on -> Float64Array, the same values', () => {
+  const small = Float64Array.of(0, 17, 2 ** 32 - 1);
+  const narrow = offsetsOf(small, 2 ** 32 - 1);
+  assert.ok(narrow instanceof Uint32Array);
+  assert.deepEqual([...narrow], [...small]);
+  const large = Float64Array.of(0, 2 ** 31, U32_OFFSETS_LIMIT, 5 * 2 ** 30);
+  const wide = offsetsOf(large, 5 * 2 ** 30);
+  assert.ok(wide instanceof Float64Array, 'an offset past 2^32 - 1 would wrap in a Uint32Array');
+  assert.deepEqual([...wide], [...large]);
+  assert.ok(offsetsOf(Float64Array.of(0, U32_OFFSETS_LIMIT), U32_OFFSETS_LIMIT) instanceof Float64Array, 'the end offset of a 4 GiB arena is 2^32');
+  const grown = new GrowingF64(2);
+  for (const v of [0, 3, 9, 40]) grown.push(v);
+  assert.deepEqual(grown.finishOffsets(40), Uint32Array.of(0, 3, 9, 40));
+  const f = new FragmentBuilder(2, null, 1 << 16);
+  f.add('{"a":1}');
+  f.add('{"b":22}');
+  const done = f.finish();
+  assert.ok(done.starts instanceof Uint32Array);
+  assert.deepEqual([...done.starts], [0, 7, 15]);
 });
 
 test('every collection: listBody == head + the list items joined by commas + "]}", on days across age digit counts', async () => {
