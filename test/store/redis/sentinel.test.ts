@@ -107,13 +107,18 @@ test('the primary SIGKILLed under load: 503s in the gap, serving again once the 
     // The figures go to the README (`npm run bench:failover` repeats this); how soon serving resumes
     // is a timing, not asserted here: it waits on Sentinel's own once-a-second steps.
     t.diagnostic(`sentinel failover: ${JSON.stringify(figures)}`);
-    await within(EVENTUALLY_MS, () => logs.every((l) => l.lines.filter((line) => line.includes('Redis failover')).length === 1));
-    const health = async () => (await Promise.all(services.map((_, i) => client.get(i, '/healthz')))).map((r) => r.status);
-    await within(EVENTUALLY_MS, async () => (await health()).every((h) => h === 200));
-    // Then the promoted node, in /healthz as in the log line.
-    await within(EVENTUALLY_MS, async () => (await bodies()).every((b) => b === says(other.port)));
-    for (const l of logs) assert.match(l.lines.find((line) => line.includes('Redis failover'))!, new RegExp(`"to":"127\\.0\\.0\\.1:${other.port}"`), 'the line names the new primary');
-    assertOneLine(logs.map((l, i) => l.lines.slice(logged[i])));
+    // What follows waits on each instance: a failure says what each one logged last.
+    try {
+      await within(EVENTUALLY_MS, () => logs.every((l) => l.lines.filter((line) => line.includes('Redis failover')).length === 1));
+      const health = async () => (await Promise.all(services.map((_, i) => client.get(i, '/healthz')))).map((r) => r.status);
+      await within(EVENTUALLY_MS, async () => (await health()).every((h) => h === 200));
+      // Then the promoted node, in /healthz as in the log line.
+      await within(EVENTUALLY_MS, async () => (await bodies()).every((b) => b === says(other.port)));
+      for (const l of logs) assert.match(l.lines.find((line) => line.includes('Redis failover'))!, new RegExp(`"to":"127\\.0\\.0\\.1:${other.port}"`), 'the line names the new primary');
+      assertOneLine(logs.map((l, i) => l.lines.slice(logged[i])));
+    } catch (err) {
+      throw new Error(`${(err as Error).message}\n${describeLogs(logs)}`, { cause: err });
+    }
   } finally {
     client.close();
     await store.close();
