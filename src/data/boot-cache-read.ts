@@ -29,15 +29,21 @@ async function readExactly(fh: FileHandle, into: Uint8Array, position: number): 
   }
 }
 
+/** `first` of wellCut: the first byte of any JSON value (`"`, `{`, `[`, `-`, a digit, `n`, `t`, `f`). */
+const VALUE_START = 256;
+const valueStart = new Uint8Array(256);
+for (const c of '"{[-0123456789ntf') valueStart[c.charCodeAt(0)] = 1;
+
 /**
- * Every record of an arena is not empty and starts with `first` (and ends with `}` when `closed`) at
- * its offsets: a torn or zeroed page shows at the record boundaries in it.
+ * Every record of an arena is not empty and starts with `first` (any value's first byte for
+ * VALUE_START), and ends with `}` when `closed`, at its offsets: a torn or zeroed page shows at the
+ * record boundaries in it.
  */
 function wellCut(bytes: Uint8Array, starts: Offsets, n: number, first: number, closed: boolean): boolean {
   for (let i = 0; i < n; i++) {
     const a = starts[i]!;
     const b = starts[i + 1]!;
-    if (!(b > a) || bytes[a] !== first || (closed && bytes[b - 1] !== 0x7d)) return false;
+    if (!(b > a) || (first === VALUE_START ? valueStart[bytes[a]!] !== 1 : bytes[a] !== first) || (closed && bytes[b - 1] !== 0x7d)) return false;
   }
   return true;
 }
@@ -126,9 +132,8 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, .
     const plan = detailPlan(def, embeds.length > 0);
     check((plan !== null) === d.planned);
     if (plan === null) return { plan, own: fragments(d.own, lateIn(def.detailFields), 0x7b, true), cuts: new Uint32Array(0), ownCuts: new Uint32Array(0) };
-    // Own text starts a field: its name's quote when it is the detail's first field, else a comma.
-    const firstOwn = plan.runs.find((r) => r.kind === 'own');
-    const own = fragments(d.own, false, firstOwn === undefined ? -1 : firstOwn.from === 0 ? 0x22 : 0x2c, false);
+    // Own text starts with a value (its first field's key is the plan's): not a zeroed byte.
+    const own = fragments(d.own, false, plan.runs.some((r) => r.kind === 'own') ? VALUE_START : -1, false);
     const cuts = sec(d.cuts, 'u32') as Uint32Array;
     const ownCuts = sec(d.ownCuts, 'u32') as Uint32Array;
     check(cuts.length === n * plan.listCuts.length && ownCuts.length === n * Math.max(plan.ownRuns - 1, 0));

@@ -18,8 +18,11 @@ export type Piece = readonly [from: number, to: number];
 export type Run =
   /** List fields [from, to) of the record's own list item. */
   | { readonly kind: 'list'; readonly from: number; readonly to: number }
-  /** Detail fields [from, to), kept as text in the detail-only arena. */
-  | { readonly kind: 'own'; readonly from: number; readonly to: number }
+  /**
+   * Detail fields [from, to), kept as text in the detail-only arena without the first one's key
+   * (`key`: `,"description":`, the same for every record, kept here once).
+   */
+  | { readonly kind: 'own'; readonly from: number; readonly to: number; readonly key: Buffer }
   /**
    * Detail field `field`, an object embedded from another collection: `head` (`,"name":`), then `{`,
    * the pieces of the embedded record's list item (the first without its leading comma) and `}`;
@@ -148,7 +151,7 @@ function detailRuns(def: ResourceDefinition, embedded: boolean): Run[] | null {
     } else if (shared && last?.kind === 'list' && last.to === li) last.to++;
     else if (shared) out.push({ kind: 'list', from: li, to: li + 1 });
     else if (last?.kind === 'own' && last.to === j) last.to++;
-    else out.push({ kind: 'own', from: j, to: j + 1 });
+    else out.push({ kind: 'own', from: j, to: j + 1, key: Buffer.from(`${j > 0 ? ',' : ''}${JSON.stringify(fieldName(f))}:`, 'latin1') });
   });
   if (lateInDetail(def)) {
     const li = def.listFields.findIndex((f) => fieldName(f) === def.late!.field);
@@ -247,6 +250,22 @@ function ownAt(det: Details, plan: DetailPlan, id: number, k: number): number {
   return det.own.starts[id]! + det.ownCuts[id * (plan.ownRuns - 1) + k - 1]!;
 }
 
+/**
+ * Record `id`'s detail-only fields as the text of one JSON object (each own run's first key put
+ * back): what a reader of the source fields decodes (src/data/known.ts). Needs a plan.
+ */
+export function ownFieldsJson(det: Details, id: number): string {
+  const plan = det.plan!;
+  let text = '{';
+  let own = 0;
+  for (const r of plan.runs) {
+    if (r.kind !== 'own') continue;
+    const key = r.key.toString('latin1');
+    text += (text === '{' && key.charCodeAt(0) === 0x2c ? key.slice(1) : key) + det.own.bytes.toString('utf8', ownAt(det, plan, id, own), ownAt(det, plan, id, ++own));
+  }
+  return `${text}}`;
+}
+
 /** The source offsets of a detail's list and own runs ([from, to) per run, in its arena), reused from send to send. */
 let runBounds = new Float64Array(16);
 
@@ -277,6 +296,7 @@ export function detailBytes(list: Fragments, det: Details, embeds: readonly Embe
     } else {
       a = ownAt(det, plan, id, own);
       b = ownAt(det, plan, id, ++own);
+      length += r.key.length;
     }
     bounds[2 * i] = a;
     bounds[2 * i + 1] = b;
@@ -287,7 +307,11 @@ export function detailBytes(list: Fragments, det: Details, embeds: readonly Embe
   for (let i = 0; i < runs.length; i++) {
     const r = runs[i]!;
     if (r.kind === 'embed') pos = writeEmbed(r.head, r.pieces, embeds[r.slot]!, id, out, pos);
-    else if (r.kind === 'own') pos += det.own.bytes.copy(out, pos, bounds[2 * i]!, bounds[2 * i + 1]!);
+    else if (r.kind === 'own') {
+      const key = r.key;
+      for (let k = 0; k < key.length; k++) out[pos++] = key[k]!;
+      pos += det.own.bytes.copy(out, pos, bounds[2 * i]!, bounds[2 * i + 1]!);
+    }
     else pos = copyRange(list, bounds[2 * i]!, bounds[2 * i + 1]!, gap, late, out, pos);
   }
   plan.tail.copy(out, pos);

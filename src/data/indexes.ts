@@ -393,7 +393,8 @@ export function indexBuilder(def: ResourceDefinition, hint: { readonly records: 
     const key = Uint8Array.from(Buffer.from(`${k > 0 || lateAt > from ? ',' : ''}"${listLate!.field}":`, 'latin1'));
     return { head: compileFieldsWriter(def, def.listFields.slice(from, lateAt), k > 0), lateKey: key, tail: compileFieldsWriter(def, def.listFields.slice(lateAt + 1, to), true) };
   });
-  const ownRuns = plan === null ? [] : plan.runs.flatMap((run) => (run.kind === 'own' ? [compileFieldsWriter(def, def.detailFields.slice(run.from, run.to), run.from > 0)] : []));
+  // An own run's first key is the same for every record: the plan keeps it (its `key`), the arena not.
+  const ownRuns = plan === null ? [] : plan.runs.flatMap((run) => (run.kind === 'own' ? [compileFieldsWriter(def, def.detailFields.slice(run.from, run.to), run.from > 0, false)] : []));
 
   const add = (r: LinkedRecord): void => {
     const id = ids.length;

@@ -169,10 +169,11 @@ const EMPTY_OBJECT = Uint8Array.of(0x7b, 0x7d);
 /**
  * compileFields written into a byte sink: the same text, byte for byte (test/data/json-bytes.test.ts),
  * without the object per shape, the string per run and its UTF-8 copy. `comma`: a comma before the
- * first field. No late field may be among `fields`.
+ * first field. `firstKey: false`: the first field's value without its key (and comma), which the
+ * reader knows (detail-layout.ts keeps it once per collection). No late field may be among `fields`.
  */
-export function compileFieldsWriter(def: ResourceDefinition, fields: readonly OutputField[], comma = false): (r: LinkedRecord, out: ByteSink) => void {
-  const keys = fields.map((field, i) => ascii(`${i > 0 || comma ? ',' : ''}${JSON.stringify(typeof field === 'string' ? field : field.name)}:`));
+export function compileFieldsWriter(def: ResourceDefinition, fields: readonly OutputField[], comma = false, firstKey = true): (r: LinkedRecord, out: ByteSink) => void {
+  const keys = fields.map((field, i) => ascii(i === 0 && !firstKey ? '' : `${i > 0 || comma ? ',' : ''}${JSON.stringify(typeof field === 'string' ? field : field.name)}:`));
   const names = fields.map((field) => (typeof field === 'string' ? field : field.name));
   const writers = fields.map((field) => (typeof field === 'string' ? compileWriter(fieldSchema(def, field)) : objectWriter(Object.entries(embeddedSchema(def, field)))));
   return (r, out) => {

@@ -303,6 +303,12 @@ describe('boot cache', () => {
       ['a byte flipped in the last section', async (f: string) => flip(f, (await stat(f)).size - 1000)],
       ['a byte flipped in an index section', async (f: string) => flip(f, await sectionAt(f, (s) => s.kind === 'i32' && s.bytes > 64, 33))],
       ['a zeroed page inside a JSON arena (torn)', async (f: string) => zero(f, await sectionAt(f, (s) => s.crc === null && s.bytes > 20_000, 10_000), 4096)],
+      ['a zeroed page inside the detail-only arena (torn: records there start with a value, no key)', async (f: string) => {
+        const { header, base } = await readHeader(f);
+        const own = header.sections[header.collection.detail.own.bytes]!;
+        assert.ok(own.crc === null && own.bytes > 3 * 4096);
+        await zero(f, base + own.offset + (own.bytes >> 1), 4096);
+      }],
       ['a byte flipped in the header', (f: string) => flip(f, 20)],
       ['from another format version', (f: string) => rewriteHeader(f, (h) => ({ ...h, key: h.key.replace(/"format":\d+/, '"format":3') }))],
       ['written for another data directory (foreign)', (f: string) => rewriteHeader(f, (h) => ({ ...h, key: h.key.replace(/"dir":"./, '"dir":"X') }))],

@@ -77,10 +77,23 @@ test('embeds: the detail-only arena of an outfit and a news article holds no cel
   const celebrities = buildIndex(RESOURCES.celebrities, linked.celebrities);
   for (const name of ['outfits', 'news'] as const) {
     const ix = buildIndex(RESOURCES[name], linked[name], () => celebrities);
-    assert.equal(ix.detail.own.bytes.includes('"celebrity"'), false, `${name}: detail-only arena`);
-    assert.equal(buildIndex(RESOURCES[name], linked[name]).detail.own.bytes.includes('"celebrity"'), true, `${name}: as text without the celebrities' index`);
+    assert.equal(ix.detail.own.bytes.includes('"nationality"'), false, `${name}: detail-only arena`);
+    assert.equal(buildIndex(RESOURCES[name], linked[name]).detail.own.bytes.includes('"nationality"'), true, `${name}: as text without the celebrities' index`);
     assert.deepEqual([...ix.embeds[0]!.ids.subarray(0, 3)], linked[name].slice(0, 3).map((r) => linked.celebrities.findIndex((c) => c.slug === (r.celebrity as { slug: string }).slug)));
   }
+});
+
+test('the first key of each run of detail-only fields is kept once per collection, not per record', async () => {
+  const linked = await loadLinked(generateRecords({ scale: 10 }));
+  const outfits = buildIndex(RESOURCES.outfits, linked.outfits, () => buildIndex(RESOURCES.celebrities, linked.celebrities));
+  assert.equal(outfits.detail.own.bytes.includes('"description"'), false);
+  const first = outfits.detail.own.bytes.toString('utf8', outfits.detail.own.starts[0], outfits.detail.own.starts[1]);
+  assert.equal(first, JSON.stringify(linked.outfits[0]!.description ?? null), 'the value alone');
+  const reviews = buildIndex(RESOURCES.reviews, linked.reviews);
+  // Two runs of detail-only fields ({author}, then content to cons): neither first key is in the arena.
+  assert.deepEqual(reviews.detail.plan!.runs.flatMap((r) => (r.kind === 'own' ? [r.key.toString()] : [])), [',"author":', ',"content":']);
+  assert.equal(reviews.detail.own.bytes.includes('"content"') || reviews.detail.own.bytes.includes('"author"'), false);
+  assert.ok(reviews.detail.own.bytes.includes('"movieDetails"'), 'the keys after the first stay');
 });
 
 test('embeds: a record that embeds none (id -1) -> its field served as null, as the shape serves it', async () => {
