@@ -3,7 +3,8 @@
 // all in typed arrays; and the functions through which the server reads them.
 import type { CollectionName, LinkedRecord, ResourceDefinition } from '../resources/types.ts';
 import { fold } from './fold.ts';
-import { detailBytes, detailPlan, embedFields, type Details, type Embed } from './detail-layout.ts';
+import { detailBytes, detailPlan, embedFields, listFieldAt, type Details, type Embed } from './detail-layout.ts';
+import { derivable, derivedIncludes, derivedIncludesAt, derivedText, isDerived, searchField, searchKeyLength, type SearchFrom } from './search-text.ts';
 import { fragment, FragmentBuilder, fragmentLength, GrowingF64, GrowingI32, joinFragments, writeFragment, type Fragments } from './fragments.ts';
 import { buildSearchIndex, type SearchIndex } from './search-index.ts';
 import { writeAscii, writeByte } from './json-bytes.ts';
@@ -64,8 +65,10 @@ export interface CollectionIndex {
   /** One table per equality filter, in the definition's order. */
   readonly postings: readonly PostingTable[];
   readonly range: RangeIndex | null;
-  /** Folded search text of record i is string i (no hash table). */
+  /** Folded search text of record i is string i (no hash table); empty where `searchFrom` says it is derived. */
   readonly searchText: StringTable;
+  /** Where the texts the table leaves out are read from (search-text.ts), or null. */
+  readonly searchFrom: SearchFrom | null;
   /** 1-, 2- and 3-gram postings over the search texts. */
   readonly search: SearchIndex;
 }
@@ -165,7 +168,19 @@ export function postingInOrder(ix: CollectionIndex, ids: Int32Array, sort: strin
  * anywhere when `start` is -1 (search-index.ts: a trigram that occurs once in the text says where).
  */
 export function searchTextIncludes(ix: CollectionIndex, id: number, text: string, start: number): boolean {
+  const from = ix.searchFrom;
+  if (from !== null && from !== undefined && isDerived(from, id)) {
+    const p = listFieldAt(ix.list, ix.detail, id, from.field) + from.keyLength + 1;
+    return start === -1 ? derivedIncludes(ix.list.bytes, p, text) : derivedIncludesAt(ix.list.bytes, p, text, start);
+  }
   return start === -1 ? includes(ix.searchText, id, text) : includesAt(ix.searchText, id, text, start);
+}
+
+/** The folded search text of record `id`, decoded (tests and tools). */
+export function searchTextOf(ix: CollectionIndex, id: number): string {
+  const from = ix.searchFrom;
+  if (from === null || !isDerived(from, id)) return stringAt(ix.searchText, id);
+  return derivedText(ix.list, listFieldAt(ix.list, ix.detail, id, from.field) + from.keyLength + 1);
 }
 
 /** Bytes of record `id`'s list item as served on day `today`. */
@@ -486,6 +501,20 @@ export function indexBuilder(def: ResourceDefinition, hint: { readonly records: 
     const search = buildSearchIndex(texts);
     const slugIndex = slugTable(listFragments.bytes, listFragments.starts, slugs);
     slugs.length = 0;
+    // A text that is its list value's bytes lower-cased is read from there (search-text.ts), not kept twice.
+    let searchFrom: SearchFrom | null = null;
+    const sf = plan === null ? -1 : searchField(def);
+    if (sf >= 0) {
+      const keyLength = searchKeyLength(def, sf);
+      const derived = new Uint32Array((size + 31) >>> 5);
+      for (let id = 0; id < size; id++) {
+        const p = (sf === 0 ? listFragments.starts[id]! + 1 : listFragments.starts[id]! + detail.cuts[id * plan!.listCuts.length + plan!.cutOf[sf]!]!) + keyLength;
+        if (!derivable(listFragments.bytes, p, texts[id]!)) continue;
+        derived[id >>> 5]! |= 1 << (id & 31);
+        texts[id] = '';
+      }
+      searchFrom = { field: sf, keyLength, derived };
+    }
     const ts = embedded.length > 0 && size > 0 ? (embedTargets ??= targetsOf()) : null;
     const embeds: Embed[] = embedded.map(({ field, target }, k) => ({ field, target, ids: embedIds[k]!.finish(), index: ts?.[k] ?? null }));
     return {
@@ -500,6 +529,7 @@ export function indexBuilder(def: ResourceDefinition, hint: { readonly records: 
       postings,
       range,
       searchText: stringTable(texts, false),
+      searchFrom,
       search,
     };
   };

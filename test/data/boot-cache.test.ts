@@ -17,8 +17,7 @@ import { DataError } from '../../src/data/load.ts';
 import { loadSnapshot, type Snapshot } from '../../src/data/snapshot.ts';
 import { writeDataset } from '../../src/generate/write-dataset.ts';
 import { detail, listPage } from '../../src/http/handlers.ts';
-import { postingKeys, slugOf, type CollectionIndex } from '../../src/data/indexes.ts';
-import { stringAt } from '../../src/data/string-table.ts';
+import { postingKeys, searchTextOf, slugOf, type CollectionIndex } from '../../src/data/indexes.ts';
 import { COLLECTIONS } from '../../src/resources/types.ts';
 import { startService } from '../../src/service.ts';
 
@@ -73,7 +72,7 @@ function queries(ix: CollectionIndex): string[] {
     }
   }
   for (const id of [0, 1, ix.size >> 1, ix.size - 1]) {
-    const text = stringAt(ix.searchText, id);
+    const text = searchTextOf(ix, id);
     for (const len of [1, 2, 3, 5, 9]) {
       const q = encodeURIComponent(text.slice(1, 1 + len));
       out.push(`search=${q}`, `search=${q}&limit=3&page=2`, `search=${encodeURIComponent(text.slice(0, len))}`);
