@@ -24,7 +24,7 @@ import type { CollectionName } from '../resources/types.ts';
 import type { CollectionIndex } from './indexes.ts';
 
 /** Bump when the layout, or anything the structures are built from that the fingerprint misses, changes. */
-export const BOOT_CACHE_FORMAT = 10;
+export const BOOT_CACHE_FORMAT = 11;
 export const MAGIC = Buffer.from('CAPIBOOT');
 /** Data files changed this recently before the load may change again within one timestamp tick. */
 const RACY_MS = 100;
@@ -161,8 +161,8 @@ export interface CollectionRef {
   readonly postings: readonly PostingRef[];
   readonly range: { param: string; ids: number; values: number; byId: number } | null;
   readonly searchText: TableRef;
-  /** search-text.ts SearchFrom: its field and key length, and the section of its bitmap. */
-  readonly searchFrom: { readonly field: number; readonly keyLength: number; readonly derived: number } | null;
+  /** search-text.ts SearchFrom: its field, and the section of its bitmap. */
+  readonly searchFrom: { readonly field: number; readonly derived: number } | null;
   readonly unigrams: GramsRef;
   readonly bigrams: GramsRef;
   readonly trigrams: GramsRef;

@@ -8,7 +8,7 @@ import { detailPlan, embedFields, type Details, type Embed } from './detail-layo
 import type { Fragments, Offsets } from './fragments.ts';
 import { linkEmbeds, type CollectionIndex, type PostingTable } from './indexes.ts';
 import { gramsConsistent, type GramPostings } from './search-index.ts';
-import { searchField, searchKeyLength, type SearchFrom } from './search-text.ts';
+import { searchField, type SearchFrom } from './search-text.ts';
 import type { SlugTable, StringTable } from './string-table.ts';
 import {
   align8, cacheFile, collectionKey, crc32, KIND_BYTES, MAGIC, PREFIX_BYTES, READ_CHUNK, readDataIdentity,
@@ -140,12 +140,12 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, .
     check(cuts.length === n * plan.listCuts.length && ownCuts.length === n * Math.max(plan.ownRuns - 1, 0));
     return { plan, own, cuts, ownCuts };
   };
-  // The field the code reads texts from (a cut of the plan, or 0), and a bit per record.
+  // The field the code reads texts from, and a bit per record.
   const searchFrom = (f: CollectionRef['searchFrom']): SearchFrom | null => {
     if (f === null) return null;
     const derived = sec(f.derived, 'u32') as Uint32Array;
-    check(f.field === searchField(def) && f.keyLength === searchKeyLength(def, f.field) && derived.length === (n + 31) >>> 5);
-    return { field: f.field, keyLength: f.keyLength, derived };
+    check(f.field === searchField(def) && derived.length === (n + 31) >>> 5);
+    return { field: f.field, derived };
   };
   check(ref.orders.length === def.sorts.length && ref.ranks.length === def.sorts.length);
   const r = ref.range;

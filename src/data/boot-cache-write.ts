@@ -90,7 +90,7 @@ class SectionWriter {
       postings: ix.postings.map((p) => this.posting(p)),
       range: r && { param: r.param, ids: this.add('i32', r.ids), values: this.add('f64', r.values), byId: this.add('f64', r.byId) },
       searchText: this.table(ix.searchText),
-      searchFrom: ix.searchFrom && { field: ix.searchFrom.field, keyLength: ix.searchFrom.keyLength, derived: this.add('u32', ix.searchFrom.derived) },
+      searchFrom: ix.searchFrom && { field: ix.searchFrom.field, derived: this.add('u32', ix.searchFrom.derived) },
       unigrams: this.grams(ix.search.unigrams),
       bigrams: this.grams(ix.search.bigrams),
       trigrams: this.grams(ix.search.trigrams),

@@ -10,7 +10,6 @@ import { RESOURCES } from '../resources/index.ts';
 import type { CollectionName, EmbeddedField, OutputField, ResourceDefinition } from '../resources/types.ts';
 import { fragment, lateValue, numberLength, writeNumber, type Fragments } from './fragments.ts';
 import type { CollectionIndex } from './indexes.ts';
-import { searchField } from './search-text.ts';
 import { sendBuffer } from './send-buffer.ts';
 
 /** List field boundaries [from, to) of another collection's list item. */
@@ -174,9 +173,6 @@ export function detailPlan(def: ResourceDefinition, embedded = false): DetailPla
   const listCuts = new Set<number>();
   const detailCuts = new Set<number>();
   for (const b of embeddedCuts(def)) if (b > 0 && b < m) listCuts.add(b);
-  // Where the search text is read from when it is the list value (search-text.ts).
-  const sf = searchField(def);
-  if (sf > 0) listCuts.add(sf);
   for (const r of runs) {
     if (r.kind === 'list') {
       for (const b of [r.from, r.to]) if (b > 0 && b < m) listCuts.add(b);
@@ -205,11 +201,6 @@ function listAt(list: Fragments, det: Details, plan: DetailPlan, id: number, b: 
   if (b === 0) return list.starts[id]! + 1;
   if (b === plan.listFields) return list.starts[id + 1]! - 1;
   return list.starts[id]! + det.cuts[id * plan.listCuts.length + plan.cutOf[b]!]!;
-}
-
-/** Byte offset in the list arena of list field boundary `b` of record `id`, which the plan cuts at (or 0). */
-export function listFieldAt(list: Fragments, det: Details, id: number, b: number): number {
-  return listAt(list, det, det.plan!, id, b);
 }
 
 /** Bytes of an embedded object as served: `head`, then its pieces in braces, or null. */

@@ -3,8 +3,8 @@
 // all in typed arrays; and the functions through which the server reads them.
 import type { CollectionName, LinkedRecord, ResourceDefinition } from '../resources/types.ts';
 import { fold } from './fold.ts';
-import { detailBytes, detailPlan, embedFields, listFieldAt, type Details, type Embed } from './detail-layout.ts';
-import { derivable, derivedIncludes, derivedIncludesAt, derivedText, isDerived, searchField, searchKeyLength, type SearchFrom } from './search-text.ts';
+import { detailBytes, detailPlan, embedFields, type Details, type Embed } from './detail-layout.ts';
+import { decidedByGrams, derivedText, isDerived, searchField, type SearchFrom } from './search-text.ts';
 import { fragment, FragmentBuilder, fragmentLength, GrowingF64, GrowingI32, joinFragments, writeFragment, type Fragments } from './fragments.ts';
 import { buildSearchIndex, type SearchIndex } from './search-index.ts';
 import { writeAscii, writeByte } from './json-bytes.ts';
@@ -170,8 +170,9 @@ export function postingInOrder(ix: CollectionIndex, ids: Int32Array, sort: strin
 export function searchTextIncludes(ix: CollectionIndex, id: number, text: string, start: number): boolean {
   const from = ix.searchFrom;
   if (from !== null && from !== undefined && isDerived(from, id)) {
-    const p = listFieldAt(ix.list, ix.detail, id, from.field) + from.keyLength + 1;
-    return start === -1 ? derivedIncludes(ix.list.bytes, p, text) : derivedIncludesAt(ix.list.bytes, p, text, start);
+    // Only a query longer than the trigrams it is checked by comes here (search-text.ts).
+    const t = derivedText(ix.def, from, fragment(ix.list, id, 20000101));
+    return start === -1 ? t.includes(text) : start >= 0 && start + text.length <= t.length && t.startsWith(text, start);
   }
   return start === -1 ? includes(ix.searchText, id, text) : includesAt(ix.searchText, id, text, start);
 }
@@ -179,8 +180,7 @@ export function searchTextIncludes(ix: CollectionIndex, id: number, text: string
 /** The folded search text of record `id`, decoded (tests and tools). */
 export function searchTextOf(ix: CollectionIndex, id: number): string {
   const from = ix.searchFrom;
-  if (from === null || !isDerived(from, id)) return stringAt(ix.searchText, id);
-  return derivedText(ix.list, listFieldAt(ix.list, ix.detail, id, from.field) + from.keyLength + 1);
+  return from === null || !isDerived(from, id) ? stringAt(ix.searchText, id) : derivedText(ix.def, from, fragment(ix.list, id, 20000101));
 }
 
 /** Bytes of record `id`'s list item as served on day `today`. */
@@ -382,6 +382,10 @@ export function indexBuilder(def: ResourceDefinition, hint: { readonly records: 
   const ids: string[] = [];
   const slugs: string[] = [];
   const texts: string[] = [];
+  // The list field the search text is (search-text.ts), and whether each record's text is its value.
+  const sf = searchField(def);
+  const searchFieldName = sf >= 0 ? (def.listFields[sf] as string) : null;
+  const fromField: boolean[] = [];
   const sortKeys = def.sorts.map((s) => (s.type === 'number' ? new GrowingF64(hint.records) : ([] as (string | null)[])));
   const rangeFilter = def.filters.find((f) => f.kind === 'range') ?? null;
   const rangeValues = new GrowingF64(rangeFilter ? hint.records : 0);
@@ -459,7 +463,12 @@ export function indexBuilder(def: ResourceDefinition, hint: { readonly records: 
     }
     ids.push(r._id as string);
     slugs.push(r.slug);
-    texts.push(fold(def.searchText(r) ?? ''));
+    const text = fold(def.searchText(r) ?? '');
+    texts.push(text);
+    if (searchFieldName !== null) {
+      const v = r[searchFieldName];
+      fromField.push(text === fold(typeof v === 'string' ? v : ''));
+    }
     // A loop, not forEach: a closure per record was a measurable part of `add`.
     for (let i = 0; i < sorts.length; i++) {
       const s = sorts[i]!;
@@ -501,19 +510,17 @@ export function indexBuilder(def: ResourceDefinition, hint: { readonly records: 
     const search = buildSearchIndex(texts);
     const slugIndex = slugTable(listFragments.bytes, listFragments.starts, slugs);
     slugs.length = 0;
-    // A text that is its list value's bytes lower-cased is read from there (search-text.ts), not kept twice.
+    // A text no search reads but a long query's, and a list field's value, is decoded from the
+    // list item by that query instead of being kept twice (search-text.ts).
     let searchFrom: SearchFrom | null = null;
-    const sf = plan === null ? -1 : searchField(def);
-    if (sf >= 0) {
-      const keyLength = searchKeyLength(def, sf);
+    if (searchFieldName !== null) {
       const derived = new Uint32Array((size + 31) >>> 5);
       for (let id = 0; id < size; id++) {
-        const p = (sf === 0 ? listFragments.starts[id]! + 1 : listFragments.starts[id]! + detail.cuts[id * plan!.listCuts.length + plan!.cutOf[sf]!]!) + keyLength;
-        if (!derivable(listFragments.bytes, p, texts[id]!)) continue;
+        if (!fromField[id] || !decidedByGrams(texts[id]!)) continue;
         derived[id >>> 5]! |= 1 << (id & 31);
         texts[id] = '';
       }
-      searchFrom = { field: sf, keyLength, derived };
+      searchFrom = { field: sf, derived };
     }
     const ts = embedded.length > 0 && size > 0 ? (embedTargets ??= targetsOf()) : null;
     const embeds: Embed[] = embedded.map(({ field, target }, k) => ({ field, target, ids: embedIds[k]!.finish(), index: ts?.[k] ?? null }));

@@ -1,23 +1,19 @@
-// The folded search texts without a copy where the list arena already holds them (issue 19): a
-// search text is most often one list field's value (an outfit's title, a celebrity's name), and for
-// plain ASCII without escapes its folded form is that value's bytes lower-cased. Such a record's text
-// is read from its list item when a search has to confirm a match (a trigram twice in the text: rare
-// per request, never per page item); only the others keep theirs in the string table.
+// The folded search texts without a copy where a search never reads them (issue 19). A search reads
+// a record's text only to confirm a match its trigram positions leave open: a trigram twice in the
+// text, or past position 254 (search-index.ts AMBIGUOUS), or a query of more than 384 units. A text
+// with neither (half of the titles, nearly every name) is then never read but by such a query, so
+// when it is the value of a list field (`(r) => r.title`) its table entry is left empty and that
+// rare query decodes it from the record's list item.
 import type { LinkedRecord, ResourceDefinition } from '../resources/types.ts';
-import type { Fragments } from './fragments.ts';
+import { fold } from './fold.ts';
+import { AMBIGUOUS } from './search-index.ts';
 
-/**
- * Where the texts of `derived` records are: the value of list field `field` (a boundary the detail
- * plan cuts at, or 0), `keyLength` bytes past that boundary's offset (`,"title":`), then a quote.
- */
+/** Which records' texts are their list field `field`'s value, folded (their table entry is empty). */
 export interface SearchFrom {
   readonly field: number;
-  readonly keyLength: number;
-  /** A bit per record: its text is its list value's bytes lower-cased (its table entry is empty). */
+  /** A bit per record. */
   readonly derived: Uint32Array;
 }
-
-const QUOTE = 0x22;
 
 /**
  * The list field whose value a definition's search text is (`(r) => r.title`), or -1: found by
@@ -38,51 +34,14 @@ export function searchField(def: ResourceDefinition): number {
   return m === null ? -1 : Number(m[1]);
 }
 
-/** The key before list field `field`'s value in a list item: `,"name":` (no comma for the first field). */
-export function searchKeyLength(def: ResourceDefinition, field: number): number {
-  return (field > 0 ? 1 : 0) + JSON.stringify(def.listFields[field] as string).length + 1;
-}
-
-/**
- * True when `folded` is the lower-cased ASCII of the JSON string at `p` in `bytes` (its opening
- * quote), with no escape in it: that record's text can be read from there.
- */
-export function derivable(bytes: Uint8Array, p: number, folded: string): boolean {
-  if (bytes[p] !== QUOTE) return false;
-  let i = 0;
-  for (let q = p + 1; ; q++, i++) {
-    const b = bytes[q]!;
-    if (b === QUOTE) return i === folded.length;
-    if (b === 0x5c || b >= 0x80 || i >= folded.length || lower(b) !== folded.charCodeAt(i)) return false;
-  }
-}
-
-const lower = (b: number): number => (b >= 0x41 && b <= 0x5a ? b + 0x20 : b);
-
-/** True when the derived text at `p` (the value's first byte, after its quote) contains `needle`. */
-export function derivedIncludes(bytes: Uint8Array, p: number, needle: string): boolean {
-  if (needle.length === 0) return true;
-  const first = needle.charCodeAt(0);
-  for (let s = p; bytes[s] !== QUOTE; s++) {
-    if (lower(bytes[s]!) !== first) continue;
-    if (matchesAt(bytes, s, needle)) return true;
-  }
-  return false;
-}
-
-/** True when the derived text at `p` holds `needle` at unit `at` (its units are its bytes). */
-export function derivedIncludesAt(bytes: Uint8Array, p: number, needle: string, at: number): boolean {
-  if (at < 0) return false;
-  // The text has no quote: the closing one ends it, so `at` past the end meets it first.
-  for (let s = p; s < p + at; s++) if (bytes[s] === QUOTE) return false;
-  return matchesAt(bytes, p + at, needle);
-}
-
-/** `needle` at `s`, the closing quote (never in a derived text) ending any match. */
-function matchesAt(bytes: Uint8Array, s: number, needle: string): boolean {
-  for (let i = 0; i < needle.length; i++) {
-    const b = bytes[s + i]!;
-    if (b === QUOTE || lower(b) !== needle.charCodeAt(i)) return false;
+/** True when every trigram of `text` stands once and before AMBIGUOUS: its postings say where, and no search reads it but a long query. */
+export function decidedByGrams(text: string): boolean {
+  if (text.length - 3 >= AMBIGUOUS) return false;
+  const seen = new Set<number>();
+  for (let i = 0; i + 3 <= text.length; i++) {
+    const key = (text.charCodeAt(i) * 65536 + text.charCodeAt(i + 1)) * 65536 + text.charCodeAt(i + 2);
+    if (seen.has(key)) return false;
+    seen.add(key);
   }
   return true;
 }
@@ -90,7 +49,8 @@ function matchesAt(bytes: Uint8Array, s: number, needle: string): boolean {
 /** Whether record `id`'s text is derived (SearchFrom.derived). */
 export const isDerived = (from: SearchFrom, id: number): boolean => (from.derived[id >>> 5]! & (1 << (id & 31))) !== 0;
 
-/** Record `id`'s derived text, decoded (tests and tools). */
-export function derivedText(list: Fragments, p: number): string {
-  return list.bytes.toString('latin1', p, list.bytes.indexOf(QUOTE, p)).toLowerCase();
+/** A derived text from its record's list item (the JSON of one list item), folded as at load. */
+export function derivedText(def: ResourceDefinition, from: SearchFrom, item: Buffer): string {
+  const value = (JSON.parse(item.toString('utf8')) as Record<string, unknown>)[def.listFields[from.field] as string];
+  return fold(typeof value === 'string' ? value : '');
 }
