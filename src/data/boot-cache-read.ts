@@ -128,7 +128,18 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, .
   // from); the index each reads is set by linkEmbeds once the snapshot has every collection.
   const want = embedFields(def);
   check(ref.embeds.length === 0 || (ref.embeds.length === want.length && ref.embeds.every((e, k) => e.field === want[k]!.field && e.target === want[k]!.target)));
-  const embeds: Embed[] = ref.embeds.map((e) => ({ field: e.field, target: e.target, ids: i32(e.ids, n), index: null }));
+  const embeds: Embed[] = ref.embeds.map((e, k) => {
+    // A refs run's: a hole count per record (CSR) and a place per hole; else one id per record.
+    check((e.starts === null) === !want[k]!.refs && (e.at === null) === !want[k]!.refs);
+    if (e.starts === null || e.at === null) return { field: e.field, target: e.target, ids: i32(e.ids, n), index: null, starts: null, at: null };
+    const starts = sec(e.starts, 'u32') as Uint32Array;
+    check(starts.length === n + 1 && starts[0] === 0);
+    for (let i = 0; i < n; i++) check(starts[i]! <= starts[i + 1]!);
+    const ids = i32(e.ids, starts[n]);
+    const at = sec(e.at, 'u32') as Uint32Array;
+    check(at.length === ids.length);
+    return { field: e.field, target: e.target, ids, index: null, starts, at };
+  });
   const details = (d: DetailsRef): Details => {
     const plan = detailPlan(def, embeds.length > 0);
     check((plan !== null) === d.planned);

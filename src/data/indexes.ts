@@ -3,12 +3,12 @@
 // all in typed arrays; and the functions through which the server reads them.
 import type { CollectionName, LinkedRecord, ResourceDefinition } from '../resources/types.ts';
 import { fold } from './fold.ts';
-import { detailBytes, detailPlan, embedFields, type Details, type Embed } from './detail-layout.ts';
+import { detailBytes, detailPlan, embedFields, pieceBounds, type DetailPlan, type Details, type Embed } from './detail-layout.ts';
 import { decidedByGrams, derivedText, isDerived, searchField, type SearchFrom } from './search-text.ts';
 import { fragment, FragmentBuilder, fragmentLength, GrowingF64, GrowingI32, joinFragments, writeFragment, type Fragments } from './fragments.ts';
 import { buildSearchIndex, type SearchIndex } from './search-index.ts';
-import { writeAscii, writeByte } from './json-bytes.ts';
-import { compileFieldsWriter, compileShapes } from './shape.ts';
+import { writeAscii, writeByte, writeNull } from './json-bytes.ts';
+import { compileFieldsWriter, compileShapes, propsWriter } from './shape.ts';
 import { count, includes, includesAt, lookup, lookupSlug, slugAt, slugTable, stringAt, stringTable, type SlugTable, type StringTable } from './string-table.ts';
 
 export interface RangeIndex {
@@ -74,6 +74,7 @@ export interface CollectionIndex {
 }
 
 const EMPTY = new Int32Array(0);
+const EMPTY_ARRAY = Uint8Array.of(0x5b, 0x5d);
 
 /** The record id of `slug`, or -1. */
 export function slugId(ix: CollectionIndex, slug: string): number {
@@ -223,15 +224,21 @@ export function detailBody(ix: CollectionIndex, id: number, today: number): Buff
  */
 export function linkEmbeds<T extends Partial<Record<CollectionName, CollectionIndex>>>(collections: T): T {
   const out: Partial<Record<CollectionName, CollectionIndex>> = { ...collections };
-  for (const ix of Object.values(collections) as CollectionIndex[]) {
-    if (ix.embeds.every((e) => e.index === collections[e.target])) continue;
-    const embeds = ix.embeds.map((e) => {
-      const target = collections[e.target];
-      if (target === undefined) throw new Error(`${ix.def.name} embeds ${e.target}, which the snapshot lacks`);
-      for (let i = 0; i < e.ids.length; i++) if (e.ids[i]! >= target.size) throw new Error(`${ix.def.name} embeds ${e.target} record ${e.ids[i]}, past its ${target.size}`);
-      return { ...e, index: target };
-    });
-    out[ix.def.name] = { ...ix, embeds };
+  // Each pass points embeds at the indexes as the last one left them: an index copied in a pass is
+  // met again by those that embed it (celebrities read movies, outfits read celebrities).
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const ix of Object.values(out) as CollectionIndex[]) {
+      if (ix.embeds.every((e) => e.index === out[e.target])) continue;
+      const embeds = ix.embeds.map((e) => {
+        const target = out[e.target];
+        if (target === undefined) throw new Error(`${ix.def.name} embeds ${e.target}, which the snapshot lacks`);
+        for (let i = 0; i < e.ids.length; i++) if (e.ids[i]! >= target.size) throw new Error(`${ix.def.name} embeds ${e.target} record ${e.ids[i]}, past its ${target.size}`);
+        return { ...e, index: target };
+      });
+      out[ix.def.name] = { ...ix, embeds };
+      changed = true;
+    }
   }
   return out as T;
 }
@@ -412,8 +419,67 @@ export function indexBuilder(def: ResourceDefinition, hint: { readonly records: 
     const key = Uint8Array.from(Buffer.from(`${k > 0 || lateAt > from ? ',' : ''}"${listLate!.field}":`, 'latin1'));
     return { head: compileFieldsWriter(def, def.listFields.slice(from, lateAt), k > 0), lateKey: key, tail: compileFieldsWriter(def, def.listFields.slice(lateAt + 1, to), true) };
   });
+  // A refs run's holes: per record, how many (CSR), and per hole where it lies in the record's text.
+  const refsStarts = embedded.map((e) => (e.refs ? new GrowingI32(hint.records + 1) : null));
+  for (const g of refsStarts) g?.push(0);
+  const refsAt = embedded.map((e) => (e.refs ? new GrowingI32(hint.records) : null));
+  /**
+   * A refs run's array, each item's leading fields left out where they are, byte for byte, the text
+   * of its record's list item there (a hole: that record's id and where it goes); else written.
+   */
+  const refsWriter = (run: Extract<DetailPlan['runs'][number], { kind: 'refs' }>) => {
+    const name = embedded[run.slot]!.field;
+    const schema = def.derived.properties[name];
+    if (schema?.type !== 'array' || schema.items.type !== 'object') throw new Error(`${def.name}.${name}: not an array of objects`);
+    const props = Object.entries(schema.items.properties);
+    const lead = run.piece[1] - run.piece[0];
+    const leadWriter = propsWriter(props.slice(0, lead), false);
+    const restWriter = propsWriter(props.slice(lead), true);
+    const ids = embedIds[run.slot]!;
+    const at = refsAt[run.slot]!;
+    return (r: LinkedRecord, ownStart: number): void => {
+      const t = (embedTargets ??= targetsOf())[run.slot]!;
+      const v = r[name];
+      if (!Array.isArray(v)) return writeAscii(own, EMPTY_ARRAY);
+      writeByte(own, 0x5b); // [
+      for (let i = 0; i < v.length; i++) {
+        if (i > 0) writeByte(own, 0x2c); // ,
+        const item = v[i] as Record<string, unknown> | null;
+        if (item === null || typeof item !== 'object') {
+          writeNull(own);
+          continue;
+        }
+        writeByte(own, 0x7b); // {
+        const slug = item.slug;
+        const tid = typeof slug === 'string' ? slugId(t, slug) : -1;
+        const buf = own.buf;
+        const from = own.pos;
+        const hole = own.at;
+        leadWriter(own, item);
+        if (tid >= 0 && own.buf === buf) {
+          const [a, b] = pieceBounds(t, run.piece, tid);
+          if (b - a === own.pos - from && t.list.bytes.compare(own.buf, from, own.pos, a, b) === 0) {
+            own.pos = from;
+            ids.push(tid);
+            at.push(hole - ownStart);
+          }
+        }
+        restWriter(own, item);
+        writeByte(own, 0x7d); // }
+      }
+      writeByte(own, 0x5d); // ]
+    };
+  };
   // An own run's first key is the same for every record: the plan keeps it (its `key`), the arena not.
-  const ownRuns = plan === null ? [] : plan.runs.flatMap((run) => (run.kind === 'own' ? [compileFieldsWriter(def, def.detailFields.slice(run.from, run.to), run.from > 0, false)] : []));
+  const ownRuns: ((r: LinkedRecord, ownStart: number) => void)[] =
+    plan === null
+      ? []
+      : plan.runs.flatMap((run) => {
+          if (run.kind === 'refs') return [refsWriter(run)];
+          if (run.kind !== 'own') return [];
+          const write = compileFieldsWriter(def, def.detailFields.slice(run.from, run.to), run.from > 0, false);
+          return [(r: LinkedRecord) => write(r, own)];
+        });
 
   const add = (r: LinkedRecord): void => {
     const id = ids.length;
@@ -447,12 +513,16 @@ export function indexBuilder(def: ResourceDefinition, hint: { readonly records: 
       own.begin();
       for (let k = 0; k < ownRuns.length; k++) {
         if (k > 0) ownCuts[ownAt + k - 1] = own.at - ownStart;
-        ownRuns[k]!(r, own);
+        ownRuns[k]!(r, ownStart);
       }
     }
     if (embedded.length > 0) {
       const ts = (embedTargets ??= targetsOf());
       for (let k = 0; k < embedded.length; k++) {
+        if (embedded[k]!.refs) {
+          refsStarts[k]!.push(embedIds[k]!.length);
+          continue;
+        }
         const v = r[embedded[k]!.field] as { slug?: unknown } | null | undefined;
         const slug = v !== null && typeof v === 'object' ? v.slug : undefined;
         const tid = typeof slug === 'string' ? slugId(ts[k]!, slug) : -1;
@@ -523,7 +593,14 @@ export function indexBuilder(def: ResourceDefinition, hint: { readonly records: 
       searchFrom = { field: sf, derived };
     }
     const ts = embedded.length > 0 && size > 0 ? (embedTargets ??= targetsOf()) : null;
-    const embeds: Embed[] = embedded.map(({ field, target }, k) => ({ field, target, ids: embedIds[k]!.finish(), index: ts?.[k] ?? null }));
+    const embeds: Embed[] = embedded.map(({ field, target, refs }, k) => ({
+      field,
+      target,
+      ids: embedIds[k]!.finish(),
+      index: ts?.[k] ?? null,
+      starts: refs ? new Uint32Array(refsStarts[k]!.finish()) : null,
+      at: refs ? new Uint32Array(refsAt[k]!.finish()) : null,
+    }));
     return {
       def,
       size,

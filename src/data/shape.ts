@@ -183,3 +183,20 @@ export function compileFieldsWriter(def: ResourceDefinition, fields: readonly Ou
     }
   };
 }
+
+/**
+ * Properties `props` of an object value as objectWriter writes them, without the braces (`"a":1,"b":[]`;
+ * a comma first with `comma`): the pieces of an array item whose other properties are another
+ * collection's text (detail-layout.ts refs).
+ */
+export function propsWriter(props: readonly (readonly [string, Schema | undefined])[], comma: boolean): (out: ByteSink, v: Record<string, unknown>) => void {
+  const keys = props.map(([name], i) => ascii(`${i > 0 || comma ? ',' : ''}${JSON.stringify(name)}:`));
+  const writers = props.map(([, s]) => compileWriter(s));
+  const names = props.map(([name]) => name);
+  return (out, v) => {
+    for (let i = 0; i < names.length; i++) {
+      writeAscii(out, keys[i]!);
+      writers[i]!(out, v[names[i]!]);
+    }
+  };
+}

@@ -17,7 +17,7 @@ import { DataError } from '../../src/data/load.ts';
 import { loadSnapshot, type Snapshot } from '../../src/data/snapshot.ts';
 import { writeDataset } from '../../src/generate/write-dataset.ts';
 import { detail, listPage } from '../../src/http/handlers.ts';
-import { postingKeys, searchTextOf, slugOf, type CollectionIndex } from '../../src/data/indexes.ts';
+import { linkEmbeds, postingKeys, searchTextOf, slugOf, type CollectionIndex } from '../../src/data/indexes.ts';
 import { COLLECTIONS } from '../../src/resources/types.ts';
 import { startService } from '../../src/service.ts';
 
@@ -230,7 +230,7 @@ describe('boot cache', () => {
     assert.ok(read.index, read.miss ?? '');
     assert.ok(read.index.list.starts instanceof Float64Array && read.index.detail.own.starts instanceof Float64Array && read.index.searchText.starts instanceof Float64Array);
     assert.deepEqual([...read.index.list.starts], [...ix.list.starts]);
-    assertSameAnswers(fresh, { ...fresh, collections: { ...fresh.collections, celebrities: read.index } });
+    assertSameAnswers(fresh, { ...fresh, collections: linkEmbeds({ ...fresh.collections, celebrities: read.index }) });
   });
 
   it('content change (same size), touch, or a replaced file -> miss, and the next load caches the new data', async () => {
