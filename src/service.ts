@@ -91,7 +91,7 @@ export interface Service {
   readonly faults: Faults | null;
   /** Hit and miss counts of the compressed answers kept by tag (src/http/compressed-bodies.ts); zeros with threads (each keeps its own). */
   readonly compressed: { readonly hits: number; readonly misses: number };
-  /** Hit and miss counts of the list pages kept by tag and target (src/http/kept-pages.ts); zeros with threads, as above. */
+  /** Hit and miss counts of the list pages and details kept by tag and target (src/http/kept-pages.ts); zeros with threads, as above. */
   readonly keptPages: { readonly hits: number; readonly misses: number };
   /**
    * New handshakes on the HTTPS listener use this certificate and key (PEM; a renewed pair, on

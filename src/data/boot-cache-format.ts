@@ -170,6 +170,7 @@ export interface CollectionRef {
 /** `size`: the whole file's length, so a truncated or extended file is a miss before any section is read. */
 export interface Header { readonly key: string; readonly size: number; readonly sections: readonly Section[]; readonly collection: CollectionRef }
 
-export const align8 = (n: number) => (n + 7) & ~7;
+/** `n` rounded up to a multiple of 8, in doubles: a section or a file passes 2 GiB at scale 1M (a bitwise `& ~7` wraps there). */
+export const align8 = (n: number) => (n % 8 === 0 ? n : n + 8 - (n % 8));
 /** Magic, header length (u32 LE), CRC-32 of the header (u32 LE), then the header JSON. */
 export const PREFIX_BYTES = MAGIC.length + 8;

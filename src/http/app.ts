@@ -351,17 +351,13 @@ export class App {
       extra.push('ETag', held);
       return NOT_MODIFIED;
     }
+    // A page or a detail asked before with the same tag (data, day) and target is sent as it was sent then.
     let outcome: Outcome;
-    if (r.kind === 'list') {
-      // A page asked before with the same tag (data, day) and target is sent as it was sent then.
-      const kept = this.pages.get(tag, req.url!);
-      if (kept !== undefined) outcome = { ok: true, body: kept };
-      else {
-        outcome = listPage(index, query, today);
-        if (outcome.ok) this.pages.keep(tag, req.url!, outcome.body);
-      }
-    } else {
-      outcome = detail(index, r.slug, today);
+    const kept = this.pages.get(tag, req.url!);
+    if (kept !== undefined) outcome = { ok: true, body: kept };
+    else {
+      outcome = r.kind === 'list' ? listPage(index, query, today) : detail(index, r.slug, today);
+      if (outcome.ok) this.pages.keep(tag, req.url!, outcome.body);
     }
     if (outcome.ok && condition !== undefined && isAnyTag(condition)) outcome = NOT_MODIFIED;
     if (outcome.ok) extra.push('ETag', tag);

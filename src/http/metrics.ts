@@ -12,7 +12,7 @@ export interface MetricsSources {
   readonly store: () => StoreStatus | null;
   /** Answers compressed per request: found among those kept by tag (hits) or compressed anew (misses). */
   readonly compressed?: () => { readonly hits: number; readonly misses: number } | null;
-  /** List pages: sent again as kept by tag and target (hits) or built (misses); src/http/kept-pages.ts. */
+  /** List pages and details: sent again as kept by tag and target (hits) or built (misses); src/http/kept-pages.ts. */
   readonly keptPages?: () => { readonly hits: number; readonly misses: number } | null;
 }
 
@@ -104,7 +104,7 @@ export class Metrics {
     }
     const pages = this.sources.keptPages?.() ?? null;
     if (pages !== null) {
-      family('celebrity_api_kept_pages_total', 'counter', 'List pages asked for: sent as kept from an earlier request with the same ETag and target (hit) or built now (miss).');
+      family('celebrity_api_kept_pages_total', 'counter', 'List pages and details asked for: sent as kept from an earlier request with the same ETag and target (hit) or built now (miss).');
       out.push(`celebrity_api_kept_pages_total{result="hit"} ${pages.hits}`);
       out.push(`celebrity_api_kept_pages_total{result="miss"} ${pages.misses}`);
     }

@@ -47,7 +47,7 @@ function viewOn(view: View, buffer: SharedArrayBuffer, offset: number): View {
   return new Ctor(buffer, offset, view.byteLength / (view.BYTES_PER_ELEMENT ?? 1));
 }
 
-const align8 = (n: number) => (n + 7) & ~7;
+const align8 = (n: number) => (n % 8 === 0 ? n : n + 8 - (n % 8)); // not `& ~7`: wraps past 2 GiB
 
 /**
  * Where each typed array and Buffer of `value` goes in shared memory. Views into one ArrayBuffer

@@ -2,8 +2,11 @@
 // (one thread reading the same five files and JSON.parse-ing each, nothing else). Per scale: a first
 // start on a fresh state directory, a restart from the boot cache, a restart after touching one file,
 // and two --watch reloads after touching it (RSS after each, to show growth). Servers run through the
-// real CLI as child processes; RSS and peak RSS come from /proc. Never part of `npm test`.
-//   npm run bench:boot -- [--scales 10k,100k] [--touch outfits.json] [--reloads 2] [--no-touch] [--work DIR] [--seed S]
+// real CLI as child processes; RSS and peak RSS come from /proc. On the first start, once its memory is
+// read, the latency of a list page, a filter, a search and a detail: wrk from 127.0.0.1, a short bounded
+// load per endpoint (--latency-seconds, 2 connections), each request a target not asked before (so no
+// kept page answers it; search terms cycle over a few thousand names). Never part of `npm test`.
+//   npm run bench:boot -- [--scales 10k,100k] [--touch outfits.json] [--reloads 2] [--no-touch] [--latency-seconds 5] [--work DIR] [--seed S]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
@@ -11,7 +14,8 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { CLI, cli, memoryOf, stop, stopAll } from './server.ts';
+import { CLI, cli, fetchOnce, memoryOf, stop, stopAll } from './server.ts';
+import { ensureWrk, runLoad, type LoadResult } from './wrk.ts';
 
 const { values: flags } = parseArgs({
   options: {
@@ -19,6 +23,7 @@ const { values: flags } = parseArgs({
     touch: { type: 'string', default: 'outfits.json' },
     reloads: { type: 'string', default: '2' },
     'no-touch': { type: 'boolean', default: false },
+    'latency-seconds': { type: 'string', default: '5' },
     seed: { type: 'string', default: 'bench' },
     work: { type: 'string', default: join(os.tmpdir(), 'celebrity-api-bench') },
   },
@@ -30,6 +35,7 @@ const scaleOf = (s: string): number => {
 };
 const SCALES = flags.scales!.split(',').map(scaleOf);
 const RELOADS = Number(flags.reloads);
+const LATENCY_SECONDS = Number(flags['latency-seconds']);
 const BOOT_TIMEOUT_MS = 3_600_000;
 const log = (line: string) => process.stderr.write(`[bench:boot] ${line}\n`);
 
@@ -66,6 +72,8 @@ function baseline(dir: string): Promise<{ total: number; files: Record<string, n
 interface Server {
   readonly child: ChildProcess;
   readonly seconds: number;
+  /** The `listening on` address, with 127.0.0.1 for localhost. */
+  readonly url: string;
   /** Resolves at the next stderr line that contains `text`, with the time it was seen. */
   until(text: string): Promise<number>;
 }
@@ -96,9 +104,10 @@ function serve(data: string, state: string, watch: boolean): Promise<Server> {
     }, BOOT_TIMEOUT_MS);
     child.stdout!.on('data', (d: Buffer) => {
       out += d;
-      if (/listening on \S+/.test(out)) {
+      const m = /listening on (\S+)/.exec(out);
+      if (m) {
         clearTimeout(timer);
-        resolve({ child, seconds: (performance.now() - t0) / 1000, until });
+        resolve({ child, seconds: (performance.now() - t0) / 1000, url: m[1]!.replace('localhost', '127.0.0.1'), until });
       }
     });
     child.once('exit', (code) => {
@@ -123,6 +132,84 @@ async function touch(file: string): Promise<void> {
   await utimes(file, now, now);
 }
 
+const ENDPOINTS = ['list', 'filter', 'search', 'detail'] as const;
+type Endpoint = (typeof ENDPOINTS)[number];
+
+/**
+ * Targets for each endpoint, from what the data holds (celebrities): list pages spread over the whole
+ * collection, a filter (nationality, sorted by name) over its pages, a full-name search, a detail.
+ */
+async function targets(url: string, key: string): Promise<Record<Endpoint, string[]>> {
+  const get = async (path: string) => {
+    const r = await fetchOnce(url + path, { 'x-api-key': key });
+    if (r.status !== 200) throw new Error(`GET ${path}: ${r.status} ${r.body.toString().slice(0, 200)}`);
+    return JSON.parse(r.body.toString()) as { data: { slug: string; name: string; nationality: string }[]; pagination: { total: number } };
+  };
+  const total = (await get('/api/v1/celebrities?limit=1')).pagination.total;
+  const pages = Math.max(1, Math.ceil(total / 50));
+  const slugs: string[] = [];
+  const names = new Set<string>();
+  const nationalities = new Map<string, number>();
+  for (let i = 0; i < 40; i++) {
+    const body = await get(`/api/v1/celebrities?limit=50&page=${1 + Math.floor((i * pages) / 40)}`);
+    for (const r of body.data) {
+      slugs.push(r.slug);
+      names.add(r.name.toLowerCase());
+      nationalities.set(r.nationality, (nationalities.get(r.nationality) ?? 0) + 1);
+    }
+  }
+  const q = encodeURIComponent;
+  const common = [...nationalities].sort((a, b) => b[1] - a[1]).slice(0, 8).map(([n]) => n);
+  const listPages = Math.max(1, Math.floor(total / 20));
+  const filters: string[] = [];
+  for (const n of common) {
+    const count = (await get(`/api/v1/celebrities?nationality=${q(n)}&limit=1`)).pagination.total;
+    for (let i = 0; i < 50; i++) filters.push(`/api/v1/celebrities?nationality=${q(n)}&sort=name_asc&page=${1 + Math.floor((i * Math.max(1, Math.floor(count / 20))) / 50)}&v=`);
+  }
+  return {
+    list: Array.from({ length: 400 }, (_, i) => `/api/v1/celebrities?page=${1 + Math.floor((i * listPages) / 400)}&v=`),
+    filter: filters,
+    search: [...names].map((n) => `/api/v1/celebrities?search=${q(n)}&v=`),
+    detail: slugs.map((s) => `/api/v1/celebrities/${s}`),
+  };
+}
+
+/** A wrk script that cycles through `paths`; a path ending in `v=` gets a number never sent before. */
+async function cycleScript(dir: string, name: string, paths: readonly string[]): Promise<string> {
+  const file = join(dir, `${name}.lua`);
+  const lua = [
+    `local paths = {${paths.map((p) => JSON.stringify(p)).join(',\n')}}`,
+    'local i = 0',
+    'request = function()',
+    '  i = i + 1',
+    '  local p = paths[(i - 1) % #paths + 1]',
+    '  if p:sub(-2) == "v=" then p = p .. i end',
+    '  return wrk.format(nil, p)',
+    'end',
+    '',
+  ];
+  await writeFile(file, lua.join('\n'));
+  return file;
+}
+
+/** p50 and p99 of each endpoint on a running server: one short wrk run each, one after the other. */
+async function latencies(url: string, key: string, dir: string): Promise<Record<Endpoint, LoadResult>> {
+  const wrk = ensureWrk(log);
+  const paths = await targets(url, key);
+  const out = {} as Record<Endpoint, LoadResult>;
+  for (const e of ENDPOINTS) {
+    // The first target answers with records (a search or filter that matched nothing would measure little).
+    const probe = await fetchOnce(url + paths[e][0]! + (paths[e][0]!.endsWith('v=') ? '0' : ''), { 'x-api-key': key });
+    const body = JSON.parse(probe.body.toString()) as { data?: unknown };
+    if (probe.status !== 200 || !(Array.isArray(body.data) ? body.data.length > 0 : typeof body.data === 'object')) throw new Error(`latency of ${e}: ${paths[e][0]} answered ${probe.status} without records`);
+    const script = await cycleScript(dir, e, paths[e]);
+    out[e] = await runLoad(wrk, { url, seconds: LATENCY_SECONDS, connections: 2, headers: { 'x-api-key': key }, script });
+    if (out[e].non2xx > 0 || out[e].errors > 0) throw new Error(`latency of ${e}: ${out[e].non2xx} non-2xx answers, ${out[e].errors} socket errors`);
+    log(`  ${e}: ${out[e].requests} requests over ${paths[e].length} targets, p50 ${out[e].p50.toFixed(2)} ms, p99 ${out[e].p99.toFixed(2)} ms (load ${os.loadavg()[0]!.toFixed(1)})`);
+  }
+  return out;
+}
+
 interface Row {
   scale: number;
   dataMB: number;
@@ -137,6 +224,7 @@ interface Row {
   peak: number;
   restartRss: number;
   cacheMB: number;
+  latency: Record<Endpoint, LoadResult> | null;
 }
 
 async function measure(scale: number): Promise<Row> {
@@ -147,9 +235,18 @@ async function measure(scale: number): Promise<Row> {
   const base = await baseline(data);
   const state = await mkdtemp(join(os.tmpdir(), 'celebrity-api-bench-boot-'));
   try {
+    // The account is made before the first start (it does not read the data); the state is otherwise fresh.
+    const key = LATENCY_SECONDS > 0
+      ? (JSON.parse(await cli(['accounts', 'create', '--state', state, '--email', 'boot@example.com', '--plan', 'enterprise', '--password-stdin', '--json'], 'bench password 1234\n')).key as string)
+      : '';
     log(`scale ${scale}: first start`);
     const first = await serve(data, state, false);
     const mem = memoryOf(first.child.pid!);
+    let latency: Row['latency'] = null;
+    if (LATENCY_SECONDS > 0) {
+      log(`scale ${scale}: latency on the first start, ${LATENCY_SECONDS} s of wrk per endpoint`);
+      latency = await latencies(first.url, key, state);
+    }
     await stop(first.child);
     const cacheMB = await cacheBytes(state) / 1e6;
     log(`scale ${scale}: first ${first.seconds.toFixed(1)} s; restart from the boot cache`);
@@ -176,7 +273,7 @@ async function measure(scale: number): Promise<Row> {
     }
     return {
       scale, dataMB: bytes / 1e6, first: first.seconds, base: base.total, restart: again.seconds, touched: afterTouch.seconds,
-      touchedBase: base.files[flags.touch!] ?? NaN, reloads, reloadRss, rss: mem.rss, peak: mem.peak, restartRss, cacheMB,
+      touchedBase: base.files[flags.touch!] ?? NaN, reloads, reloadRss, rss: mem.rss, peak: mem.peak, restartRss, cacheMB, latency,
     };
   } finally {
     await rm(state, { recursive: true, force: true });
@@ -194,11 +291,14 @@ try {
   await stopAll();
 }
 console.log(`Node ${process.version}, ${os.cpus().length} cores; touched file: ${flags.touch}; reload = touch to the "data reloaded" line (300 ms debounce included)\n`);
-console.log('| scale | data MB | first start s | baseline s | ratio | restart s | restart after touch s | touched file baseline s | reload s | RSS MB at ready | peak RSS MB | RSS MB at restart | RSS MB after reloads | boot cache MB |');
-console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|');
+console.log(`latency: wrk, 2 connections, ${LATENCY_SECONDS} s per endpoint on the first start, p50 / p99 ms; load average ${os.loadavg().map(f1).join(' ')}\n`);
+console.log('| scale | data MB | first start s | baseline s | ratio | restart s | restart after touch s | touched file baseline s | reload s | RSS MB at ready | peak RSS MB | RSS MB at restart | RSS MB after reloads | boot cache MB | list ms | filter ms | search ms | detail ms |');
+console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|');
+const lat = (r: Row, e: Endpoint) => (r.latency ? `${f2(r.latency[e].p50)} / ${f2(r.latency[e].p99)}` : '-');
 for (const r of rows) {
   console.log(
     `| ${r.scale} | ${f0(r.dataMB)} | ${f1(r.first)} | ${f1(r.base)} | ${f2(r.first / r.base)} | ${f2(r.restart)} | ${f1(r.touched)} | ${f1(r.touchedBase)} | ` +
-      `${r.reloads.map(f1).join(', ') || '-'} | ${f0(r.rss * 1.048576)} | ${f0(r.peak * 1.048576)} | ${f0(r.restartRss * 1.048576)} | ${r.reloadRss.map((x) => f0(x * 1.048576)).join(' -> ') || '-'} | ${f0(r.cacheMB)} |`,
+      `${r.reloads.map(f1).join(', ') || '-'} | ${f0(r.rss * 1.048576)} | ${f0(r.peak * 1.048576)} | ${f0(r.restartRss * 1.048576)} | ${r.reloadRss.map((x) => f0(x * 1.048576)).join(' -> ') || '-'} | ${f0(r.cacheMB)} | ` +
+      `${ENDPOINTS.map((e) => lat(r, e)).join(' | ')} |`,
   );
 }

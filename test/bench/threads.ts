@@ -3,18 +3,24 @@
 // the server's CPU microseconds per request (utime + stime of the whole process from /proc, every
 // thread included). On a 2-core machine wrk shares the cores with the server, so req/s of 2 threads
 // cannot show the scaling; CPU per request shows what a thread costs.
-// With --redis the servers count on a redis-server of their own (started here, on a free loopback
-// port); every row then also gives the main thread's CPU per request (/proc/PID/task/PID), which is
-// where a worker's admission costs when it goes through the main thread's Redis client.
+// Each row also splits that CPU by thread kind, from /proc/PID/task/*/stat and each task's name
+// (Node 22+ names them): the main thread, the worker threads, V8's helpers (garbage collection,
+// compilation), libuv's pool, and the rest. The server is pinned to one core (server.ts SERVER_CORE)
+// and wrk to the other (wrk.ts LOAD_CORE), so a side's CPU is not counted with wrk's on a shared core.
+// With --redis the servers count on a redis-server of their own (started here, on a free loopback port).
+// Each side is a serve command line: `--threads 1,2` makes the sides `--threads 1` and `--threads 2`;
+// `--server ARGS` (repeated) gives each side's own flags instead, after the common ones (a later
+// flag wins), e.g. `--server '--threads 1 --usage-durability strict' --server '--threads 2
+// --usage-durability strict'`. The ratio compares the first side with every other.
 //   npm run bench:threads -- [--data DIR | --scale 10000] [--duration 5] [--connections 50] [--rounds 2]
-//     [--redis] [--only list,429] [--threads 1,2]
+//     [--redis] [--only list,429] [--threads 1,2 | --server ARGS ...] [--unpinned]
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { cli, CLI, fetchOnce, memoryOf, stop } from './server.ts';
+import { cli, CLI, fetchOnce, memoryOf, pinServer, stop } from './server.ts';
 import { ensureWrk, runLoad } from './wrk.ts';
 import { startRedis, type RedisServer } from '../helpers/redis.ts';
 
@@ -29,6 +35,8 @@ const { values: flags } = parseArgs({
     redis: { type: 'boolean', default: false },
     only: { type: 'string', default: 'list,filter,detail,429' },
     threads: { type: 'string', default: '1,2' },
+    server: { type: 'string', multiple: true },
+    unpinned: { type: 'boolean', default: false },
   },
 });
 const log = (line: string) => process.stderr.write(`[bench:threads] ${line}\n`);
@@ -40,10 +48,39 @@ function cpuUs(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * TICK_US;
 }
 
-/** utime + stime of the main thread of `pid` alone (its task whose id is the pid), in microseconds. */
-function mainCpuUs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * TICK_US;
+/** The kinds of thread a Node process has, by the names Node 22+ gives them (Node 20 names all `node`: the main thread, the rest `other`). */
+const KINDS = ['main', 'workers', 'v8', 'libuv', 'other'] as const;
+type Kind = (typeof KINDS)[number];
+const KIND_TITLES: Record<Kind, string> = { main: 'main thread', workers: 'worker threads', v8: 'V8 helpers (GC)', libuv: 'libuv pool', other: 'other' };
+function kindOf(pid: number, tid: number, name: string): Kind {
+  if (tid === pid) return 'main';
+  if (name === 'WorkerThread') return 'workers';
+  if (name === 'node-V8Worker' || name === 'DelayedTaskSche') return 'v8';
+  if (name === 'libuv-worker') return 'libuv';
+  return 'other';
+}
+
+/** utime + stime of each task (thread) of `pid`, in microseconds, with its kind. */
+function tasksUs(pid: number): Map<number, [Kind, number]> {
+  const out = new Map<number, [Kind, number]>();
+  for (const t of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(Number(t), [kindOf(pid, Number(t), name), (Number(fields[11]) + Number(fields[12])) * TICK_US]);
+    } catch {
+      // Ended between the listing and the read.
+    }
+  }
+  return out;
+}
+
+/** CPU by kind between two readings of tasksUs (a task that started since counts from 0; one that ended is lost: none do while measured). */
+function byKind(before: Map<number, [Kind, number]>, after: Map<number, [Kind, number]>): Record<Kind, number> {
+  const out = Object.fromEntries(KINDS.map((k) => [k, 0])) as Record<Kind, number>;
+  for (const [tid, [kind, us]] of after) out[kind] += us - (before.get(tid)?.[1] ?? 0);
+  return out;
 }
 
 /** With --redis: the server every serve and accounts command of this run is given. */
@@ -60,9 +97,15 @@ async function dataDir(): Promise<string> {
   return dir;
 }
 
-async function serve(data: string, state: string, threads: number): Promise<{ child: ChildProcess; url: string; startMs: number }> {
+/** A side of the comparison: its serve flags (after the common ones: a later flag wins). */
+const sides: string[][] = (flags.server ?? flags.threads!.split(',').map((n) => `--threads ${n}`)).map((a) => a.trim().split(/\s+/).filter((w) => w !== ''));
+const label = (side: number) => sides[side]!.join(' ');
+
+async function serve(data: string, state: string, args: readonly string[]): Promise<{ child: ChildProcess; url: string; startMs: number }> {
   const t0 = performance.now();
-  const child = spawn(process.execPath, [CLI, 'serve', '--insecure-http', '--port', '0', '--data', data, '--state', state, '--threads', String(threads), '--log-level', 'error', '--usage-durability', 'interval', ...redisArgs()], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [CLI, 'serve', '--insecure-http', '--port', '0', '--data', data, '--state', state, '--log-level', 'error', '--usage-durability', 'interval', ...redisArgs(), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // Pinned from its start, every thread it starts later with it (taskset -a on the process).
+  if (!flags.unpinned) pinServer(child.pid);
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {
@@ -78,7 +121,7 @@ async function key(state: string, email: string, plan: string): Promise<string> 
   return JSON.parse(await cli(['accounts', 'create', '--state', state, '--email', email, '--plan', plan, '--password-stdin', '--json', ...redisArgs()], 'bench password 1234\n')).key;
 }
 
-interface Row { threads: number; scenario: string; rps: number; p99: number; cpuUsPerReq: number; mainUsPerReq: number }
+interface Row { side: number; scenario: string; rps: number; p99: number; cpuUsPerReq: number; kinds: Record<Kind, number> }
 
 async function main(): Promise<void> {
   const wrk = ensureWrk(log);
@@ -86,26 +129,27 @@ async function main(): Promise<void> {
   const work = await mkdtemp(join(os.tmpdir(), 'celebrity-threads-bench-'));
   if (flags.redis) redis = await startRedis();
   const only = flags.only!.split(',');
-  const counts = flags.threads!.split(',').map(Number);
   const rows: Row[] = [];
-  const memory: { threads: number; startMs: number; rss: number }[] = [];
+  const memory: { side: number; startMs: number; rss: number }[] = [];
+  log(`sides: ${sides.map((_, i) => `[${label(i)}]`).join(' against ')}; ${flags.unpinned ? 'unpinned' : 'server pinned to one core, wrk to the other'}; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   try {
     const state = join(work, 'state');
     const enterprise = await key(state, 'bench@example.com', 'enterprise');
     const free = await key(state, 'free@example.com', 'free');
     // First start writes the boot cache; the starts measured read it, as every restart does.
-    await stop((await serve(data, state, 1)).child);
+    await stop((await serve(data, state, sides[0]!)).child);
     for (let round = 0; round < Number(flags.rounds); round++) {
-      for (const threads of counts) {
-        const server = await serve(data, state, threads);
-        memory.push({ threads, startMs: server.startMs, rss: memoryOf(server.child.pid!).rss });
+      for (const [side, args] of sides.entries()) {
+        const server = await serve(data, state, args);
+        const pid = server.child.pid!;
+        memory.push({ side, startMs: server.startMs, rss: memoryOf(pid).rss });
         // The start's own work goes on after `listening` (each thread compresses its first pages
         // ahead, off its event loop): measured, it would be counted to the first scenario, twice
         // with 2 threads. Wait until the server is below 5% of a core over a second (at most 60 s).
         for (let i = 0; i < 60; i++) {
-          const before = cpuUs(server.child.pid!);
+          const before = cpuUs(pid);
           await new Promise((r) => setTimeout(r, 1000));
-          if (cpuUs(server.child.pid!) - before < 50_000) break;
+          if (cpuUs(pid) - before < 50_000) break;
         }
         const first = JSON.parse((await fetchOnce(`${server.url}/api/v1/celebrities?limit=1`, { 'x-api-key': enterprise })).body.toString()).data[0];
         const category = JSON.parse((await fetchOnce(`${server.url}/api/v1/outfits?limit=1`, { 'x-api-key': enterprise })).body.toString()).data[0].category;
@@ -119,13 +163,14 @@ async function main(): Promise<void> {
         ] as [string, string, string][]).filter(([name]) => only.includes(name));
         for (const [scenario, path, k] of scenarios) {
           await runLoad(wrk, { url: `${server.url}${path}`, seconds: 1, connections: Number(flags.connections), headers: { 'x-api-key': k } });
-          const [cpu0, main0] = [cpuUs(server.child.pid!), mainCpuUs(server.child.pid!)];
+          const [cpu0, tasks0] = [cpuUs(pid), tasksUs(pid)];
           const r = await runLoad(wrk, { url: `${server.url}${path}`, seconds: Number(flags.duration), connections: Number(flags.connections), headers: { 'x-api-key': k } });
-          const [cpu, mainCpu] = [cpuUs(server.child.pid!) - cpu0, mainCpuUs(server.child.pid!) - main0];
-          rows.push({ threads, scenario, rps: r.rps, p99: r.p99, cpuUsPerReq: cpu / r.requests, mainUsPerReq: mainCpu / r.requests });
-          log(`round ${round} threads ${threads} ${scenario}: ${r.rps.toFixed(0)} req/s, p99 ${r.p99.toFixed(2)} ms, ${(cpu / r.requests).toFixed(1)} us CPU/req (main thread ${(mainCpu / r.requests).toFixed(1)}), non-2xx ${r.non2xx}`);
+          const [cpu, kinds] = [cpuUs(pid) - cpu0, byKind(tasks0, tasksUs(pid))];
+          for (const kind of KINDS) kinds[kind] /= r.requests;
+          rows.push({ side, scenario, rps: r.rps, p99: r.p99, cpuUsPerReq: cpu / r.requests, kinds });
+          log(`round ${round} [${label(side)}] ${scenario}: ${r.rps.toFixed(0)} req/s, p99 ${r.p99.toFixed(2)} ms, ${(cpu / r.requests).toFixed(1)} us CPU/req (${KINDS.map((k) => `${k} ${kinds[k].toFixed(1)}`).join(', ')}), non-2xx ${r.non2xx}, load ${os.loadavg()[0]!.toFixed(1)}`);
         }
-        memory[memory.length - 1]!.rss = Math.max(memory[memory.length - 1]!.rss, memoryOf(server.child.pid!).rss);
+        memory[memory.length - 1]!.rss = Math.max(memory[memory.length - 1]!.rss, memoryOf(pid).rss);
         await stop(server.child);
       }
     }
@@ -134,24 +179,31 @@ async function main(): Promise<void> {
     await rm(work, { recursive: true, force: true });
   }
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-  const pick = (t: number, s: string) => rows.filter((r) => r.threads === t && r.scenario === s);
-  console.log(`| scenario | threads | req/s | p99 | CPU us/req | main thread us/req |`);
-  console.log(`|---|---|---|---|---|---|`);
+  const pick = (side: number, s: string) => rows.filter((r) => r.side === side && r.scenario === s);
+  console.log(`Load average at the end ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}; ${flags.unpinned ? 'unpinned' : 'server on one core, wrk on the other'}; CPU in us per request.\n`);
+  console.log(`| scenario | side | req/s | p99 | CPU us/req | ${KINDS.map((k) => KIND_TITLES[k]).join(' | ')} |`);
+  console.log(`|---|---|---|---|---|${KINDS.map(() => '---|').join('')}`);
   for (const s of only) {
-    for (const t of counts) {
-      const a = pick(t, s);
-      console.log(`| ${s}${redis ? ' (Redis)' : ''} | ${t} | ${mean(a.map((r) => r.rps)).toFixed(0)} | ${Math.max(...a.map((r) => r.p99)).toFixed(2)} ms | ${mean(a.map((r) => r.cpuUsPerReq)).toFixed(1)} | ${mean(a.map((r) => r.mainUsPerReq)).toFixed(1)} |`);
+    for (const side of sides.keys()) {
+      const a = pick(side, s);
+      console.log(`| ${s}${redis ? ' (Redis)' : ''} | ${label(side)} | ${mean(a.map((r) => r.rps)).toFixed(0)} | ${Math.max(...a.map((r) => r.p99)).toFixed(2)} ms | ${mean(a.map((r) => r.cpuUsPerReq)).toFixed(1)} | ${KINDS.map((k) => mean(a.map((r) => r.kinds[k])).toFixed(1)).join(' | ')} |`);
     }
   }
-  if (!counts.includes(1) || !counts.includes(2)) return;
-  console.log(`\n| scenario | CPU ratio 2 / 1 |\n|---|---|`);
-  for (const s of only) console.log(`| ${s} | ${(mean(pick(2, s).map((r) => r.cpuUsPerReq)) / mean(pick(1, s).map((r) => r.cpuUsPerReq))).toFixed(2)}x |`);
-  const m = (t: number) => memory.filter((x) => x.threads === t);
-  const [r1, r2] = [mean(m(1).map((x) => x.rss)), mean(m(2).map((x) => x.rss))];
-  const [s1, s2] = [mean(m(1).map((x) => x.startMs)), mean(m(2).map((x) => x.startMs))];
-  console.log(`\n| threads | RSS after load | start (boot cache) |\n|---|---|---|`);
-  console.log(`| 1 | ${r1.toFixed(0)} MiB | ${s1.toFixed(0)} ms |`);
-  console.log(`| 2 | ${r2.toFixed(0)} MiB (${(r2 / r1).toFixed(2)}x) | ${s2.toFixed(0)} ms (${(s2 / s1).toFixed(2)}x) |`);
+  if (sides.length < 2) return;
+  const ratio = (side: number, f: (r: Row) => number, s: string) => (mean(pick(side, s).map(f)) / mean(pick(0, s).map(f))).toFixed(2);
+  console.log(`\n| scenario | side | CPU ratio to [${label(0)}] | each round |\n|---|---|---|---|`);
+  for (const s of only) {
+    for (let side = 1; side < sides.length; side++) {
+      console.log(`| ${s} | ${label(side)} | ${ratio(side, (r) => r.cpuUsPerReq, s)}x | ${pick(side, s).map((r, i) => (r.cpuUsPerReq / pick(0, s)[i]!.cpuUsPerReq).toFixed(2)).join(', ')} |`);
+    }
+  }
+  const m = (side: number) => memory.filter((x) => x.side === side);
+  const [r0, s0] = [mean(m(0).map((x) => x.rss)), mean(m(0).map((x) => x.startMs))];
+  console.log(`\n| side | RSS after load | start (boot cache) |\n|---|---|---|`);
+  for (const side of sides.keys()) {
+    const [r, st] = [mean(m(side).map((x) => x.rss)), mean(m(side).map((x) => x.startMs))];
+    console.log(`| ${label(side)} | ${r.toFixed(0)} MiB (${(r / r0).toFixed(2)}x) | ${st.toFixed(0)} ms (${(st / s0).toFixed(2)}x) |`);
+  }
 }
 
 await main();

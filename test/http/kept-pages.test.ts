@@ -1,4 +1,4 @@
-// Issue 20: a list page asked again is sent as it was kept, by strong ETag and request target: the
+// Issue 20: a list page or a detail asked again is sent as it was kept, by strong ETag and request target: the
 // same bytes, never another target's, never another day's or another load's; bounded by bytes, least
 // recently used out first; hits and misses in /metrics.
 import assert from 'node:assert/strict';
@@ -87,6 +87,27 @@ describe('list pages asked again, over HTTP', () => {
     const text = new Metrics({ clock: Date.now, draining: () => false, store: () => null, keptPages: () => server.service.keptPages }).render();
     assert.match(text, new RegExp(`^celebrity_api_kept_pages_total\\{result="hit"\\} ${server.service.keptPages.hits}$`, 'm'));
     assert.match(text, new RegExp(`^celebrity_api_kept_pages_total\\{result="miss"\\} ${server.service.keptPages.misses}$`, 'm'));
+  });
+
+  it('the same detail three times -> the same bytes and tag, built twice, sent as kept the third; a detail kept follows the day too', async () => {
+    const before = { ...server.service.keptPages };
+    const answers = [await get('/api/v1/news/' + data.news[0]!.slug), await get('/api/v1/news/' + data.news[0]!.slug), await get('/api/v1/news/' + data.news[0]!.slug)];
+    assert.equal(answers[0]!.status, 200);
+    for (const a of answers.slice(1)) {
+      assert.deepEqual(a.body, answers[0]!.body);
+      assert.equal(a.headers.etag, answers[0]!.headers.etag);
+    }
+    assert.deepEqual({ hits: server.service.keptPages.hits - before.hits, misses: server.service.keptPages.misses - before.misses }, { hits: 1, misses: 2 });
+    const age = async () => (JSON.parse((await get('/api/v1/celebrities/birthday-person')).body.toString()) as { data: { age: number } }).data.age;
+    const was = now;
+    try {
+      now = Date.parse('2026-03-14T13:00:00.000Z');
+      assert.deepEqual([await age(), await age(), await age()], [24, 24, 24]);
+      now = Date.parse('2026-03-15T13:00:00.000Z');
+      assert.deepEqual([await age(), await age(), await age()], [25, 25, 25]);
+    } finally {
+      now = was;
+    }
   });
 
   it('a kept page follows the day: the age on it changes at the birthday', async () => {

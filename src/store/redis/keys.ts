@@ -11,9 +11,15 @@ export const ACCOUNT_KEYS = Object.freeze({
   /** Sorted set: account id -> the version of its last change (what a replica asks for). */
   changes: `${PREFIX}:{accounts}:changes`,
   version: `${PREFIX}:{accounts}:version`,
+  /**
+   * Names the history the version counts in: set (from the server's clock) when the version starts
+   * again at 1 (a Redis flushed, or restarted empty). A replica that saw another one reloads in full,
+   * even when the new history has reached the version it had.
+   */
+  epoch: `${PREFIX}:{accounts}:epoch`,
 });
-/** The four account keys in the order the scripts take them. */
-export const ACCOUNT_KEY_LIST = [ACCOUNT_KEYS.records, ACCOUNT_KEYS.emails, ACCOUNT_KEYS.changes, ACCOUNT_KEYS.version] as const;
+/** The five account keys in the order the scripts take them. */
+export const ACCOUNT_KEY_LIST = [ACCOUNT_KEYS.records, ACCOUNT_KEYS.emails, ACCOUNT_KEYS.changes, ACCOUNT_KEYS.version, ACCOUNT_KEYS.epoch] as const;
 
 /** Every account change publishes its version here: the fast path of propagation (replica.ts). */
 export const CHANGES_CHANNEL = `${PREFIX}:accounts:changed`;

@@ -31,6 +31,8 @@ export interface RedisStoreOptions {
   readonly connectTimeoutMs?: number;
   /** Period of the version poll behind the 2 s propagation guarantee; default 500 ms. */
   readonly pollMs?: number;
+  /** How long a key is kept once Redis lacks its account (a node that lost data or is about to be replaced); default 60 s (replica.ts). */
+  readonly missingGraceMs?: number;
   /** Flush period of the local usage log; default 1000 ms. */
   readonly flushIntervalMs?: number;
 }
@@ -40,7 +42,7 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<Store>
   const clock = options.clock ?? Date.now;
   const connection = { url: options.url, timeoutMs: options.timeoutMs ?? 1000, connectTimeoutMs: options.connectTimeoutMs ?? 3000 };
   const link = await RedisLink.open({ ...connection, log });
-  const replica = new KeyReplica(link, log);
+  const replica = new KeyReplica(link, log, options.missingGraceMs === undefined ? {} : { missingGraceMs: options.missingGraceMs });
   let usageLog: UsageLog | null = null;
   try {
     if (options.role === 'server') {

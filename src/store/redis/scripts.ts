@@ -82,12 +82,17 @@ end
 redis.call('PEXPIRE', k, ttl)
 return 1`);
 
-// Account scripts: KEYS records, emails, changes, version (keys.ts ACCOUNT_KEY_LIST). Every change
-// bumps the version, records it against the account in the change log and publishes it, in one step.
+// Account scripts: KEYS records, emails, changes, version, epoch (keys.ts ACCOUNT_KEY_LIST). Every change
+// bumps the version, records it against the account in the change log and publishes it, in one step;
+// a version that starts again at 1 (or a store from before the epoch) gets a new epoch.
 // Published with PUBLISH (any Redis) or, on a cluster, SPUBLISH to the hash-tagged channel.
 const BUMP = `
 local function bump(ids)
   local v = redis.call('INCR', KEYS[4])
+  if v == 1 or redis.call('EXISTS', KEYS[5]) == 0 then
+    local t = redis.call('TIME')
+    redis.call('SET', KEYS[5], t[1] .. '.' .. t[2])
+  end
   for _, id in ipairs(ids) do redis.call('ZADD', KEYS[3], v, id) end
   redis.call(PUBLISH_COMMAND, PUBLISH_CHANNEL, v)
   return v
@@ -139,16 +144,19 @@ redis.call('DEL', KEYS[1], KEYS[2])
 return bump(ids)`);
 
 /**
- * syncAccounts: ARGV since (a version). Returns {version, full, id, record JSON or '', ...} for every
- * account changed after `since`. full = 1 when everything is returned: since was 0, or the server's
- * version is behind it (Redis lost writes: a restart without persistence), so the replica starts over.
+ * syncAccounts: ARGV since (a version), the epoch it counts in ('' if none was seen). Returns {version,
+ * full, epoch, id, record JSON or '', ...} for every account changed after `since`. full = 1 when
+ * everything is returned: since was 0, the server's version is behind it (Redis lost writes: a restart
+ * without persistence, a promoted replica that lagged) or counts in another epoch (a flushed Redis
+ * that has since reached that version again), so the replica takes the node's state (replica.ts).
  */
 const SYNC_ACCOUNTS = script(`
 local since = tonumber(ARGV[1])
 local version = tonumber(redis.call('GET', KEYS[4]) or '0')
+local epoch = redis.call('GET', KEYS[5]) or ''
 local full = 0
-if since == 0 or since > version then since = 0; full = 1 end
-local out = {version, full}
+if since == 0 or since > version or (ARGV[2] ~= '' and ARGV[2] ~= epoch) then since = 0; full = 1 end
+local out = {version, full, epoch}
 local changed = redis.call('ZRANGEBYSCORE', KEYS[3], '(' .. since, '+inf')
 for _, id in ipairs(changed) do
   out[#out + 1] = id
