@@ -12,8 +12,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { utcYmd } from '../../src/data/fragments.ts';
-import { stringAt } from '../../src/data/string-table.ts';
-import type { CollectionIndex } from '../../src/data/indexes.ts';
+import { searchTextOf, type CollectionIndex } from '../../src/data/indexes.ts';
 
 const { values: flags, positionals } = parseArgs({
   allowPositionals: true,
@@ -60,7 +59,7 @@ if (flags.against) sides.push({ name: 'against', listPage: (await import(join(re
 const celebs = snap.collections.celebrities;
 const today = utcYmd(Date.now());
 // A rare name: the 8th celebrity by name descending, as `npm run bench` picks it.
-const pick = stringAt(celebs.searchText, celebs.orders[celebs.def.sorts.findIndex((s) => s.name === 'name_desc')]![7]!);
+const pick = searchTextOf(celebs, celebs.orders[celebs.def.sorts.findIndex((s) => s.name === 'name_desc')]![7]!);
 const [first, ...rest] = pick.split(' ');
 const q = encodeURIComponent;
 // Terms asked in turn, more than the search cache keeps (SEARCH_CACHE_ENTRIES), so each is searched
