@@ -156,15 +156,25 @@ function denseIntersection(index: CollectionIndex, sets: readonly Int32Array[], 
     if (b === null) return null;
     maps.push(b);
   }
-  const bits = maps[0]!.slice();
-  for (let j = 1; j < maps.length; j++) {
-    const m = maps[j]!;
-    for (let w = 0; w < bits.length; w++) bits[w]! &= m[w]!;
-  }
+  // Into an array every such request reuses (the page is walked from it at once), the first two
+  // ANDed as they are copied: a copy per request (slice) was 12.5 KB outside the heap at 100k (33 KB
+  // for outfits), then ANDed in place. (The AND and the count fused in one loop was slower on Node
+  // 26 for outfits: 24 -> 27 µs.)
+  const words = maps[0]!.length;
+  if (andBits.length < words) andBits = new Uint32Array(words);
+  const bits = andBits.subarray(0, words);
+  const a = maps[0]!;
+  const b = maps.length > 1 ? maps[1]! : a;
   let total = 0;
-  for (let w = 0; w < bits.length; w++) if (bits[w] !== 0) total += popcount(bits[w]!);
+  for (let w = 0; w < words; w++) bits[w] = a[w]! & b[w]!;
+  for (let j = 2; j < maps.length; j++) {
+    const m = maps[j]!;
+    for (let w = 0; w < words; w++) bits[w]! &= m[w]!;
+  }
+  for (let w = 0; w < words; w++) if (bits[w] !== 0) total += popcount(bits[w]!);
   return { bits, total };
 }
+let andBits = new Uint32Array(0);
 
 /** The requested page of ids in the plan's sort order, and the total. */
 export function executeQuery(index: CollectionIndex, plan: QueryPlan): PageResult {
