@@ -81,6 +81,11 @@ test('the primary SIGKILLed under load: 503s in the gap, serving again once the 
     await within(EVENTUALLY_MS, () => services.every((s) => keys.every((k) => s.gate.store.lookupKey(keyDigest(k)) !== undefined)));
     const primary = await set.primary();
     const other = set.servers.find((s) => s !== primary)!;
+    // The accounts are on the replica before the kill. A write Redis has not replicated yet is lost in
+    // a failover (the README's bound); at a load of 11 the replica once lacked all three, the promoted
+    // node then counted their quotas from 0 and served beyond them. That loss is not what this test is
+    // about (replica.test.ts covers a node that lacks accounts), so it waits for replication here.
+    await within(EVENTUALLY_MS, async () => (await other.command('GET', ACCOUNT_KEYS.version)) === (await primary.command('GET', ACCOUNT_KEYS.version)));
     // /healthz names the mode and the primary that answered last (to this loopback client).
     const bodies = async () => (await Promise.all(services.map((_, i) => client.get(i, '/healthz')))).map((r) => JSON.stringify(r.body));
     const says = (port: number) => JSON.stringify({ status: 'ok', store: { mode: 'sentinel', node: `127.0.0.1:${port}` } });
