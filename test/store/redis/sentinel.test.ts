@@ -153,3 +153,33 @@ test('a server opened while a failover is under way connects once the sentinels 
     await store.close();
   }
 });
+
+test('one sentinel of three down: the servers keep serving and stay healthy, with no outage logged', async () => {
+  // A set of its own: the sentinel killed here is the first the URL names, which node-redis asks
+  // first on each of its looks at the sentinels (once a second); each look fails on it, then asks the next.
+  const own = await startSentinelSet('lonely');
+  const log = captureLog();
+  const service = await startService({ data: fixture(), state: 'memory', tls: false, redisUrl: own.url, log });
+  const client = loadClient([service.listeners[0]!.url]);
+  const store = await openRedisStore({ url: own.url, state: 'memory', role: 'command', scrypt: FAST_SCRYPT });
+  try {
+    const { key } = await store.accounts.create({ email: 'lonely@example.com', plan: 'pro', password: 'pw' });
+    await within(EVENTUALLY_MS, () => service.gate.store.lookupKey(keyDigest(key)) !== undefined);
+    await own.sentinels[0]!.kill();
+    // Before: every failed look marked Redis as not answering: /healthz 503 until the next call
+    // answered, and "Redis not answering" 5 s on, with the primary up all along.
+    const statuses: number[] = [];
+    for (const until = Date.now() + 7000; Date.now() < until; ) {
+      statuses.push((await client.get(0, '/healthz')).status, (await client.get(0, LIST, key)).status);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.deepEqual([...new Set(statuses)], [200], `every probe answered 200: ${JSON.stringify(statuses)}`);
+    const said = log.lines.filter((l) => !l.includes('"msg":"request"') && (l.includes('"level":"warn"') || l.includes('"level":"error"')));
+    assert.deepEqual(said, [], 'nothing to warn about');
+  } finally {
+    client.close();
+    await store.close();
+    await service.close(0);
+    await own.stop();
+  }
+});
