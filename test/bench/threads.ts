@@ -9,11 +9,13 @@
 // and wrk to the other (wrk.ts LOAD_CORE), so a side's CPU is not counted with wrk's on a shared core.
 // With --redis the servers count on a redis-server of their own (started here, on a free loopback port).
 // Each side is a serve command line: `--threads 1,2` makes the sides `--threads 1` and `--threads 2`;
-// `--server ARGS` (repeated) gives each side's own flags instead, after the common ones (a later
-// flag wins), e.g. `--server '--threads 1 --usage-durability strict' --server '--threads 2
-// --usage-durability strict'`. The ratio compares the first side with every other.
+// `--server=ARGS` (repeated; with the `=`, as ARGS begins with a dash) gives each side's own flags instead, after the common ones (a later
+// flag wins), e.g. `--server='--threads 1 --usage-durability strict' --server='--threads 2
+// --usage-durability strict'`; words of the form NAME=value set the side's environment (CLI=path runs
+// another checkout's bin/celebrity-api on that side: the code before a change, for an A/B). The ratio
+// compares the first side with every other.
 //   npm run bench:threads -- [--data DIR | --scale 10000] [--duration 5] [--connections 50] [--rounds 2]
-//     [--redis] [--only list,429] [--threads 1,2 | --server ARGS ...] [--unpinned]
+//     [--redis] [--only list,429] [--threads 1,2 | --server=ARGS ...] [--unpinned]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
@@ -97,13 +99,21 @@ async function dataDir(): Promise<string> {
   return dir;
 }
 
-/** A side of the comparison: its serve flags (after the common ones: a later flag wins). */
+/**
+ * A side of the comparison: its serve flags (after the common ones: a later flag wins), and the
+ * environment variables its words begin with (`NAME=value`, e.g. a switch for an A/B of a change).
+ */
 const sides: string[][] = (flags.server ?? flags.threads!.split(',').map((n) => `--threads ${n}`)).map((a) => a.trim().split(/\s+/).filter((w) => w !== ''));
 const label = (side: number) => sides[side]!.join(' ');
+const ENV_WORD = /^[A-Z_][A-Z0-9_]*=/;
 
 async function serve(data: string, state: string, args: readonly string[]): Promise<{ child: ChildProcess; url: string; startMs: number }> {
   const t0 = performance.now();
-  const child = spawn(process.execPath, [CLI, 'serve', '--insecure-http', '--port', '0', '--data', data, '--state', state, '--log-level', 'error', '--usage-durability', 'interval', ...redisArgs(), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const env = { ...process.env };
+  for (const w of args.filter((a) => ENV_WORD.test(a))) env[w.slice(0, w.indexOf('='))] = w.slice(w.indexOf('=') + 1);
+  const flagsOfSide = args.filter((a) => !ENV_WORD.test(a));
+  // CLI=path: this side runs another checkout's bin/celebrity-api (the code before a change, for an A/B).
+  const child = spawn(process.execPath, [env.CLI ?? CLI, 'serve', '--insecure-http', '--port', '0', '--data', data, '--state', state, '--log-level', 'error', '--usage-durability', 'interval', ...redisArgs(), ...flagsOfSide], { stdio: ['ignore', 'pipe', 'inherit'], env });
   // Pinned from its start, every thread it starts later with it (taskset -a on the process).
   if (!flags.unpinned) pinServer(child.pid);
   return new Promise((resolve, reject) => {
