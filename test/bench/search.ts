@@ -66,7 +66,7 @@ const q = encodeURIComponent;
 // anew as a first request for it is: the distinct full names of 2,000 celebrities spread over the
 // name order, and their 4-unit slices (as `npm run bench` asks them).
 const byName = celebs.orders[celebs.def.sorts.findIndex((s) => s.name === 'name_asc')]!;
-const names = [...new Set(Array.from({ length: Math.min(2000, byName.length) }, (_, i) => stringAt(celebs.searchText, byName[Math.floor((i * byName.length) / Math.min(2000, byName.length))]!)))];
+const names = [...new Set(Array.from({ length: Math.min(2000, byName.length) }, (_, i) => searchTextOf(celebs, byName[Math.floor((i * byName.length) / Math.min(2000, byName.length))]!)))];
 const slices = [...new Set(names.flatMap((n) => Array.from({ length: Math.max(0, n.length - 3) }, (_, i) => n.slice(i, i + 4))).filter((t) => t.trim().length === 4))];
 const cases: [string, CollectionIndex, string | string[]][] = [
   [`rare full names in turn (${names.length})`, celebs, names.map((n) => `search=${q(n)}`)],
