@@ -5,7 +5,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { RESOURCE_LIST, RESOURCES } from '../resources/index.ts';
 import type { ResourceDefinition } from '../resources/types.ts';
 import { detailPlan, embedFields, type Details, type Embed } from './detail-layout.ts';
-import type { Fragments, Offsets } from './fragments.ts';
+import type { Fragments, Offsets, RecordOffsets } from './fragments.ts';
 import { linkEmbeds, type CollectionIndex, type PostingTable } from './indexes.ts';
 import { gramsConsistent, type GramPostings } from './search-index.ts';
 import { searchField, type SearchFrom } from './search-text.ts';
@@ -136,7 +136,7 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, .
     check(starts.length === n + 1 && starts[0] === 0);
     for (let i = 0; i < n; i++) check(starts[i]! <= starts[i + 1]!);
     const ids = i32(e.ids, starts[n]);
-    const at = sec(e.at, 'u32') as Uint32Array;
+    const at = sec(e.at, 'u16', 'u32') as RecordOffsets;
     check(at.length === ids.length);
     return { field: e.field, target: e.target, ids, index: null, starts, at };
   });
@@ -146,8 +146,8 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, .
     if (plan === null) return { plan, own: fragments(d.own, lateIn(def.detailFields), 0x7b, true), cuts: new Uint32Array(0), ownCuts: new Uint32Array(0) };
     // Own text starts with a value (its first field's key is the plan's): not a zeroed byte.
     const own = fragments(d.own, false, plan.runs.some((r) => r.kind === 'own') ? VALUE_START : -1, false);
-    const cuts = sec(d.cuts, 'u32') as Uint32Array;
-    const ownCuts = sec(d.ownCuts, 'u32') as Uint32Array;
+    const cuts = sec(d.cuts, 'u16', 'u32') as RecordOffsets;
+    const ownCuts = sec(d.ownCuts, 'u16', 'u32') as RecordOffsets;
     check(cuts.length === n * plan.listCuts.length && ownCuts.length === n * Math.max(plan.ownRuns - 1, 0));
     return { plan, own, cuts, ownCuts };
   };

@@ -10,7 +10,7 @@
 // The response envelope is the same for every record of a collection, so it is kept once.
 import { RESOURCES } from '../resources/index.ts';
 import type { CollectionName, EmbeddedField, OutputField, ResourceDefinition } from '../resources/types.ts';
-import { fragment, lateValue, numberLength, writeNumber, type Fragments } from './fragments.ts';
+import { fragment, lateValue, numberLength, writeNumber, type Fragments, type RecordOffsets } from './fragments.ts';
 import type { CollectionIndex } from './indexes.ts';
 import { sendBuffer } from './send-buffer.ts';
 
@@ -71,7 +71,7 @@ export interface Embed {
   /** A refs run's: record i's holes are entries [starts[i], starts[i + 1]) of `ids` and `at`; null for an embedded object (one id per record). */
   readonly starts: Uint32Array | null;
   /** A refs run's: per hole, its offset from the start of its record's detail-only text. */
-  readonly at: Uint32Array | null;
+  readonly at: RecordOffsets | null;
 }
 
 /**
@@ -83,8 +83,8 @@ export interface Embed {
 export interface Details {
   readonly plan: DetailPlan | null;
   readonly own: Fragments;
-  readonly cuts: Uint32Array;
-  readonly ownCuts: Uint32Array;
+  readonly cuts: RecordOffsets;
+  readonly ownCuts: RecordOffsets;
 }
 
 const slot = (f: OutputField): string => (typeof f === 'string' ? f : `${f.name}:${f.pick.join(',')}`);

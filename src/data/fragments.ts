@@ -21,6 +21,18 @@ export function offsetsOf(values: Float64Array, end: number): Offsets {
   return end < U32_OFFSETS_LIMIT ? new Uint32Array(values) : values;
 }
 
+/**
+ * Byte offsets within one record (a field boundary, a hole): 2 bytes each when every one of an
+ * array is below 65,536 (list items and detail-only texts at 100k are a few KB), else 4.
+ */
+export type RecordOffsets = Uint16Array | Uint32Array;
+
+/** `values` as the narrowest RecordOffsets that holds them (a copy, or `values` itself). */
+export function recordOffsetsOf(values: Uint32Array): RecordOffsets {
+  for (let i = 0; i < values.length; i++) if (values[i]! > 0xffff) return values;
+  return new Uint16Array(values);
+}
+
 export interface Fragments {
   readonly bytes: Buffer;
   /** Record i is `bytes[starts[i], starts[i + 1])`. */

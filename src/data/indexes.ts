@@ -5,7 +5,7 @@ import type { CollectionName, LinkedRecord, ResourceDefinition } from '../resour
 import { fold } from './fold.ts';
 import { detailBytes, detailPlan, embedFields, pieceBounds, type DetailPlan, type Details, type Embed } from './detail-layout.ts';
 import { decidedByGrams, derivedText, isDerived, searchField, type SearchFrom } from './search-text.ts';
-import { fragment, FragmentBuilder, fragmentLength, GrowingF64, GrowingI32, joinFragments, writeFragment, type Fragments } from './fragments.ts';
+import { fragment, FragmentBuilder, fragmentLength, GrowingF64, GrowingI32, joinFragments, recordOffsetsOf, writeFragment, type Fragments } from './fragments.ts';
 import { buildSearchIndex, type SearchIndex } from './search-index.ts';
 import { writeAscii, writeByte, writeNull } from './json-bytes.ts';
 import { compileFieldsWriter, compileShapes, propsWriter } from './shape.ts';
@@ -576,7 +576,7 @@ export function indexBuilder(def: ResourceDefinition, hint: { readonly records: 
     }
     const postings = collectors.map((c) => c.finish(size, orders));
     const listFragments = list.finish();
-    const detail: Details = { plan, own: own.finish(), cuts: cuts.slice(0, size * cutsPerRecord), ownCuts: ownCuts.slice(0, size * ownCutsPerRecord) };
+    const detail: Details = { plan, own: own.finish(), cuts: recordOffsetsOf(cuts.slice(0, size * cutsPerRecord)), ownCuts: recordOffsetsOf(ownCuts.slice(0, size * ownCutsPerRecord)) };
     const search = buildSearchIndex(texts);
     const slugIndex = slugTable(listFragments.bytes, listFragments.starts, slugs);
     slugs.length = 0;
@@ -599,7 +599,7 @@ export function indexBuilder(def: ResourceDefinition, hint: { readonly records: 
       ids: embedIds[k]!.finish(),
       index: ts?.[k] ?? null,
       starts: refs ? new Uint32Array(refsStarts[k]!.finish()) : null,
-      at: refs ? new Uint32Array(refsAt[k]!.finish()) : null,
+      at: refs ? recordOffsetsOf(new Uint32Array(refsAt[k]!.finish())) : null,
     }));
     return {
       def,

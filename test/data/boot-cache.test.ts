@@ -217,12 +217,14 @@ describe('boot cache', () => {
     const fresh = await loadSnapshot(data);
     const ix = fresh.collections.celebrities;
     assert.ok(ix.list.starts instanceof Uint32Array && ix.searchText.starts instanceof Uint32Array, 'a small arena has 4-byte offsets');
+    assert.ok(ix.detail.cuts instanceof Uint16Array && ix.detail.ownCuts instanceof Uint16Array, 'and 2-byte offsets within its records');
     // What a collection whose arena passes 4 GiB holds (too large to build in a test): 8-byte offsets.
     const wide = (o: Uint32Array | Float64Array) => Float64Array.from(o);
     const widened: CollectionIndex = {
       ...ix,
       list: { ...ix.list, starts: wide(ix.list.starts), gaps: ix.list.gaps && wide(ix.list.gaps) },
-      detail: { ...ix.detail, own: { ...ix.detail.own, starts: wide(ix.detail.own.starts) } },
+      // And a record of 64 KB or more: 4-byte offsets within records.
+      detail: { ...ix.detail, own: { ...ix.detail.own, starts: wide(ix.detail.own.starts) }, cuts: Uint32Array.from(ix.detail.cuts), ownCuts: Uint32Array.from(ix.detail.ownCuts) },
       searchText: { ...ix.searchText, starts: wide(ix.searchText.starts) },
     };
     assert.ok(await saveCollectionCache(state, data, 'celebrities', widened, await readDataIdentity(data)));
@@ -230,6 +232,7 @@ describe('boot cache', () => {
     assert.ok(read.index, read.miss ?? '');
     assert.ok(read.index.list.starts instanceof Float64Array && read.index.detail.own.starts instanceof Float64Array && read.index.searchText.starts instanceof Float64Array);
     assert.deepEqual([...read.index.list.starts], [...ix.list.starts]);
+    assert.ok(read.index.detail.cuts instanceof Uint32Array && read.index.detail.ownCuts instanceof Uint32Array);
     assertSameAnswers(fresh, { ...fresh, collections: linkEmbeds({ ...fresh.collections, celebrities: read.index }) });
   });
 
