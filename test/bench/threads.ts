@@ -12,9 +12,10 @@
 // `--server=ARGS` (repeated; with the `=`, as ARGS begins with a dash) gives each side's own flags instead, after the common ones (a later
 // flag wins), e.g. `--server='--threads 1 --usage-durability strict' --server='--threads 2
 // --usage-durability strict'`; words of the form NAME=value set the side's environment (CLI=path runs
-// another checkout's bin/celebrity-api on that side: the code before a change, for an A/B). The ratio
+// another checkout's bin/celebrity-api on that side: the code before a change, for an A/B;
+// NODE_ARGS=a,b gives node flags of its own). The ratio
 // compares the first side with every other.
-//   npm run bench:threads -- [--data DIR | --scale 10000] [--duration 5] [--connections 50] [--rounds 2]
+//   npm run bench:threads -- [--data DIR | --scale 10000] [--duration 5] [--warmup 1] [--connections 50] [--rounds 2]
 //     [--redis] [--only list,429] [--threads 1,2 | --server=ARGS ...] [--unpinned]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -31,6 +32,7 @@ const { values: flags } = parseArgs({
     data: { type: 'string' },
     scale: { type: 'string', default: '10000' },
     duration: { type: 'string', default: '5' },
+    warmup: { type: 'string', default: '1' },
     connections: { type: 'string', default: '50' },
     rounds: { type: 'string', default: '2' },
     work: { type: 'string', default: join(os.tmpdir(), 'celebrity-api-bench') },
@@ -113,7 +115,9 @@ async function serve(data: string, state: string, args: readonly string[]): Prom
   for (const w of args.filter((a) => ENV_WORD.test(a))) env[w.slice(0, w.indexOf('='))] = w.slice(w.indexOf('=') + 1);
   const flagsOfSide = args.filter((a) => !ENV_WORD.test(a));
   // CLI=path: this side runs another checkout's bin/celebrity-api (the code before a change, for an A/B).
-  const child = spawn(process.execPath, [env.CLI ?? CLI, 'serve', '--insecure-http', '--port', '0', '--data', data, '--state', state, '--log-level', 'error', '--usage-durability', 'interval', ...redisArgs(), ...flagsOfSide], { stdio: ['ignore', 'pipe', 'inherit'], env });
+  // NODE_ARGS=a,b: node's own flags for this side (V8's heap sizes, say), before the CLI.
+  const nodeArgs = env.NODE_ARGS ? env.NODE_ARGS.split(',') : [];
+  const child = spawn(process.execPath, [...nodeArgs, env.CLI ?? CLI, 'serve', '--insecure-http', '--port', '0', '--data', data, '--state', state, '--log-level', 'error', '--usage-durability', 'interval', ...redisArgs(), ...flagsOfSide], { stdio: ['ignore', 'pipe', 'inherit'], env });
   // Pinned from its start, every thread it starts later with it (taskset -a on the process).
   if (!flags.unpinned) pinServer(child.pid);
   return new Promise((resolve, reject) => {
@@ -172,7 +176,7 @@ async function main(): Promise<void> {
           ['429', '/api/v1/news', free],
         ] as [string, string, string][]).filter(([name]) => only.includes(name));
         for (const [scenario, path, k] of scenarios) {
-          await runLoad(wrk, { url: `${server.url}${path}`, seconds: 1, connections: Number(flags.connections), headers: { 'x-api-key': k } });
+          await runLoad(wrk, { url: `${server.url}${path}`, seconds: Number(flags.warmup), connections: Number(flags.connections), headers: { 'x-api-key': k } });
           const [cpu0, tasks0] = [cpuUs(pid), tasksUs(pid)];
           const r = await runLoad(wrk, { url: `${server.url}${path}`, seconds: Number(flags.duration), connections: Number(flags.connections), headers: { 'x-api-key': k } });
           const [cpu, kinds] = [cpuUs(pid) - cpu0, byKind(tasks0, tasksUs(pid))];
