@@ -4,9 +4,9 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { RESOURCE_LIST, RESOURCES } from '../resources/index.ts';
 import type { ResourceDefinition } from '../resources/types.ts';
-import { detailPlan, type Details } from './detail-layout.ts';
+import { detailPlan, embedFields, type Details, type Embed } from './detail-layout.ts';
 import type { Fragments, Offsets } from './fragments.ts';
-import type { CollectionIndex, PostingTable } from './indexes.ts';
+import { linkEmbeds, type CollectionIndex, type PostingTable } from './indexes.ts';
 import { gramsConsistent, type GramPostings } from './search-index.ts';
 import type { SlugTable, StringTable } from './string-table.ts';
 import {
@@ -117,12 +117,17 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, .
   };
 
   const lateIn = (fields: readonly unknown[]) => def.late !== undefined && fields.includes(def.late.field);
+  // The embeds the code makes for this definition, or none (a load without the collections embedded
+  // from); the index each reads is set by linkEmbeds once the snapshot has every collection.
+  const want = embedFields(def);
+  check(ref.embeds.length === 0 || (ref.embeds.length === want.length && ref.embeds.every((e, k) => e.field === want[k]!.field && e.target === want[k]!.target)));
+  const embeds: Embed[] = ref.embeds.map((e) => ({ field: e.field, target: e.target, ids: i32(e.ids, n), index: null }));
   const details = (d: DetailsRef): Details => {
-    const plan = detailPlan(def);
+    const plan = detailPlan(def, embeds.length > 0);
     check((plan !== null) === d.planned);
     if (plan === null) return { plan, own: fragments(d.own, lateIn(def.detailFields), 0x7b, true), cuts: new Uint32Array(0), ownCuts: new Uint32Array(0) };
     // Own text starts a field: its name's quote when it is the detail's first field, else a comma.
-    const firstOwn = plan.runs.find((r) => !r.list);
+    const firstOwn = plan.runs.find((r) => r.kind === 'own');
     const own = fragments(d.own, false, firstOwn === undefined ? -1 : firstOwn.from === 0 ? 0x22 : 0x2c, false);
     const cuts = sec(d.cuts, 'u32') as Uint32Array;
     const ownCuts = sec(d.ownCuts, 'u32') as Uint32Array;
@@ -139,6 +144,7 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, .
     slugs: slugTable(ref.slugs),
     list: fragments(ref.list, lateIn(def.listFields), 0x7b, true),
     detail: details(ref.detail),
+    embeds,
     orders: ref.orders.map((s) => i32(s, n)),
     ranks: ref.ranks.map((s) => i32(s, n)),
     postings: ref.postings.map(posting),
@@ -246,5 +252,5 @@ export async function loadSnapshotCache(stateDir: string, dataDir: string, share
     if (got.index === null) return null;
     collections[def.name] = got.index;
   }
-  return collections;
+  return linkEmbeds(collections);
 }

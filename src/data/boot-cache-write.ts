@@ -84,6 +84,7 @@ class SectionWriter {
       slugs: { at: this.add('u32', ix.slugs.at), slots: this.add('i32', ix.slugs.slots) },
       list: this.fragments(ix.list),
       detail: this.details(ix.detail),
+      embeds: ix.embeds.map((e) => ({ field: e.field, target: e.target, ids: this.add('i32', e.ids) })),
       orders: ix.orders.map((o) => this.add('i32', o)),
       ranks: ix.ranks.map((o) => this.add('i32', o)),
       postings: ix.postings.map((p) => this.posting(p)),

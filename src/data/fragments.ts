@@ -61,6 +61,26 @@ export class GrowingF64 {
   }
 }
 
+/** An Int32Array that grows by doubling; `finish` trims it. */
+export class GrowingI32 {
+  private a: Int32Array;
+  length = 0;
+  constructor(capacity: number) {
+    this.a = new Int32Array(Math.max(capacity, 16));
+  }
+  push(v: number): void {
+    if (this.length === this.a.length) {
+      const b = new Int32Array(this.a.length * 2);
+      b.set(this.a);
+      this.a = b;
+    }
+    this.a[this.length++] = v;
+  }
+  finish(): Int32Array {
+    return this.a.slice(0, this.length);
+  }
+}
+
 /** Bytes written into one chunk before the next starts: no doubling copies, at most one chunk unused. */
 const CHUNK_BYTES = 32 << 20;
 

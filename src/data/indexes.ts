@@ -1,10 +1,10 @@
 // Load-time work so that requests only join precomputed pieces (STYLE habit 2): a slug hash table, one
 // order per sort value, folded value -> ids postings per filter, folded search text, serialized JSON,
 // all in typed arrays; and the functions through which the server reads them.
-import type { LinkedRecord, ResourceDefinition } from '../resources/types.ts';
+import type { CollectionName, LinkedRecord, ResourceDefinition } from '../resources/types.ts';
 import { fold } from './fold.ts';
-import { detailBytes, detailPlan, type Details } from './detail-layout.ts';
-import { fragment, FragmentBuilder, fragmentLength, GrowingF64, joinFragments, writeFragment, type Fragments } from './fragments.ts';
+import { detailBytes, detailPlan, embedFields, type Details, type Embed } from './detail-layout.ts';
+import { fragment, FragmentBuilder, fragmentLength, GrowingF64, GrowingI32, joinFragments, writeFragment, type Fragments } from './fragments.ts';
 import { buildSearchIndex, type SearchIndex } from './search-index.ts';
 import { writeAscii, writeByte } from './json-bytes.ts';
 import { compileFieldsWriter, compileShapes } from './shape.ts';
@@ -55,6 +55,8 @@ export interface CollectionIndex {
   readonly list: Fragments;
   /** Each record's detail: the detail-only JSON, the rest read from `list` (src/data/detail-layout.ts). */
   readonly detail: Details;
+  /** The records of other collections that records embed, by id, their text read from those collections' list items (detail-layout.ts). */
+  readonly embeds: readonly Embed[];
   /** Per sort of the definition (in its order): record ids in that order. */
   readonly orders: readonly Int32Array[];
   /** Per sort: the position of each record id in that order. */
@@ -193,7 +195,30 @@ export function listItem(ix: CollectionIndex, id: number, today: number): Buffer
 
 /** Record `id`'s whole 200 detail body as served on `today`. */
 export function detailBody(ix: CollectionIndex, id: number, today: number): Buffer {
-  return detailBytes(ix.list, ix.detail, id, today);
+  return detailBytes(ix.list, ix.detail, ix.embeds, id, today);
+}
+
+/**
+ * The collections with each one's embeds pointed at the index of the collection they embed from, in
+ * this snapshot: those read from the boot cache hold only the ids, and one kept from the live
+ * snapshot may point at an index rebuilt since (celebrities after an edit of movies: the same
+ * records of the same celebrities.json, so the same ids and the same text). An index is never
+ * changed in place (the live snapshot may still be serving it): one that points elsewhere is a copy.
+ * An id past the records of the collection it reads is a bug: it throws.
+ */
+export function linkEmbeds<T extends Partial<Record<CollectionName, CollectionIndex>>>(collections: T): T {
+  const out: Partial<Record<CollectionName, CollectionIndex>> = { ...collections };
+  for (const ix of Object.values(collections) as CollectionIndex[]) {
+    if (ix.embeds.every((e) => e.index === collections[e.target])) continue;
+    const embeds = ix.embeds.map((e) => {
+      const target = collections[e.target];
+      if (target === undefined) throw new Error(`${ix.def.name} embeds ${e.target}, which the snapshot lacks`);
+      for (let i = 0; i < e.ids.length; i++) if (e.ids[i]! >= target.size) throw new Error(`${ix.def.name} embeds ${e.target} record ${e.ids[i]}, past its ${target.size}`);
+      return { ...e, index: target };
+    });
+    out[ix.def.name] = { ...ix, embeds };
+  }
+  return out as T;
 }
 
 /** A bit per record id, set for the ids given. */
@@ -308,12 +333,29 @@ export interface IndexBuilder {
   finish(): CollectionIndex;
 }
 
-/** `hint`: about how many records and bytes of source JSON to expect, so arrays start near their size. */
-export function indexBuilder(def: ResourceDefinition, hint: { readonly records: number; readonly bytes: number } = { records: 0, bytes: 0 }): IndexBuilder {
+/** The indexes of other collections, by name, as a load has them (undefined: not indexed yet). */
+export type Targets = (name: CollectionName) => CollectionIndex | undefined;
+
+/**
+ * `hint`: about how many records and bytes of source JSON to expect, so arrays start near their size.
+ * `targets`: the indexes of the collections this one embeds from, when the load has them: the
+ * embedded objects are then kept as their ids (Embed), else as text.
+ */
+export function indexBuilder(def: ResourceDefinition, hint: { readonly records: number; readonly bytes: number } = { records: 0, bytes: 0 }, targets?: Targets): IndexBuilder {
   /** Without a plan: both shapes whole (made on first use). */
   let shapes: ReturnType<typeof compileShapes> | null = null;
   const late = def.late ?? null;
-  const plan = detailPlan(def);
+  const plan = detailPlan(def, targets !== undefined);
+  const embedded = plan !== null && targets !== undefined ? embedFields(def) : [];
+  const embedIds = embedded.map(() => new GrowingI32(hint.records));
+  /** The embedded collections' indexes, looked up at the first record (they are indexed before this one starts). */
+  let embedTargets: CollectionIndex[] | null = null;
+  const targetsOf = (): CollectionIndex[] =>
+    embedded.map(({ target }) => {
+      const t = targets!(target);
+      if (t === undefined) throw new Error(`${def.name} embeds ${target}, which is not indexed before it`);
+      return t;
+    });
   const listLate = late && def.listFields.some((f) => f === late.field) ? late : null;
   const list = new FragmentBuilder(hint.records, listLate, hint.bytes);
   const own = new FragmentBuilder(hint.records, plan === null && late && def.detailFields.some((f) => f === late.field) ? late : null, hint.bytes);
@@ -351,7 +393,7 @@ export function indexBuilder(def: ResourceDefinition, hint: { readonly records: 
     const key = Uint8Array.from(Buffer.from(`${k > 0 || lateAt > from ? ',' : ''}"${listLate!.field}":`, 'latin1'));
     return { head: compileFieldsWriter(def, def.listFields.slice(from, lateAt), k > 0), lateKey: key, tail: compileFieldsWriter(def, def.listFields.slice(lateAt + 1, to), true) };
   });
-  const ownRuns = plan === null ? [] : plan.runs.filter((run) => !run.list).map((run) => compileFieldsWriter(def, def.detailFields.slice(run.from, run.to), run.from > 0));
+  const ownRuns = plan === null ? [] : plan.runs.flatMap((run) => (run.kind === 'own' ? [compileFieldsWriter(def, def.detailFields.slice(run.from, run.to), run.from > 0)] : []));
 
   const add = (r: LinkedRecord): void => {
     const id = ids.length;
@@ -386,6 +428,17 @@ export function indexBuilder(def: ResourceDefinition, hint: { readonly records: 
       for (let k = 0; k < ownRuns.length; k++) {
         if (k > 0) ownCuts[ownAt + k - 1] = own.at - ownStart;
         ownRuns[k]!(r, own);
+      }
+    }
+    if (embedded.length > 0) {
+      const ts = (embedTargets ??= targetsOf());
+      for (let k = 0; k < embedded.length; k++) {
+        const v = r[embedded[k]!.field] as { slug?: unknown } | null | undefined;
+        const slug = v !== null && typeof v === 'object' ? v.slug : undefined;
+        const tid = typeof slug === 'string' ? slugId(ts[k]!, slug) : -1;
+        // A linked record embeds a record that exists (references are checked before linking).
+        if (typeof slug === 'string' && tid < 0) throw new Error(`${def.name} record ${id} embeds ${embedded[k]!.target} ${JSON.stringify(slug)}, not in its index`);
+        embedIds[k]!.push(tid);
       }
     }
     ids.push(r._id as string);
@@ -432,12 +485,15 @@ export function indexBuilder(def: ResourceDefinition, hint: { readonly records: 
     const search = buildSearchIndex(texts);
     const slugIndex = slugTable(listFragments.bytes, listFragments.starts, slugs);
     slugs.length = 0;
+    const ts = embedded.length > 0 && size > 0 ? (embedTargets ??= targetsOf()) : null;
+    const embeds: Embed[] = embedded.map(({ field, target }, k) => ({ field, target, ids: embedIds[k]!.finish(), index: ts?.[k] ?? null }));
     return {
       def,
       size,
       slugs: slugIndex,
       list: listFragments,
       detail,
+      embeds,
       orders,
       ranks,
       postings,
@@ -449,8 +505,8 @@ export function indexBuilder(def: ResourceDefinition, hint: { readonly records: 
   return { add, finish };
 }
 
-export function buildIndex(def: ResourceDefinition, records: readonly LinkedRecord[]): CollectionIndex {
-  const builder = indexBuilder(def, { records: records.length, bytes: 0 });
+export function buildIndex(def: ResourceDefinition, records: readonly LinkedRecord[], targets?: Targets): CollectionIndex {
+  const builder = indexBuilder(def, { records: records.length, bytes: 0 }, targets);
   for (const r of records) builder.add(r);
   return builder.finish();
 }

@@ -8,6 +8,7 @@ import type { Snapshot } from '../data/snapshot.ts';
 import { COLLECTIONS, type CollectionName } from '../resources/types.ts';
 import { compressBest, compressNow, MIN_COMPRESS_BYTES, type Encoding } from './compress.ts';
 import { listPage } from './handlers.ts';
+import { SecondChance, type Used } from '../query/second-chance.ts';
 
 /** One body's compressed forms, made for the serving day `today` (yyyymmdd). */
 export interface Packed {
@@ -109,11 +110,13 @@ export class CompressedBodies {
  * snapshot never come here), kept by strong ETag, request target and coding, so an answer asked
  * again is not compressed again (issue 20). The tag names the data and the day; the target is in the
  * key as it is, since the tag holds only a 32-bit hash of it (two targets with the same hash were
- * answered the same bytes). An entry is never stale, only old. Least recently used entries make
- * room, within a byte budget.
+ * answered the same bytes). An entry is never stale, only old. Entries not asked for lately make
+ * room, within a byte budget (src/query/second-chance.ts).
  */
 export class AnswerCache {
-  private readonly entries = new Map<string, Buffer>();
+  private readonly entries = new Map<string, Answer>();
+  /** Who goes when the budget is full: answers not asked for since the hand last passed them. */
+  private readonly hand = new SecondChance(this.entries);
   private bytes = 0;
   hits = 0;
   misses = 0;
@@ -126,19 +129,18 @@ export class AnswerCache {
     const kept = this.entries.get(key);
     if (kept !== undefined) {
       this.hits++;
-      this.entries.delete(key); // most recently used last: Map order is the eviction order
-      this.entries.set(key, kept);
-      return kept;
+      kept.used = true;
+      return kept.body;
     }
     this.misses++;
     const out = compressNow(body, encoding);
     if (out.length > this.budgetBytes) return out;
-    this.entries.set(key, out);
+    this.entries.set(key, { body: out, used: false });
     this.bytes += out.length + key.length;
-    for (const [k, b] of this.entries) {
-      if (this.bytes <= this.budgetBytes) break;
+    while (this.bytes > this.budgetBytes) {
+      const [k, a] = this.hand.next()!;
       this.entries.delete(k);
-      this.bytes -= b.length + k.length;
+      this.bytes -= a.body.length + k.length;
     }
     return out;
   }
@@ -147,6 +149,10 @@ export class AnswerCache {
   get size(): { readonly entries: number; readonly bytes: number } {
     return { entries: this.entries.size, bytes: this.bytes };
   }
+}
+
+interface Answer extends Used {
+  readonly body: Buffer;
 }
 
 /** About 10,000 compressed pages of 1.5 KB. */

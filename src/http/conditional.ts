@@ -20,11 +20,19 @@ function dataToken(snapshot: Snapshot): string {
 
 let last: { readonly token: string; readonly target: string; readonly day: number | null; readonly tag: string } = { token: '', target: '', day: null, tag: '' };
 
-/** FNV-1a over the request target: a cheap name for the query (the tag is compared per URL anyway). */
-function targetHash(target: string): string {
+/** Two hex digits for each byte value. */
+const HEX: readonly string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+
+/**
+ * FNV-1a over the request target: a cheap name for the query (the tag is compared per URL anyway), in
+ * 8 hex digits from a table. It was `(h >>> 0).toString(36)`: for a value of 2^31 or more (half of
+ * them), not a small integer, V8 takes its slow radix path, 0.4-0.6 µs (Node 20 and 26) against 30-40
+ * ns for the table.
+ */
+export function targetHash(target: string): string {
   let h = 0x811c9dc5;
   for (let i = 0; i < target.length; i++) h = Math.imul(h ^ target.charCodeAt(i), 0x01000193);
-  return (h >>> 0).toString(36);
+  return HEX[h >>> 24]! + HEX[(h >>> 16) & 255]! + HEX[(h >>> 8) & 255]! + HEX[h & 255]!;
 }
 
 /**

@@ -1,19 +1,21 @@
 // List pages and details as they were sent, kept by strong ETag and request target (issue 20): a page
 // asked again (a first page, the next page of a popular filter, the same request from many clients) is
 // a Map lookup instead of a query and a copy of each record's bytes, which cost 2-5 µs for 20 items,
-// as much as the rest of the request; a popular detail, instead of its runs copied (about 1 µs). A page is kept the second time it is asked. The tag names the
-// data and the serving day, and the target only by a 32-bit hash: the whole target is compared too.
-// An entry is never stale, only old: a reload's tags differ, and old entries make room as the least
-// recently used. Per thread, like the AnswerCache of compressed answers.
+// as much as the rest of the request; a popular detail, instead of its runs copied (about 1 µs). A
+// page is kept the second time it is asked. The tag names the data and the serving day, and the
+// target only by a 32-bit hash: the whole target is compared too. An entry is never stale, only old:
+// a reload's tags differ, and old entries make room, those not asked for lately first. Per thread,
+// like the AnswerCache of compressed answers.
+import { SecondChance, type Used } from '../query/second-chance.ts';
 
 /** About 1,200 pages of 7 KB: the hot pages of a busy server, not every page ever asked. */
 export const KEPT_PAGES_BYTES = 8 * 1024 * 1024;
-/** Tags asked once and not kept (yet) that are remembered: a page is kept the second time it is asked. */
-export const ASKED_ONCE_KEYS = 4096;
+/** Slots for tags asked once and not kept (yet): a page is kept the second time it is asked. A power of 2. */
+export const ASKED_ONCE_SLOTS = 4096;
 /** Counted per entry besides its body and target: the Map entry, the tag, the record. */
 const ENTRY_BYTES = 128;
 
-interface Kept {
+interface Kept extends Used {
   readonly target: string;
   readonly body: Buffer;
 }
@@ -26,19 +28,18 @@ interface Kept {
  */
 export class KeptPages {
   private readonly entries = new Map<string, Kept>();
+  /** Who goes when the budget is full: pages not asked for since the hand last passed them. */
+  private readonly hand = new SecondChance(this.entries);
   /**
-   * Tags asked once, not kept (yet). A page is copied into memory of its own to be kept (1-2 µs for 7
-   * KB: the body itself is a slice of a shared slab, which a kept slice would hold whole), so a target
-   * asked only once (a crawler's deep pages, a one-off filter) costs a Map entry, not a copy.
+   * Tags asked once, not kept (yet), each in the slot its hash picks; a tag that lands on a taken slot
+   * takes it. A page is copied into memory of its own to be kept (1-2 µs for 7 KB: the body itself is
+   * a slice of a shared slab, which a kept slice would hold whole), so a target asked only once (a
+   * crawler's deep pages, a one-off filter) costs a slot, not a copy. An array indexed by a hash, not
+   * a Map with a ring for its oldest: noting a tag in the Map cost 0.5-0.9 µs (a delete, a get, a
+   * delete and a set on a Map of 4,096 changing keys), as much as the rest of the bookkeeping of a
+   * first request; a slot costs a hash of the tag's 25 characters and a compare.
    */
-  private readonly asked = new Map<string, number>();
-  /**
-   * The same tags by their slot in a ring, the oldest overwritten: no iteration over `asked` to find
-   * its oldest (V8 leaves deleted Map entries as holes that an iterator steps over one by one, so
-   * taking the first key after many deletions cost 1-2 µs).
-   */
-  private readonly ring: (string | undefined)[] = new Array<string | undefined>(ASKED_ONCE_KEYS);
-  private next = 0;
+  private readonly asked: (string | undefined)[] = new Array<string | undefined>(ASKED_ONCE_SLOTS).fill(undefined);
   private bytes = 0;
   hits = 0;
   misses = 0;
@@ -53,38 +54,31 @@ export class KeptPages {
       return undefined;
     }
     this.hits++;
-    this.entries.delete(tag); // most recently used last: Map order is the eviction order
-    this.entries.set(tag, kept);
+    kept.used = true;
     return kept.body;
   }
 
   /**
    * The page `body` just built for `tag` and `target`: noted the first time, kept (a copy) the second;
-   * the least recently used go until the budget holds.
+   * pages not asked for since the hand last passed go until the budget holds (second-chance.ts).
    */
   keep(tag: string, target: string, body: Buffer): void {
-    if (!this.asked.delete(tag)) {
-      const slot = this.next;
-      const old = this.ring[slot];
-      if (old !== undefined && this.asked.get(old) === slot) this.asked.delete(old);
-      this.ring[slot] = tag;
-      this.asked.set(tag, slot);
-      this.next = (slot + 1) % ASKED_ONCE_KEYS;
+    const slot = askedSlot(tag);
+    if (this.asked[slot] !== tag) {
+      this.asked[slot] = tag;
       return;
     }
+    this.asked[slot] = undefined;
     const cost = costOf(tag, target, body);
     if (cost > this.budgetBytes) return;
     const old = this.entries.get(tag);
-    if (old !== undefined) {
-      this.entries.delete(tag);
-      this.bytes -= costOf(tag, old.target, old.body);
-    }
+    if (old !== undefined) this.bytes -= costOf(tag, old.target, old.body); // another target, one tag: replaced in place
     const copy = Buffer.allocUnsafeSlow(body.length);
     body.copy(copy);
-    this.entries.set(tag, { target, body: copy });
+    this.entries.set(tag, { target, body: copy, used: false });
     this.bytes += cost;
-    for (const [t, k] of this.entries) {
-      if (this.bytes <= this.budgetBytes) break;
+    while (this.bytes > this.budgetBytes) {
+      const [t, k] = this.hand.next()!;
       this.entries.delete(t);
       this.bytes -= costOf(t, k.target, k.body);
     }
@@ -94,6 +88,13 @@ export class KeptPages {
   get size(): { readonly entries: number; readonly bytes: number } {
     return { entries: this.entries.size, bytes: this.bytes };
   }
+}
+
+/** The slot of a tag asked once: FNV-1a over its characters. */
+export function askedSlot(tag: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < tag.length; i++) h = Math.imul(h ^ tag.charCodeAt(i), 0x01000193);
+  return (h >>> 0) & (ASKED_ONCE_SLOTS - 1);
 }
 
 /** Bytes an entry holds, counted against the budget. */

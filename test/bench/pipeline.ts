@@ -4,11 +4,14 @@
 // one request in flight, and so is a bare node:http handler sending the very same bytes. Sides run in
 // short interleaved slices; the figure is CPU µs per request, the best slice of each side (the
 // least disturbed on a shared machine: two runs of the same code agree within about 5%).
-//   npm run bench:pipeline -- DATA_DIR [--against OTHER_CHECKOUT] [--rounds 40] [--slice-ms 60] [--only a,b] [--gc]
+//   npm run bench:pipeline -- DATA_DIR [--against OTHER_CHECKOUT] [--rounds 40] [--slice-ms 60] [--only a,b] [--gc] [--kept N]
 // With --against, that checkout's server (an older commit, say) runs beside this one: A/B of a change.
 // `--only "first request"` runs the two scenarios of a page compressed per request (br, gzip), each
 // request a target never asked before; the bare handler sends the first side's compressed bytes.
 // --gc: also the collections per 10,000 requests of each side (v8.GCProfiler over each slice).
+// --kept N: before the scenarios, N other list pages asked twice on each of our sides, so they are kept
+// (src/http/kept-pages.ts) as on a busy server, whose store holds about a thousand: a cache's costs
+// can grow with its entries (a Map's buckets), which a store of two or three pages does not show.
 import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -20,7 +23,7 @@ import v8 from 'node:v8';
 
 const { values: flags, positionals } = parseArgs({
   allowPositionals: true,
-  options: { gc: { type: 'boolean', default: false }, against: { type: 'string' }, rounds: { type: 'string', default: '40' }, 'slice-ms': { type: 'string', default: '60' }, only: { type: 'string' } },
+  options: { gc: { type: 'boolean', default: false }, kept: { type: 'string', default: '0' }, against: { type: 'string' }, rounds: { type: 'string', default: '40' }, 'slice-ms': { type: 'string', default: '60' }, only: { type: 'string' } },
 });
 const DATA = resolve(positionals[0] ?? 'data');
 const HERE = fileURLToPath(new URL('../../', import.meta.url));
@@ -135,9 +138,40 @@ function once(side: Side, request: Buffer): Promise<Buffer> {
   });
 }
 
-/** A request, or what makes each next one (a first request for a compressed answer: a new target each time). */
-type Requests = Buffer | (() => Buffer);
-const nextOf = (r: Requests): Buffer => (typeof r === 'function' ? r() : r);
+/**
+ * Requests made ahead of each slice, outside its CPU time (the bare side's request is one Buffer, so
+ * making ours during the slice charged ours with the harness's work): each a new target (`make` of a
+ * number never given before), or `cycle` targets in turn.
+ */
+class RequestQueue {
+  private made: Buffer[] = [];
+  private at = 0;
+  private count = 0;
+  constructor(
+    private readonly make: (n: number) => Buffer,
+    private readonly cycle = 0,
+  ) {
+    if (cycle > 0) this.made = Array.from({ length: cycle }, (_, i) => make(i));
+  }
+  /** At least `n` requests ready (new targets; a cycle is always ready). */
+  ready(n: number): void {
+    if (this.cycle > 0) return;
+    this.made = this.made.slice(this.at);
+    this.at = 0;
+    while (this.made.length < n) this.made.push(this.make(++this.count));
+  }
+  next(): Buffer {
+    if (this.cycle > 0) return this.made[this.at++ % this.cycle]!;
+    return this.at < this.made.length ? this.made[this.at++]! : this.make(++this.count); // past what was made: made now
+  }
+}
+/** The same request each time, or the next of a queue. */
+type Requests = Buffer | RequestQueue;
+const nextOf = (r: Requests): Buffer => (r instanceof RequestQueue ? r.next() : r);
+/** Requests made ahead for a slice of `ms`: enough at 4 µs each, quicker than any side here. */
+const readyFor = (r: Requests, ms: number): void => {
+  if (r instanceof RequestQueue) r.ready(ms * 250);
+};
 
 /** Requests for `ms` over CONNECTIONS connections; the process's CPU µs per request in that time. */
 function slice(side: Side, request: Requests, ms: number): Promise<{ requests: number; cpuPerRequest: number; bytes: number; counted: number; gc: GcCount }> {
@@ -148,6 +182,7 @@ function slice(side: Side, request: Requests, ms: number): Promise<{ requests: n
     let open = CONNECTIONS;
     let cpu = -1;
     let gc: GcCount = { scavenges: 0, others: 0, ms: 0, bytes: 0 };
+    readyFor(request, ms);
     const profiler = flags.gc ? new v8.GCProfiler() : null;
     const heap0 = flags.gc ? v8.getHeapStatistics().used_heap_size : 0;
     profiler?.start();
@@ -221,13 +256,24 @@ const request = (path: string, key: string | null, encoding = '') =>
   Buffer.from(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: bench\r\n${encoding === '' ? '' : `Accept-Encoding: ${encoding}\r\n`}${key === null ? '' : `x-api-key: ${key}\r\n`}\r\n`);
 /** Requests for `path` with `&v=` and a number never sent before (ignored by the API): the same body under a new tag each time. */
 let fresh = 0;
-const firstRequests = (path: string, key: string, encoding: string) => () => request(`${path}&v=${++fresh}`, key, encoding);
+const firstRequests = (path: string, key: string, encoding: string) => new RequestQueue(() => request(`${path}&v=${++fresh}`, key, encoding));
+for (const side of sides) {
+  if (side === bare) continue;
+  for (let i = 0; i < Number(flags.kept); i++) {
+    const other = request(`/api/v1/celebrities?limit=20&kept=${i}`, side.key);
+    await once(side, other);
+    await once(side, other);
+  }
+}
 const sample = JSON.parse((await once(sides[0]!, request('/api/v1/celebrities?limit=50&sort=name_desc', sides[0]!.key))).toString('latin1').split('\r\n\r\n')[1]!);
 const pick = sample.data[7] as { nationality: string; slug: string };
 const q = encodeURIComponent;
-const scenarios: [string, string, boolean, string?][] = [
+const scenarios: [string, string, boolean, string?, number?][] = [
   ['one-item page', '/api/v1/celebrities?limit=1', true],
   ['list default page', '/api/v1/celebrities', true],
+  // 20 targets asked in turn, each kept after its second ask, as many clients paging: no request
+  // asks what the one before it asked (the bare handler sends page 1's bytes to all).
+  ['20 pages in turn', '/api/v1/celebrities?limit=20&page=', true, undefined, 20],
   ['filter + sort', `/api/v1/celebrities?nationality=${q(pick.nationality)}&sort=name_asc`, true],
   ['detail', `/api/v1/celebrities/${pick.slug}`, true],
   ['401 bad key', '/api/v1/celebrities', false],
@@ -240,12 +286,18 @@ const scenarios: [string, string, boolean, string?][] = [
   ['filter + sort, gzip (first request)', `/api/v1/celebrities?nationality=${q(pick.nationality)}&sort=name_asc`, true, 'gzip'],
 ];
 const only = flags.only?.split(',') ?? null;
-console.log(`CPU µs per request, best of ${ROUNDS} slices of ${SLICE_MS} ms each side (Node ${process.version}, ${DATA}, load ${os.loadavg()[0]!.toFixed(1)})`);
-for (const [name, path, good, encoding] of scenarios) {
+console.log(`CPU µs per request, best of ${ROUNDS} slices of ${SLICE_MS} ms each side (Node ${process.version}, ${DATA}, ${flags.kept} other pages kept, load ${os.loadavg()[0]!.toFixed(1)})`);
+for (const [name, path, good, encoding, cycle] of scenarios) {
   if (only === null ? (encoding ?? '') !== '' : !only.some((o) => name.includes(o))) continue;
   // The bare server gets no key, as in `npm run bench`: it reads the same request line and host.
   const requests: Requests[] = sides.map((s) =>
-    s === bare ? request(path, null, encoding) : encoding !== undefined ? firstRequests(path, s.key, encoding) : request(path, good ? s.key : 'cel_0000000000000000000000000000000000000000'),
+    s === bare
+      ? request(cycle === undefined ? path : `${path}1`, null, encoding)
+      : cycle !== undefined
+        ? new RequestQueue((n) => request(`${path}${n + 1}`, s.key), cycle)
+        : encoding !== undefined
+          ? firstRequests(path, s.key, encoding)
+          : request(path, good ? s.key : 'cel_0000000000000000000000000000000000000000'),
   );
   answerWith(await once(sides[0]!, nextOf(requests[0]!)));
   for (const [i, s] of sides.entries()) await slice(s, requests[i]!, 1000); // warm up

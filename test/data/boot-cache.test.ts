@@ -156,6 +156,24 @@ describe('boot cache', () => {
     assertSameAnswers(await loadSnapshot(data), again);
   });
 
+  it('an edit of movies -> celebrities rebuilt, and the outfits and news kept read their embedded celebrities from the new index (a copy of each, the old one untouched)', async () => {
+    const { data, state } = await setup();
+    const first = await loadSnapshot(data, { cacheDir: state });
+    await touchFile(join(data, 'movies.json'));
+    const reloaded = await loadSnapshot(data, { cacheDir: state, previous: first });
+    const celebrities = reloaded.collections.celebrities;
+    assert.notEqual(celebrities, first.collections.celebrities, 'celebrities rebuilt (their filmography reads movies)');
+    for (const name of ['outfits', 'news'] as const) {
+      const [was, now] = [first.collections[name], reloaded.collections[name]];
+      assert.equal(now.list, was.list, `${name} kept: the same arrays`);
+      assert.equal(now.embeds[0]!.ids, was.embeds[0]!.ids);
+      assert.equal(now.embeds[0]!.index, celebrities, `${name} reads the snapshot's celebrities`);
+      assert.equal(was.embeds[0]!.index, first.collections.celebrities, `the live snapshot's ${name} unchanged`);
+    }
+    assertSameAnswers(await loadSnapshot(data), reloaded);
+    assertSameAnswers(await loadSnapshot(data), await loadSnapshot(data, { cacheDir: state }));
+  });
+
   it('an edit during the load -> the load starts over: every collection from the same version of the files', async () => {
     const { data, state } = await setup();
     const first = await loadSnapshot(data, { cacheDir: state });

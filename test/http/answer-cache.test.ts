@@ -1,5 +1,5 @@
 // Issue 20: an answer compressed per request is kept by its strong ETag, so the same answer asked again
-// is not compressed again; bounded by bytes, least recently used out first; hits and misses counted.
+// is not compressed again; bounded by bytes, those not used lately out first (second chance); hits and misses counted.
 import assert from 'node:assert/strict';
 import { gunzipSync } from 'node:zlib';
 import { test } from 'node:test';

@@ -2,6 +2,7 @@
 // with no body and the headers of the 200, never counted; HEAD and 304 agree with GET.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { targetHash } from '../../src/http/conditional.ts';
 import { fixture } from '../helpers/fixture.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -17,6 +18,13 @@ after(() => server.close());
 const get = (path: string, headers: Record<string, string> = {}, method = 'GET') => server.request(path, { key, headers, method });
 /** Headers a 200 and its 304 must share: all but the body's length and the per-response ones. */
 const shared = (h: Headers) => Object.fromEntries([...h].filter(([n]) => !['content-length', 'x-request-id', 'date', 'keep-alive', 'connection'].includes(n)));
+
+test('targetHash: FNV-1a 32 of the target in 8 hex digits', () => {
+  // FNV-1a 32 test vectors (draft-eastlake-fnv): "" -> 811c9dc5, "a" -> e40c292c, "foobar" -> bf9cf968.
+  const cases: [string, string][] = [['', '811c9dc5'], ['a', 'e40c292c'], ['foobar', 'bf9cf968']];
+  for (const [target, hex] of cases) assert.equal(targetHash(target), hex, `${JSON.stringify(target)} -> ${hex}`);
+  assert.notEqual(targetHash('/api/v1/news?limit=5'), targetHash('/api/v1/news?limit=6'));
+});
 
 test('a 200 carries a strong ETag and may be kept and revalidated; a matching If-None-Match is a 304 with the same headers, no body, not counted', async () => {
   const used = async () => (await server.service.gate.usage.get('etag@example.com')).used;

@@ -3,7 +3,7 @@
 // recently used out first; hits and misses in /metrics.
 import assert from 'node:assert/strict';
 import { after, before, describe, it, test } from 'node:test';
-import { ASKED_ONCE_KEYS, costOf, KeptPages } from '../../src/http/kept-pages.ts';
+import { ASKED_ONCE_SLOTS, askedSlot, costOf, KeptPages } from '../../src/http/kept-pages.ts';
 import { Metrics } from '../../src/http/metrics.ts';
 import { fixture } from '../helpers/fixture.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -34,14 +34,42 @@ test('KeptPages: a page built the second time it is asked is kept; the same tag 
   assert.equal(kept.get('"t-1"', '/a'), undefined);
 });
 
-test('KeptPages: tags asked once are remembered up to a bound, the least recently asked forgotten first', () => {
+test('KeptPages: a tag asked once is noted in its slot until another tag takes that slot; asked again while noted -> kept', () => {
   const kept = new KeptPages();
-  kept.keep('"first"', '/p', page(1));
-  for (let i = 0; i < ASKED_ONCE_KEYS; i++) kept.keep(`"k${i}"`, '/p', page(1));
-  kept.keep('"first"', '/p', page(1)); // forgotten: noted again, not kept
-  assert.equal(kept.get('"first"', '/p'), undefined);
-  kept.keep(`"k${ASKED_ONCE_KEYS - 1}"`, '/p', page(2)); // still noted: kept
-  assert.deepEqual(kept.get(`"k${ASKED_ONCE_KEYS - 1}"`, '/p'), page(2));
+  const first = '"first"';
+  let other = 0;
+  const others = (differ: boolean) => {
+    for (;;) {
+      const tag = `"k${other++}"`;
+      if ((askedSlot(tag) === askedSlot(first)) !== differ) return tag;
+    }
+  };
+  kept.keep(first, '/p', page(1));
+  for (let i = 0; i < ASKED_ONCE_SLOTS; i++) kept.keep(others(true), '/p', page(1)); // other slots: first stays noted
+  kept.keep(first, '/p', page(2));
+  assert.deepEqual(kept.get(first, '/p'), page(2), 'asked twice: kept');
+  const second = '"second"';
+  const rival = (() => {
+    for (let i = 0; ; i++) if (askedSlot(`"r${i}"`) === askedSlot(second)) return `"r${i}"`;
+  })();
+  kept.keep(second, '/p', page(3));
+  kept.keep(rival, '/p', page(4)); // takes second's slot: second is forgotten
+  kept.keep(second, '/p', page(3)); // noted again, not kept
+  assert.equal(kept.get(second, '/p'), undefined);
+  kept.keep(second, '/p', page(3));
+  assert.deepEqual(kept.get(second, '/p'), page(3));
+});
+
+test('KeptPages: a page asked for between every keep of others stays kept while the others come and go', () => {
+  const one = costOf('"a"', '/p', page(1));
+  const kept = new KeptPages(one * 3 + one / 2); // room for three
+  keepNow(kept, '"hot"', '/p', page(7));
+  for (let i = 0; i < 100; i++) {
+    keepNow(kept, `"c${i}"`, '/p', page(1));
+    assert.deepEqual(kept.get('"hot"', '/p'), page(7), `after ${i + 1} others kept`);
+    assert.ok(kept.size.entries <= 3);
+  }
+  assert.equal(kept.get('"c0"', '/p'), undefined, 'the cold ones went');
 });
 
 test('KeptPages: over its byte budget -> the least recently used go first; a page larger than the budget is not kept', () => {

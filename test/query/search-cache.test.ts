@@ -1,5 +1,5 @@
 // src/query/search-cache.ts: a search asked again is answered from what was kept, for the data it was
-// made from only, and the cache stays within its bytes, least recently used out.
+// made from only, and the cache stays within its bytes, those not used lately out (second-chance.ts).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { CollectionIndex } from '../../src/data/indexes.ts';

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { keyDigest } from '../../../src/access/key-format.ts';
 import { startService } from '../../../src/service.ts';
+import { ACCOUNT_KEYS } from '../../../src/store/redis/keys.ts';
 import { openRedisStore } from '../../../src/store/redis/redis-store.ts';
 import type { Store } from '../../../src/store/types.ts';
 import { fixture } from '../../helpers/fixture.ts';
@@ -12,7 +13,7 @@ import { startSentinelSet, type SentinelSet } from '../../helpers/redis.ts';
 import { captureLog, EVENTUALLY_MS, FAST_SCRYPT, within } from '../../helpers/state.ts';
 import { storeSuite } from '../store.case.ts';
 import { operatorCommands } from './cli.case.ts';
-import { assertOneLine, failoverUnderLoad } from './failover.case.ts';
+import { assertOneLine, describeLogs, failoverUnderLoad } from './failover.case.ts';
 
 const LIST = '/api/v1/celebrities?limit=1';
 
@@ -85,14 +86,23 @@ test('the primary SIGKILLed under load: 503s in the gap, serving again once the 
     const says = (port: number) => JSON.stringify({ status: 'ok', store: { mode: 'sentinel', node: `127.0.0.1:${port}` } });
     await within(EVENTUALLY_MS, async () => (await bodies()).every((b) => b === says(primary.port)));
     const logged = logs.map((l) => l.lines.length);
+    let replication: string[] = [];
     const figures = await failoverUnderLoad({
       client,
       keys,
-      kill: () => primary.kill(),
+      kill: async () => {
+        // How far behind the replica is at the kill, for a failure's message (what it lacks is lost).
+        replication = await Promise.all([primary, other].map((n) => n.command('INFO', 'replication').catch((err: Error) => err.message)));
+        await primary.kill();
+      },
       // Promoted: the replica accepts writes (as on the cluster). Clients learn of it later, once the
       // sentinels name it: Sentinel confirms a promotion by INFO, once a second during a failover.
       promoted: async () => void (await within(30_000, async () => (await other.command('ROLE')).includes('master'))),
       announced: async () => void (await within(30_000, async () => (await set.sentinels[0]!.command('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', set.name)).includes(`\r\n${other.port}\r\n`))),
+      servers: async () => {
+        const holds = await Promise.all([other.command('GET', ACCOUNT_KEYS.version), other.command('HLEN', ACCOUNT_KEYS.records)]).catch((err: Error) => [err.message]);
+        return `${describeLogs(logs)}\nat the kill, INFO replication of the primary, then the replica:\n${replication.join('\n')}\nthe promoted node now holds version, accounts: ${JSON.stringify(holds)}`;
+      },
     });
     // The figures go to the README (`npm run bench:failover` repeats this); how soon serving resumes
     // is a timing, not asserted here: it waits on Sentinel's own once-a-second steps.
