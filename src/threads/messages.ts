@@ -37,6 +37,13 @@ export function routeCode(r: Route): number {
   return FIXED_CODES.get(r.kind)!;
 }
 
+/**
+ * Each thread's answer counter (Float64Array slots) is this far from the next, 64 bytes, a cache
+ * line: written on every request, two counters in one line would have the cores of two threads take
+ * the line from each other each time.
+ */
+export const ANSWERED_STRIDE = 8;
+
 export type ToWorker =
   /** New data (the posted form of share.ts), swapped in between requests; answered 'swapped'. */
   | ['snapshot', unknown]

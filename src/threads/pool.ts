@@ -26,7 +26,7 @@ import { serveGate } from './gate-link.ts';
 import { QuotaTable } from './shared-quota.ts';
 import { RedisTable } from './redis-gate.ts';
 import { serveMounted } from './mounted-link.ts';
-import { ROUTES, type Observation, type ToMain, type ToWorker } from './messages.ts';
+import { ANSWERED_STRIDE, ROUTES, type Observation, type ToMain, type ToWorker } from './messages.ts';
 import { Later, Reports } from './ring.ts';
 import { revive, share, sharedBytes } from './share.ts';
 import type { Setup, WorkerSetup } from './worker.ts';
@@ -171,7 +171,7 @@ export class Pool {
 
   private constructor(private readonly o: PoolOptions, snapshot: Snapshot) {
     this.threads = new Array<Thread | null>(o.threads).fill(null);
-    this.answered = new Float64Array(new SharedArrayBuffer(8 * o.threads));
+    this.answered = new Float64Array(new SharedArrayBuffer(ANSWERED_STRIDE * 8 * o.threads));
     this.faults = o.faults;
     this.tls = o.tls;
     this.current = snapshot;
@@ -331,7 +331,7 @@ export class Pool {
 
   /** Requests answered per thread since the start, for `celebrity_api_thread_requests_total{thread}`. */
   answeredByThread(): readonly number[] {
-    return Array.from(this.answered);
+    return Array.from({ length: this.threads.length }, (_, i) => this.answered[i * ANSWERED_STRIDE]!);
   }
 
   /** Shares `snapshot` and swaps every thread to it; resolves once each has (between two of its requests). */

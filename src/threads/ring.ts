@@ -51,6 +51,9 @@ export class Reports {
     ring[at + 2] = c;
     ring[at + 3] = d;
     Atomics.store(heads, WRITTEN, (w + 1) | 0); // publishes the four numbers above
+    // Rung already (most writes under load): a plain read, no locked instruction. One that sees the
+    // bell still rung comes before the main thread clears it, so before its read, which takes this entry.
+    if (Atomics.load(heads, BELL) !== 0) return QUIET;
     return Atomics.compareExchange(heads, BELL, 0, 1) === 0 ? RANG : QUIET;
   }
 

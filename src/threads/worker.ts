@@ -20,7 +20,7 @@ import { SharedGate, type SharedQuotaSetup } from './shared-quota.ts';
 import type { RedisGate, RedisQuotaSetup } from './redis-gate.ts';
 import { MountedProxy } from './mounted-link.ts';
 import { revive } from './share.ts';
-import { routeCode, type Observation, type ToMain, type ToWorker } from './messages.ts';
+import { ANSWERED_STRIDE, routeCode, type Observation, type ToMain, type ToWorker } from './messages.ts';
 import { FULL, QUIET, Reports } from './ring.ts';
 
 export interface WorkerSetup {
@@ -52,7 +52,7 @@ export interface WorkerSetup {
   readonly observeDetail: 'all' | 'errors';
   /** ms the thread's clock is ahead of Date.now (the embedding API's controllable clock). */
   readonly clockOffset: Float64Array;
-  /** Answers sent, one slot per thread; this thread writes only its own (no lock needed). */
+  /** Answers sent, one slot per thread (messages.ts ANSWERED_STRIDE apart); this thread writes only its own (no lock needed). */
   readonly answered: Float64Array;
 }
 
@@ -92,11 +92,12 @@ const flush = () => {
   post(['observed', out]);
 };
 const answered = setup.answered;
+const mine = setup.thread * ANSWERED_STRIDE;
 const everyDetail = setup.observeDetail === 'all';
 const observedRing = new Reports(setup.observed.ring, setup.observed.heads);
 const observe: Observer = setup.observe
   ? (req, route, status, requestId, startNs) => {
-      answered[setup.thread]!++;
+      answered[mine]!++;
       const ns = Number(process.hrtime.bigint() - startNs);
       // An answer whose request the main thread's observer does not read (an access log that writes
       // only 5xx lines) goes without it, as four numbers.
@@ -112,7 +113,7 @@ const observe: Observer = setup.observe
       const xff = req.headers['x-forwarded-for'];
       batch.push([route.kind, collection, status, ns, requestId, req.method ?? '', req.url ?? '', req.socket?.remoteAddress ?? '', typeof xff === 'string' ? xff : null]);
     }
-  : () => void answered[setup.thread]!++;
+  : () => void answered[mine]!++;
 
 const offset = setup.clockOffset;
 const clock = () => Date.now() + offset[0]!;
