@@ -149,6 +149,14 @@ export const serve: CommandGroup = async (args, io) => {
     throw err;
   }
   const running = service;
+  // Last resort for a promise no one awaited that rejected (node-redis re-subscribing after a cluster
+  // failover was one: store/redis/deployment.ts now handles it where it starts). Node's default ends
+  // the process, and every instance meets the same Redis failover at the same moment: all would end
+  // together. A rejected background task leaves no request half-done, unlike a thrown exception
+  // (those still end the process), so it is logged at error level with its stack, as the bug it is,
+  // and serving goes on.
+  const unhandled = (reason: unknown) => log.error('unhandled promise rejection (a bug: please report it); serving on', { error: reason instanceof Error ? (reason.stack ?? reason.message) : String(reason) });
+  process.on('unhandledRejection', unhandled);
   const live = running.snapshot();
   metrics.dataLoaded(live.version, Date.parse(live.loadedAt));
   log.info('data loaded', { version: live.version, data: config.data });
@@ -224,6 +232,7 @@ export const serve: CommandGroup = async (args, io) => {
   for (const l of running.listeners) io.stdout.write(`listening on ${l.url}\n`);
   if (admin) io.stdout.write(`admin listening on ${admin.url}\n`);
   const code = await stopped;
+  process.off('unhandledRejection', unhandled);
   process.off('exit', logOut.flush);
   logOut.flush();
   return code;

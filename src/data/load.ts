@@ -213,12 +213,31 @@ async function pass<T>(input: DataInput, index: Indexer<T>, only: ReadonlySet<Co
     if (sink) built[def.name] = sink.finish();
     links.indexed(def, projected.has(def.name));
   };
-  /** Collections read earlier whose links are now ready: linked from their kept records. */
-  const buildWaiting = () => {
+  /**
+   * Collections read from a file before their links were ready (celebrities wait for movies): held
+   * meanwhile as only what links of others read, and read again from the file to be linked. Held
+   * whole, at 1M, they were 1.2 GB of heap all through the read of movies. An edit between the two
+   * reads is seen by loadCollections (the files' identity before and after) and the load done again.
+   */
+  const reread = new Map<CollectionName, { path: string; bytes: number }>();
+  /** Collections read earlier whose links are now ready: linked from their kept records, or read again. */
+  const buildWaiting = async () => {
     for (const def of RESOURCE_LIST) {
       if (failed || !got.has(def.name) || done.has(def.name) || !ready(def.name)) continue;
-      const sink = sinkFor(def, 0);
-      if (sink) for (const r of got.get(def.name)!.records) sink.add(def.link(r, links));
+      const again = reread.get(def.name);
+      const sink = sinkFor(def, again?.bytes ?? 0);
+      if (again === undefined) {
+        if (sink) for (const r of got.get(def.name)!.records) sink.add(def.link(r, links));
+      } else if (sink) {
+        let live: CollectionSink<T> | null = sink;
+        const second = await collectFile(def, again.path, { keep: false, each: (r, _i, _sites, valid) => (valid ? live?.add(def.link(r, links)) : (live = null)) });
+        if (second.problems.length > 0) {
+          // Changed since the first read: loadCollections sees the new identity and reads it all again.
+          got.set(def.name, { ...got.get(def.name)!, problems: second.problems });
+          failed = true;
+          return;
+        }
+      }
       finish(def, sink);
     }
     for (const def of RESOURCE_LIST) if (done.has(def.name) && !neededLater(def.name)) links.drop(def.name);
@@ -253,8 +272,11 @@ async function pass<T>(input: DataInput, index: Indexer<T>, only: ReadonlySet<Co
       else sink?.add(def.link(record, links));
     };
     const keep = !streamed || neededLater(def.name);
-    if (keep && streamed) projected.add(def.name);
-    const options = { keep, each, project: keep && streamed ? projection(def) : undefined };
+    // Not linkable yet and read from a file: only what links read is held, and the file is read again (buildWaiting).
+    const again = !streamed && path !== null && !failed;
+    if (again) reread.set(def.name, { path, bytes });
+    if (keep && (streamed || again)) projected.add(def.name);
+    const options = { keep, each, project: keep && (streamed || again) ? projection(def) : undefined };
     const collected = path ? await collectFile(def, path, options) : collectArray(def, copy![def.name], options);
     got.set(def.name, collected);
     refProblems.set(def.name, refs);
@@ -262,9 +284,14 @@ async function pass<T>(input: DataInput, index: Indexer<T>, only: ReadonlySet<Co
     if (failed) continue;
     if (options.keep) links.add(def, collected);
     if (streamed) finish(def, sink);
-    buildWaiting();
-    // Slugs stay for checking references into the collections indexed; their records live on only in `links`.
-    for (const [name, c] of got) if (done.has(name) && c.records.length > 0) got.set(name, { ...c, records: [], refs: [] });
+    await buildWaiting();
+    // Slugs stay for checking references into the collections indexed, while a collection still to
+    // read may refer to them (2.7M of them for outfits at 1M); records live on only in `links`.
+    for (const [name, c] of got) {
+      if (!done.has(name)) continue;
+      const referred = pending.some((d) => refTargets(d.source).has(name));
+      if (c.records.length > 0 || (!referred && c.slugs.size > 0)) got.set(name, { ...c, records: [], refs: [], slugs: referred ? c.slugs : new Set() });
+    }
   }
   if (failed) {
     const problems = RESOURCE_LIST.flatMap((def) => got.get(def.name)?.problems ?? []);

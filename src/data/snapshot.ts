@@ -1,13 +1,13 @@
 // One immutable, fully indexed version of the data. A reload builds a new one beside the old and the
 // server swaps it in one step; requests in flight finish on the snapshot they started with.
 import { RESOURCE_LIST } from '../resources/index.ts';
-import type { CollectionName } from '../resources/types.ts';
+import type { CollectionName, ResourceDefinition } from '../resources/types.ts';
 import type { Logger } from '../log.ts';
 import { collectionKey, readDataIdentity, type DataIdentity } from './boot-cache-format.ts';
 import { readCollectionCache } from './boot-cache-read.ts';
 import { saveCollectionCache } from './boot-cache-write.ts';
 import { collectGarbage } from './gc.ts';
-import { indexBuilder, type CollectionIndex } from './indexes.ts';
+import { indexBuilder, linkEmbeds, type CollectionIndex } from './indexes.ts';
 import { knownCollection } from './known.ts';
 import { loadCollections, type DataInput, type KnownCollections } from './load.ts';
 
@@ -53,7 +53,19 @@ async function build(
   have: Partial<Record<CollectionName, CollectionIndex>> = {},
 ): Promise<Partial<Record<CollectionName, CollectionIndex>>> {
   const known: KnownCollections = Object.fromEntries(Object.entries(have).map(([name, ix]) => [name, knownCollection(ix)]));
-  return loadCollections(input, (def, hint) => indexBuilder(def, { records: 0, bytes: hint.bytes }), only === null ? {} : { only, known });
+  // What an embed reads: a collection indexed earlier in this load, or one it stands in for (the
+  // loader indexes what others embed from first: celebrities before outfits and news).
+  const indexed: Partial<Record<CollectionName, CollectionIndex>> = { ...have };
+  const indexer = (def: ResourceDefinition, hint: { bytes: number }) => {
+    const builder = indexBuilder(def, { records: 0, bytes: hint.bytes }, (name) => indexed[name]);
+    return { add: builder.add, finish: () => (indexed[def.name] = builder.finish()) };
+  };
+  return loadCollections(input, indexer, only === null ? {} : { only, known });
+}
+
+/** The snapshot of `collections`, every embed pointed at the collection it reads. */
+function complete(collections: Partial<Record<CollectionName, CollectionIndex>>): Record<CollectionName, CollectionIndex> {
+  return linkEmbeds(collections) as Record<CollectionName, CollectionIndex>;
 }
 
 /** An edit that keeps coming back while loading: after this many tries the load takes what it read. */
@@ -68,13 +80,13 @@ const TRIES = 3;
  */
 export async function loadSnapshot(input: DataInput, options: LoadOptions = {}): Promise<Snapshot> {
   const { log, previous } = options;
-  if (typeof input !== 'string') return stamp((await build(input, null)) as Record<CollectionName, CollectionIndex>, null);
+  if (typeof input !== 'string') return stamp(complete(await build(input, null)), null);
   const cacheDir = options.cacheDir === 'memory' ? undefined : options.cacheDir;
   for (let attempt = 1; ; attempt++) {
     const started = performance.now();
     // Stat before reading: a change while loading then shows, and the load starts over.
     const before: DataIdentity | null = await readDataIdentity(input).catch(() => null);
-    if (before === null) return stamp((await build(input, null)) as Record<CollectionName, CollectionIndex>, null); // throws the loader's clear error
+    if (before === null) return stamp(complete(await build(input, null)), null); // throws the loader's clear error
     const keys = {} as Record<CollectionName, string>;
     const collections: Partial<Record<CollectionName, CollectionIndex>> = {};
     const missing = new Set<CollectionName>();
@@ -105,7 +117,7 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
     }
     if (missing.size === 0) {
       log?.info(kept.length === 0 ? 'data loaded from the boot cache' : 'no data file changed; every collection kept', { ms: Math.round(performance.now() - started), kept, cached });
-      return stamp(collections as Record<CollectionName, CollectionIndex>, keys);
+      return stamp(complete(collections), keys);
     }
     if (cacheDir !== undefined) log?.info('boot cache not used for some collections; loading them from the data files', { misses });
     // Only the files of what is rebuilt are read: the other collections are link targets as they are.
@@ -129,6 +141,6 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
     }
     // The load's garbage goes back now, so the RSS at ready is the snapshot's, not the load's peak.
     collectGarbage();
-    return stamp(collections as Record<CollectionName, CollectionIndex>, stable ? keys : null);
+    return stamp(complete(collections), stable ? keys : null);
   }
 }

@@ -5,6 +5,8 @@ import type { FaultRule } from '../http/faults.ts';
 import type { HealthReport } from '../http/respond.ts';
 import type { Transport } from '../http/app.ts';
 import type { LogLevel } from '../log.ts';
+import type { Route } from '../http/router.ts';
+import { COLLECTIONS, type CollectionName } from '../resources/types.ts';
 
 /**
  * One answered request, for the main thread's observer (metrics, access log): route kind,
@@ -13,6 +15,34 @@ import type { LogLevel } from '../log.ts';
  * this answer (observeDetail 'errors' and a status below 500): five strings fewer to copy per answer.
  */
 export type Observation = [string, string, number, number, string, string, string, string, string | null] | [string, string, number, number];
+
+/**
+ * An observation in a ring (ring.ts) when the observer does not read its request: its route by
+ * number (metrics read only the kind and collection), status and nanoseconds taken.
+ */
+const FIXED_KINDS = ['openapi', 'healthz', 'metrics', 'dashboard', 'api-unknown', 'unknown'] as const;
+const LIST_BASE = FIXED_KINDS.length;
+const DETAIL_BASE = LIST_BASE + COLLECTIONS.length;
+const FIXED_CODES = new Map<string, number>(FIXED_KINDS.map((k, i) => [k, i]));
+const COLLECTION_CODES = new Map<string, number>(COLLECTIONS.map((c, i) => [c, i]));
+/** The route of each number, as the observer gets it (a detail without its slug). */
+export const ROUTES: readonly Route[] = [
+  ...FIXED_KINDS.map((kind) => ({ kind }) as Route),
+  ...COLLECTIONS.map((collection: CollectionName) => ({ kind: 'list', collection }) as const),
+  ...COLLECTIONS.map((collection: CollectionName) => ({ kind: 'detail', collection, slug: '' }) as const),
+];
+export function routeCode(r: Route): number {
+  if (r.kind === 'list') return LIST_BASE + COLLECTION_CODES.get(r.collection)!;
+  if (r.kind === 'detail') return DETAIL_BASE + COLLECTION_CODES.get(r.collection)!;
+  return FIXED_CODES.get(r.kind)!;
+}
+
+/**
+ * Each thread's answer counter (Float64Array slots) is this far from the next, 64 bytes, a cache
+ * line: written on every request, two counters in one line would have the cores of two threads take
+ * the line from each other each time.
+ */
+export const ANSWERED_STRIDE = 8;
 
 export type ToWorker =
   /** New data (the posted form of share.ts), swapped in between requests; answered 'swapped'. */
@@ -28,6 +58,7 @@ export type ToWorker =
 export type ToMain =
   | ['listening', readonly { readonly url: string; readonly transport: Transport; readonly port: number }[]]
   | ['log', LogLevel, string, Record<string, unknown>]
+  /** Observations with their request (or that the full ring did not take); none: the bell of the observation ring. */
   | ['observed', readonly Observation[]]
   | ['swapped', string]
   /** Drained; the number of connections the deadline cut. */

@@ -26,7 +26,8 @@ import { serveGate } from './gate-link.ts';
 import { QuotaTable } from './shared-quota.ts';
 import { RedisTable } from './redis-gate.ts';
 import { serveMounted } from './mounted-link.ts';
-import type { Observation, ToMain, ToWorker } from './messages.ts';
+import { ANSWERED_STRIDE, ROUTES, type Observation, type ToMain, type ToWorker } from './messages.ts';
+import { Later, Reports } from './ring.ts';
 import { revive, share, sharedBytes } from './share.ts';
 import type { Setup, WorkerSetup } from './worker.ts';
 
@@ -170,7 +171,7 @@ export class Pool {
 
   private constructor(private readonly o: PoolOptions, snapshot: Snapshot) {
     this.threads = new Array<Thread | null>(o.threads).fill(null);
-    this.answered = new Float64Array(new SharedArrayBuffer(8 * o.threads));
+    this.answered = new Float64Array(new SharedArrayBuffer(ANSWERED_STRIDE * 8 * o.threads));
     this.faults = o.faults;
     this.tls = o.tls;
     this.current = snapshot;
@@ -230,13 +231,21 @@ export class Pool {
     const o = this.o;
     const gate = new MessageChannel();
     const dashboard = o.dashboard === null ? null : new MessageChannel();
+    const observed = Reports.memory();
+    const observations = new Reports(observed.ring, observed.heads);
+    // Read a little after the bell (ring.ts), at once before a batch with requests, and when the thread has exited.
+    const readObserved = new Later(() => {
+      if (o.observe === null) return;
+      const now = process.hrtime.bigint(); // one clock read for the batch: each start is now less its time taken
+      observations.read((code, status, ns) => o.observe!(UNSEEN, ROUTES[code]!, status, '', now - BigInt(ns)));
+    });
     const counted = this.quota?.link(gate.port1) ?? null;
     const remote = this.redis?.link(gate.port1, index) ?? null;
     this.followClock();
     const setup: WorkerSetup = {
       thread: index, host: o.host, port, httpPort, tls: this.tls, ...(o.limits ? { limits: o.limits } : {}), trustProxy: o.trustProxy, corsOrigin: o.corsOrigin,
       faults: this.faults, snapshot: shared, gate: gate.port2, quota: counted?.setup ?? null, redis: remote?.setup ?? null, dashboard: dashboard?.port2 ?? null,
-      ticketKeys: this.ticketKeys, logLevels: LOG_LEVELS.filter((l) => o.log.enabled?.(l) ?? true), observe: o.observe !== null, observeDetail: o.observeDetail, clockOffset: this.clockOffset, answered: this.answered,
+      ticketKeys: this.ticketKeys, logLevels: LOG_LEVELS.filter((l) => o.log.enabled?.(l) ?? true), observe: o.observe !== null, observed, observeDetail: o.observeDetail, clockOffset: this.clockOffset, answered: this.answered,
     };
     const transfer = dashboard ? [gate.port2, dashboard.port2] : [gate.port2];
     let worker: Worker;
@@ -244,7 +253,7 @@ export class Pool {
     else (worker = prepared).postMessage(['setup', setup] satisfies Setup, transfer as never[]);
     const link = counted ?? remote ?? serveGate(gate.port1, o.gate);
     if (dashboard) serveMounted(dashboard.port1, o.dashboard!);
-    const thread: Thread = { worker, release: () => (link.release(), dashboard?.port1.close()) };
+    const thread: Thread = { worker, release: () => (readObserved.now(), link.release(), dashboard?.port1.close()) };
     this.threads[index] = thread;
     return new Promise((resolve, reject) => {
       let listening = false;
@@ -257,6 +266,8 @@ export class Pool {
           case 'log':
             return o.log[m[1]](m[2], m[3]);
           case 'observed':
+            if (m[1].length === 0) return readObserved.rang();
+            readObserved.now();
             if (o.observe !== null) {
               const now = process.hrtime.bigint(); // one clock read for the batch: each start is now less its time taken
               for (const x of m[1]) o.observe(arrived(x), routeOf(x), x[2], x.length === 4 ? '' : x[4], now - BigInt(x[3]));
@@ -320,7 +331,7 @@ export class Pool {
 
   /** Requests answered per thread since the start, for `celebrity_api_thread_requests_total{thread}`. */
   answeredByThread(): readonly number[] {
-    return Array.from(this.answered);
+    return Array.from({ length: this.threads.length }, (_, i) => this.answered[i * ANSWERED_STRIDE]!);
   }
 
   /** Shares `snapshot` and swaps every thread to it; resolves once each has (between two of its requests). */

@@ -7,8 +7,8 @@
 //   it when the replica changes (the generation counter of shared-quota.ts, read on every request),
 //   so a rotation or a revocation acts on the next request once the replica has it;
 // - the usage log, its one writer: a thread reports each request it counted into its ring in shared
-//   memory (shared-quota.ts Reports), read once per turn of its event loop, and readable still once
-//   it has died (an answer it sent is logged);
+//   memory (ring.ts), read in batches, and readable still once it has died (an answer it sent is
+//   logged);
 // - a dead thread's reservations: its ledger in shared memory (units reserved and not settled, per
 //   account and parity of the day) is given back by the main thread, so nothing unsent stays
 //   counted; a reservation whose answer the thread never read stays counted (fail closed, as a
@@ -31,7 +31,8 @@ import type { UsageSink } from '../store/file/usage-log.ts';
 import { RedisLink } from '../store/redis/link.ts';
 import { RedisQuota } from '../store/redis/quota.ts';
 import { Ticket } from '../store/types.ts';
-import { GENERATION, growable, KeyCache, Outbox, REPORT, Reports, type Growable } from './shared-quota.ts';
+import { FULL, Later, QUIET, REPORT, Reports } from './ring.ts';
+import { GENERATION, growable, KeyCache, Outbox, type Growable } from './shared-quota.ts';
 
 /** What a worker needs: how to connect, the key generation, its ledger and its report ring. */
 export interface RedisQuotaSetup {
@@ -118,9 +119,12 @@ export class RedisTable {
     const memory = Reports.memory();
     const reports = new Reports(memory.ring, memory.heads);
     const count = (slot: number, status: number, now: number) => this.remote.record(this.accounts[slot]!, this.calendar.moment(now).day, status, now);
+    const later = new Later(() => reports.read(count));
     port.on('message', ([asks, spilled, status, said]: Up) => {
+      // The ring's bell alone (ring.ts): read a little later, with what follows it.
+      if (asks.length === 0 && spilled.length === 0 && status === undefined && said === undefined) return later.rang();
       if (said !== undefined) this.said(thread, said);
-      reports.read(count); // written before this message was posted
+      later.now(); // written before this message was posted
       for (let i = 0; i < spilled.length; i += REPORT) count(spilled[i]!, spilled[i + 1]!, spilled[i + 2]!);
       for (let i = 0; i < asks.length; i += 2) this.resolve(out, asks[i] as number, asks[i + 1] as string);
       if (status !== undefined) {
@@ -131,7 +135,7 @@ export class RedisTable {
     return {
       setup: { connection: this.remote.connection, control: this.control.buffer as SharedArrayBuffer, held: ledger, ...memory },
       release: () => {
-        reports.read(count); // what it wrote before it died: answers that may have left
+        later.now(); // what it wrote before it died: answers that may have left
         this.ledgers.delete(ledger);
         this.retire(thread);
         this.giveBack(held);
@@ -291,8 +295,9 @@ export class RedisGate implements Admitter {
     add: (account, _day, success, _rejected, at) => {
       const slot = this.numbers.get(account)!;
       const status = success > 0 ? 200 : 429;
-      this.out.touch();
-      if (!this.reports.write(slot, status, at, 0)) this.out.b.push(slot, status, at, 0);
+      const written = this.reports.write(slot, status, at, 0);
+      if (written === FULL) this.out.b.push(slot, status, at, 0);
+      if (written !== QUIET) this.out.touch(); // the bell, or the report itself
     },
     set: () => {},
     durable: () => null,

@@ -2,8 +2,8 @@
 // month has a slot in shared memory holding its units taken (counted and reserved); a worker
 // reserves a unit with one compare-and-swap on it, so N threads can never take more than the quota,
 // and gives it back with one subtraction. What the month counts stays with the store on the main
-// thread, the one writer of the usage log: each settled request is reported there, batched per turn
-// of the worker's event loop; a 200 that must wait for its record on disk (`--usage-durability
+// thread, the one writer of the usage log: each settled request is reported there through a ring in
+// shared memory (ring.ts), read by the main thread in batches; a 200 that must wait for its record on disk (`--usage-durability
 // strict`, and `auto` on a finite plan) waits for the main thread's word, as it does with one thread
 // (group commit over every thread's records). What the worker keeps of the keys (key -> slot, plan)
 // it drops whenever the store says a key changed, through a generation counter in shared memory read
@@ -18,6 +18,7 @@ import { StoreUnavailableError, type CountedElsewhere } from '../quota/counting-
 import type { Gate } from '../quota/gate.ts';
 import { CalendarCache, type Moment } from '../quota/month.ts';
 import { NO_HEADERS, QuotaRejections, rateLimitHeaders, UNAUTHORIZED, type Headers } from '../quota/responses.ts';
+import { FULL, Later, QUIET, REPORT, Reports } from './ring.ts';
 
 /** Slots are never reused (one per account and month seen), so the table only grows, up to this. */
 const MAX_SLOTS = 1 << 22;
@@ -39,54 +40,7 @@ export interface SharedQuotaSetup {
   readonly port: MessagePort;
 }
 
-/** A report: slot, status, time (ms), wait id (0: nothing waits for it). */
-export const REPORT = 4;
-/** Reports a worker may have written that the main thread has not read yet (a power of 2). */
-const RING = 1 << 14;
-
-/**
- * Settled requests on their way to the store, in shared memory rather than in a message: one a
- * worker wrote stays readable if the worker dies before its next message (an answer already sent is
- * still counted). The worker writes and advances `written`; the main thread reads up to it when the
- * worker's message of the turn arrives, and once more when the worker has exited.
- */
-export class Reports {
-  private readonly ring: Float64Array;
-  private readonly heads: Int32Array;
-  constructor(ring: SharedArrayBuffer, heads: SharedArrayBuffer) {
-    this.ring = new Float64Array(ring);
-    this.heads = new Int32Array(heads);
-  }
-
-  static memory(): { ring: SharedArrayBuffer; heads: SharedArrayBuffer } {
-    return { ring: new SharedArrayBuffer(RING * REPORT * 8), heads: new SharedArrayBuffer(8) };
-  }
-
-  /** Worker: false when the main thread is RING reports behind (the report then travels in the message). */
-  write(slot: number, status: number, now: number, wait: number): boolean {
-    const w = this.heads[0]!;
-    if (((w - Atomics.load(this.heads, 1)) | 0) >= RING) return false;
-    const at = (w & (RING - 1)) * REPORT;
-    const ring = this.ring;
-    ring[at] = slot;
-    ring[at + 1] = status;
-    ring[at + 2] = now;
-    ring[at + 3] = wait;
-    Atomics.store(this.heads, 0, (w + 1) | 0); // publishes the four numbers above
-    return true;
-  }
-
-  /** Main thread: every report written since the last read. */
-  read(each: (slot: number, status: number, now: number, wait: number) => void): void {
-    const end = Atomics.load(this.heads, 0);
-    let r = this.heads[1]!;
-    for (; r !== end; r = (r + 1) | 0) {
-      const at = (r & (RING - 1)) * REPORT;
-      each(this.ring[at]!, this.ring[at + 1]!, this.ring[at + 2]!, this.ring[at + 3]!);
-    }
-    Atomics.store(this.heads, 1, r);
-  }
-}
+/** A report (ring.ts, REPORT numbers): slot, status, time (ms), wait id (0: nothing waits for it). */
 
 export type Growable = SharedArrayBuffer & { grow(bytes: number): void; readonly maxByteLength: number };
 /** A SharedArrayBuffer that grows in place (ES2024; the threads need Node 22.12 or later anyway). */
@@ -94,7 +48,11 @@ export function growable(bytes: number, max = MAX_SLOTS * 4): Growable {
   return new (SharedArrayBuffer as unknown as new (bytes: number, o: { maxByteLength: number }) => Growable)(bytes, { maxByteLength: max });
 }
 
-/** Worker -> main, one message per turn: keys to resolve [id, key, ...] and the reports that did not fit in the ring (REPORT numbers each). */
+/**
+ * Worker -> main, at most one message per turn: keys to resolve [id, key, ...] and the reports that
+ * travel in the message (REPORT numbers each: a 200 that waits for the disk, or one the full ring did
+ * not take). Both empty: the bell of the ring (ring.ts), which the main thread reads a little later.
+ */
 type Up = [asks: (number | string)[], reports: number[]];
 /** Main -> worker: resolved keys [id, slot (-1: no such key), plan, total, month start, waits (0|1), ...] and waits done [id, ok (0|1), ...]. */
 type Down = [resolved: (number | string)[], done: number[]];
@@ -169,16 +127,18 @@ export class QuotaTable {
     const reports = new Reports(memory.ring, memory.heads);
     const count = (slot: number, status: number, now: number, wait: number) => this.count(out, slot, status, now, wait);
     const reader = () => reports.read(count);
+    const later = new Later(reader);
     this.readers.add(reader);
     port.on('message', ([asks, spilled]: Up) => {
-      reports.read(count); // written before this message was posted
+      if (asks.length === 0 && spilled.length === 0) return later.rang();
+      later.now(); // written before this message was posted
       for (let i = 0; i < spilled.length; i += REPORT) count(spilled[i]!, spilled[i + 1]!, spilled[i + 2]!, spilled[i + 3]!);
       for (let i = 0; i < asks.length; i += 2) this.resolve(out, asks[i] as number, asks[i + 1] as string);
     });
     return {
       setup: { taken: this.takenBuffer, control: this.control.buffer as SharedArrayBuffer, held: ledger, ...memory },
       release: () => {
-        reports.read(count); // what it wrote before it died: answers that may have left
+        later.now(); // what it wrote before it died: answers that may have left
         this.readers.delete(reader);
         this.ledgers.delete(ledger);
         // Reserved by requests that never settled: their answers never left (never counted unsent).
@@ -405,10 +365,15 @@ export class SharedGate implements Admitter {
     }
   }
 
-  /** To the store: into the ring, and a message this turn tells the main thread to read it. */
+  /**
+   * To the store: into the ring, and a message this turn if it rang the bell (ring.ts). A report that
+   * a 200 waits on goes in the message, which the main thread reads at once, as one the full ring
+   * did not take.
+   */
   private report(slot: number, status: number, now: number, wait: number): void {
-    this.out.touch();
-    if (!this.reports.write(slot, status, now, wait)) this.out.b.push(slot, status, now, wait);
+    const written = wait === 0 ? this.reports.write(slot, status, now, 0) : FULL;
+    if (written === FULL) this.out.b.push(slot, status, now, wait);
+    if (written !== QUIET) this.out.touch();
   }
 
   settle(ticket: unknown, status: number): Promise<void> | null {

@@ -20,7 +20,8 @@ import { SharedGate, type SharedQuotaSetup } from './shared-quota.ts';
 import type { RedisGate, RedisQuotaSetup } from './redis-gate.ts';
 import { MountedProxy } from './mounted-link.ts';
 import { revive } from './share.ts';
-import type { Observation, ToMain, ToWorker } from './messages.ts';
+import { ANSWERED_STRIDE, routeCode, type Observation, type ToMain, type ToWorker } from './messages.ts';
+import { FULL, QUIET, Reports } from './ring.ts';
 
 export interface WorkerSetup {
   readonly thread: number;
@@ -45,11 +46,13 @@ export interface WorkerSetup {
   readonly logLevels: readonly LogLevel[];
   /** Observations are sent (the main thread has an observer: metrics, access log). */
   readonly observe: boolean;
+  /** The ring of observations without their request (ring.ts: route code, status, ns, 0). */
+  readonly observed: { readonly ring: SharedArrayBuffer; readonly heads: SharedArrayBuffer };
   /** Which observations carry the request's fields: all, or those of 500 and above. */
   readonly observeDetail: 'all' | 'errors';
   /** ms the thread's clock is ahead of Date.now (the embedding API's controllable clock). */
   readonly clockOffset: Float64Array;
-  /** Answers sent, one slot per thread; this thread writes only its own (no lock needed). */
+  /** Answers sent, one slot per thread (messages.ts ANSWERED_STRIDE apart); this thread writes only its own (no lock needed). */
   readonly answered: Float64Array;
 }
 
@@ -77,28 +80,40 @@ let health: HealthReport = { status: 'ok', store: null };
 let metricsText: string | null = null;
 let draining = false;
 
-// Observations leave in one message per turn of the event loop, not one per request.
+// Observations with their request leave in one message per turn of the event loop, not one per
+// request; those without it go into a ring in shared memory (ring.ts), whose bell is that message
+// empty, at most once per ring.ts BELL_MS under load.
 let batch: Observation[] = [];
+let due = false;
 const flush = () => {
   const out = batch;
   batch = [];
+  due = false;
   post(['observed', out]);
 };
 const answered = setup.answered;
+const mine = setup.thread * ANSWERED_STRIDE;
 const everyDetail = setup.observeDetail === 'all';
+const observedRing = new Reports(setup.observed.ring, setup.observed.heads);
 const observe: Observer = setup.observe
   ? (req, route, status, requestId, startNs) => {
-      answered[setup.thread]!++;
-      if (batch.length === 0) setImmediate(flush);
-      const collection = 'collection' in route ? route.collection : '';
+      answered[mine]!++;
       const ns = Number(process.hrtime.bigint() - startNs);
       // An answer whose request the main thread's observer does not read (an access log that writes
-      // only 5xx lines) goes without it: half the main thread's cost of an observation.
+      // only 5xx lines) goes without it, as four numbers.
+      const written = !everyDetail && status < 500 ? observedRing.write(routeCode(route), status, ns, 0) : FULL;
+      if (written === QUIET) return;
+      if (!due) {
+        due = true;
+        setImmediate(flush);
+      }
+      if (written !== FULL) return; // the bell: the message, empty
+      const collection = 'collection' in route ? route.collection : '';
       if (!everyDetail && status < 500) return void batch.push([route.kind, collection, status, ns]);
       const xff = req.headers['x-forwarded-for'];
       batch.push([route.kind, collection, status, ns, requestId, req.method ?? '', req.url ?? '', req.socket?.remoteAddress ?? '', typeof xff === 'string' ? xff : null]);
     }
-  : () => void answered[setup.thread]!++;
+  : () => void answered[mine]!++;
 
 const offset = setup.clockOffset;
 const clock = () => Date.now() + offset[0]!;
@@ -152,7 +167,7 @@ handle = (m: ToWorker) => {
     case 'close':
       draining = true;
       void closeListeners(listeners, m[1]).then(async (cut) => {
-        if (batch.length > 0) flush();
+        if (due) flush();
         await redis?.close().catch(() => {});
         post(['closed', cut]);
       });

@@ -6,7 +6,9 @@
 // read, the latency of a list page, a filter, a search and a detail: wrk from 127.0.0.1, a short bounded
 // load per endpoint (--latency-seconds, 2 connections), each request a target not asked before (so no
 // kept page answers it; search terms cycle over a few thousand names). Never part of `npm test`.
-//   npm run bench:boot -- [--scales 10k,100k] [--touch outfits.json] [--reloads 2] [--no-touch] [--latency-seconds 5] [--work DIR] [--seed S]
+// A watchdog samples each server's RSS every second, logs it every minute, and stops the run when it
+// passes --max-rss-gb (18 by default: the machine is shared), saying where.
+//   npm run bench:boot -- [--scales 10k,100k] [--touch outfits.json] [--reloads 2] [--no-touch] [--latency-seconds 5] [--max-rss-gb 18] [--work DIR] [--seed S]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
@@ -24,6 +26,7 @@ const { values: flags } = parseArgs({
     reloads: { type: 'string', default: '2' },
     'no-touch': { type: 'boolean', default: false },
     'latency-seconds': { type: 'string', default: '5' },
+    'max-rss-gb': { type: 'string', default: '18' },
     seed: { type: 'string', default: 'bench' },
     work: { type: 'string', default: join(os.tmpdir(), 'celebrity-api-bench') },
   },
@@ -37,7 +40,12 @@ const SCALES = flags.scales!.split(',').map(scaleOf);
 const RELOADS = Number(flags.reloads);
 const LATENCY_SECONDS = Number(flags['latency-seconds']);
 const BOOT_TIMEOUT_MS = 3_600_000;
+/** A server whose RSS passes this is stopped (the machine is shared): the run fails saying when. */
+const MAX_RSS_MB = Number(flags['max-rss-gb']) * 1000;
 const log = (line: string) => process.stderr.write(`[bench:boot] ${line}\n`);
+const f0 = (n: number) => (Number.isFinite(n) ? n.toFixed(0) : '-');
+const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '-');
+const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '-');
 
 /** Generated data sets are cached by scale and seed (the same directories `npm run bench` uses). */
 async function dataSet(scale: number): Promise<string> {
@@ -98,6 +106,18 @@ function serve(data: string, state: string, watch: boolean): Promise<Server> {
   const until = (text: string) => new Promise<number>((done) => waiters.push({ text, from: err.length, done }));
   return new Promise((resolve, reject) => {
     let out = '';
+    let ticks = 0;
+    const watchdog = setInterval(() => {
+      const { rss, peak } = memoryOf(child.pid!);
+      if (++ticks % 60 === 0) log(`  ${ticks} s: RSS ${f0(rss * 1.048576)} MB, peak ${f0(peak * 1.048576)} MB, load ${os.loadavg()[0]!.toFixed(1)}`);
+      if (rss * 1.048576 > MAX_RSS_MB) {
+        log(`watchdog: RSS ${f0(rss * 1.048576)} MB passed ${MAX_RSS_MB} MB ${ticks} s after the spawn; last lines:\n${err.slice(-2000)}`);
+        clearInterval(watchdog);
+        child.kill('SIGKILL');
+      }
+    }, 1000);
+    watchdog.unref();
+    child.once('exit', () => clearInterval(watchdog));
     const timer = setTimeout(() => {
       void stop(child);
       reject(new Error(`serve did not listen in time\n${err.slice(-4000)}`));
@@ -280,9 +300,6 @@ async function measure(scale: number): Promise<Row> {
   }
 }
 
-const f0 = (n: number) => (Number.isFinite(n) ? n.toFixed(0) : '-');
-const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '-');
-const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '-');
 
 const rows: Row[] = [];
 try {

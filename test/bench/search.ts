@@ -12,8 +12,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { utcYmd } from '../../src/data/fragments.ts';
-import { stringAt } from '../../src/data/string-table.ts';
-import { listItem, type CollectionIndex } from '../../src/data/indexes.ts';
+import { listItem, searchTextOf, type CollectionIndex } from '../../src/data/indexes.ts';
 
 const { values: flags, positionals } = parseArgs({
   allowPositionals: true,
@@ -60,14 +59,14 @@ if (flags.against) sides.push({ name: 'against', listPage: (await import(join(re
 const celebs = snap.collections.celebrities;
 const today = utcYmd(Date.now());
 // A rare name: the 8th celebrity by name descending, as `npm run bench` picks it.
-const pick = stringAt(celebs.searchText, celebs.orders[celebs.def.sorts.findIndex((s) => s.name === 'name_desc')]![7]!);
+const pick = searchTextOf(celebs, celebs.orders[celebs.def.sorts.findIndex((s) => s.name === 'name_desc')]![7]!);
 const [first, ...rest] = pick.split(' ');
 const q = encodeURIComponent;
 // Terms asked in turn, more than the search cache keeps (SEARCH_CACHE_ENTRIES), so each is searched
 // anew as a first request for it is: the distinct full names of 2,000 celebrities spread over the
 // name order, and their 4-unit slices (as `npm run bench` asks them).
 const byName = celebs.orders[celebs.def.sorts.findIndex((s) => s.name === 'name_asc')]!;
-const names = [...new Set(Array.from({ length: Math.min(2000, byName.length) }, (_, i) => stringAt(celebs.searchText, byName[Math.floor((i * byName.length) / Math.min(2000, byName.length))]!)))];
+const names = [...new Set(Array.from({ length: Math.min(2000, byName.length) }, (_, i) => searchTextOf(celebs, byName[Math.floor((i * byName.length) / Math.min(2000, byName.length))]!)))];
 const slices = [...new Set(names.flatMap((n) => Array.from({ length: Math.max(0, n.length - 3) }, (_, i) => n.slice(i, i + 4))).filter((t) => t.trim().length === 4))];
 // Filters alone, no search (--only "filters"): each request is a first request at this level (kept
 // pages are the HTTP layer's), an intersection of postings and a selection in the sort order.

@@ -1,19 +1,22 @@
 // `npm run bench:threads` (issue 21): `serve --threads 1` against `--threads 2` on the same data in
 // the same run: start time, RSS, and per scenario (a list, a filter, a detail, a 429) req/s, p99 and
-// the server's CPU microseconds per request (utime + stime of the whole process from /proc, every
-// thread included). On a 2-core machine wrk shares the cores with the server, so req/s of 2 threads
+// the server's CPU microseconds per request (every thread's time on a core, from /proc: the
+// scheduler's count in ns, finer than utime + stime's 10 ms ticks). On a 2-core machine wrk shares the cores with the server, so req/s of 2 threads
 // cannot show the scaling; CPU per request shows what a thread costs.
-// Each row also splits that CPU by thread kind, from /proc/PID/task/*/stat and each task's name
+// Each row also splits that CPU by thread kind, from /proc/PID/task/*/schedstat and each task's name
 // (Node 22+ names them): the main thread, the worker threads, V8's helpers (garbage collection,
 // compilation), libuv's pool, and the rest. The server is pinned to one core (server.ts SERVER_CORE)
 // and wrk to the other (wrk.ts LOAD_CORE), so a side's CPU is not counted with wrk's on a shared core.
 // With --redis the servers count on a redis-server of their own (started here, on a free loopback port).
 // Each side is a serve command line: `--threads 1,2` makes the sides `--threads 1` and `--threads 2`;
-// `--server ARGS` (repeated) gives each side's own flags instead, after the common ones (a later
-// flag wins), e.g. `--server '--threads 1 --usage-durability strict' --server '--threads 2
-// --usage-durability strict'`. The ratio compares the first side with every other.
-//   npm run bench:threads -- [--data DIR | --scale 10000] [--duration 5] [--connections 50] [--rounds 2]
-//     [--redis] [--only list,429] [--threads 1,2 | --server ARGS ...] [--unpinned]
+// `--server=ARGS` (repeated; with the `=`, as ARGS begins with a dash) gives each side's own flags instead, after the common ones (a later
+// flag wins), e.g. `--server='--threads 1 --usage-durability strict' --server='--threads 2
+// --usage-durability strict'`; words of the form NAME=value set the side's environment (CLI=path runs
+// another checkout's bin/celebrity-api on that side: the code before a change, for an A/B;
+// NODE_ARGS=a,b gives node flags of its own). The ratio
+// compares the first side with every other.
+//   npm run bench:threads -- [--data DIR | --scale 10000] [--duration 5] [--warmup 1] [--connections 50] [--rounds 2]
+//     [--redis] [--only list,429] [--threads 1,2 | --server=ARGS ...] [--unpinned]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
@@ -29,6 +32,7 @@ const { values: flags } = parseArgs({
     data: { type: 'string' },
     scale: { type: 'string', default: '10000' },
     duration: { type: 'string', default: '5' },
+    warmup: { type: 'string', default: '1' },
     connections: { type: 'string', default: '50' },
     rounds: { type: 'string', default: '2' },
     work: { type: 'string', default: join(os.tmpdir(), 'celebrity-api-bench') },
@@ -60,15 +64,28 @@ function kindOf(pid: number, tid: number, name: string): Kind {
   return 'other';
 }
 
-/** utime + stime of each task (thread) of `pid`, in microseconds, with its kind. */
-function tasksUs(pid: number): Map<number, [Kind, number]> {
-  const out = new Map<number, [Kind, number]>();
+/**
+ * Each task (thread) of `pid`: its kind, its CPU time in microseconds and the times it was put on a
+ * core, from /proc/PID/task/TID/schedstat (the scheduler's own count, in ns: finer than stat's
+ * 10 ms ticks); from stat's ticks, with no count, where schedstat is missing.
+ */
+function tasksUs(pid: number): Map<number, [Kind, number, number]> {
+  const out = new Map<number, [Kind, number, number]>();
   for (const t of readdirSync(`/proc/${pid}/task`)) {
     try {
       const stat = readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8');
-      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out.set(Number(t), [kindOf(pid, Number(t), name), (Number(fields[11]) + Number(fields[12])) * TICK_US]);
+      const kind = kindOf(pid, Number(t), stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')));
+      let sched: string[] | null = null;
+      try {
+        sched = readFileSync(`/proc/${pid}/task/${t}/schedstat`, 'utf8').trim().split(' ');
+      } catch {
+        // no schedstat (a kernel without CONFIG_SCHED_INFO)
+      }
+      if (sched !== null) out.set(Number(t), [kind, Number(sched[0]) / 1000, Number(sched[2])]);
+      else {
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        out.set(Number(t), [kind, (Number(fields[11]) + Number(fields[12])) * TICK_US, 0]);
+      }
     } catch {
       // Ended between the listing and the read.
     }
@@ -76,11 +93,15 @@ function tasksUs(pid: number): Map<number, [Kind, number]> {
   return out;
 }
 
-/** CPU by kind between two readings of tasksUs (a task that started since counts from 0; one that ended is lost: none do while measured). */
-function byKind(before: Map<number, [Kind, number]>, after: Map<number, [Kind, number]>): Record<Kind, number> {
-  const out = Object.fromEntries(KINDS.map((k) => [k, 0])) as Record<Kind, number>;
-  for (const [tid, [kind, us]] of after) out[kind] += us - (before.get(tid)?.[1] ?? 0);
-  return out;
+/** CPU and times put on a core, by kind, between two readings of tasksUs (a task that started since counts from 0; one that ended is lost: none do while measured). */
+function byKind(before: Map<number, [Kind, number, number]>, after: Map<number, [Kind, number, number]>): { us: Record<Kind, number>; runs: number } {
+  const us = Object.fromEntries(KINDS.map((k) => [k, 0])) as Record<Kind, number>;
+  let runs = 0;
+  for (const [tid, [kind, t, n]] of after) {
+    us[kind] += t - (before.get(tid)?.[1] ?? 0);
+    runs += n - (before.get(tid)?.[2] ?? 0);
+  }
+  return { us, runs };
 }
 
 /** With --redis: the server every serve and accounts command of this run is given. */
@@ -97,15 +118,23 @@ async function dataDir(): Promise<string> {
   return dir;
 }
 
-/** A side of the comparison: its serve flags (after the common ones: a later flag wins). */
+/**
+ * A side of the comparison: its serve flags (after the common ones: a later flag wins), and the
+ * environment variables its words begin with (`NAME=value`, e.g. a switch for an A/B of a change).
+ */
 const sides: string[][] = (flags.server ?? flags.threads!.split(',').map((n) => `--threads ${n}`)).map((a) => a.trim().split(/\s+/).filter((w) => w !== ''));
 const label = (side: number) => sides[side]!.join(' ');
+const ENV_WORD = /^[A-Z_][A-Z0-9_]*=/;
 
 async function serve(data: string, state: string, args: readonly string[]): Promise<{ child: ChildProcess; url: string; startMs: number }> {
   const t0 = performance.now();
-  const child = spawn(process.execPath, [CLI, 'serve', '--insecure-http', '--port', '0', '--data', data, '--state', state, '--log-level', 'error', '--usage-durability', 'interval', ...redisArgs(), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
-  // Pinned from its start, every thread it starts later with it (taskset -a on the process).
-  if (!flags.unpinned) pinServer(child.pid);
+  const env = { ...process.env };
+  for (const w of args.filter((a) => ENV_WORD.test(a))) env[w.slice(0, w.indexOf('='))] = w.slice(w.indexOf('=') + 1);
+  const flagsOfSide = args.filter((a) => !ENV_WORD.test(a));
+  // CLI=path: this side runs another checkout's bin/celebrity-api (the code before a change, for an A/B).
+  // NODE_ARGS=a,b: node's own flags for this side (V8's heap sizes, say), before the CLI.
+  const nodeArgs = env.NODE_ARGS ? env.NODE_ARGS.split(',') : [];
+  const child = spawn(process.execPath, [...nodeArgs, env.CLI ?? CLI, 'serve', '--insecure-http', '--port', '0', '--data', data, '--state', state, '--log-level', 'error', '--usage-durability', 'interval', ...redisArgs(), ...flagsOfSide], { stdio: ['ignore', 'pipe', 'inherit'], env });
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {
@@ -121,7 +150,7 @@ async function key(state: string, email: string, plan: string): Promise<string> 
   return JSON.parse(await cli(['accounts', 'create', '--state', state, '--email', email, '--plan', plan, '--password-stdin', '--json', ...redisArgs()], 'bench password 1234\n')).key;
 }
 
-interface Row { side: number; scenario: string; rps: number; p99: number; cpuUsPerReq: number; kinds: Record<Kind, number> }
+interface Row { side: number; scenario: string; rps: number; p99: number; cpuUsPerReq: number; kinds: Record<Kind, number>; runsPerReq: number }
 
 async function main(): Promise<void> {
   const wrk = ensureWrk(log);
@@ -142,6 +171,10 @@ async function main(): Promise<void> {
       for (const [side, args] of sides.entries()) {
         const server = await serve(data, state, args);
         const pid = server.child.pid!;
+        // Pinned once started (every thread, taskset -a): the start is timed with every core, as a
+        // deployment starts (a second thread loads its modules beside the data on another core),
+        // the requests on one core beside wrk's.
+        if (!flags.unpinned) pinServer(pid);
         memory.push({ side, startMs: server.startMs, rss: memoryOf(pid).rss });
         // The start's own work goes on after `listening` (each thread compresses its first pages
         // ahead, off its event loop): measured, it would be counted to the first scenario, twice
@@ -162,13 +195,14 @@ async function main(): Promise<void> {
           ['429', '/api/v1/news', free],
         ] as [string, string, string][]).filter(([name]) => only.includes(name));
         for (const [scenario, path, k] of scenarios) {
-          await runLoad(wrk, { url: `${server.url}${path}`, seconds: 1, connections: Number(flags.connections), headers: { 'x-api-key': k } });
-          const [cpu0, tasks0] = [cpuUs(pid), tasksUs(pid)];
+          await runLoad(wrk, { url: `${server.url}${path}`, seconds: Number(flags.warmup), connections: Number(flags.connections), headers: { 'x-api-key': k } });
+          const tasks0 = tasksUs(pid);
           const r = await runLoad(wrk, { url: `${server.url}${path}`, seconds: Number(flags.duration), connections: Number(flags.connections), headers: { 'x-api-key': k } });
-          const [cpu, kinds] = [cpuUs(pid) - cpu0, byKind(tasks0, tasksUs(pid))];
-          for (const kind of KINDS) kinds[kind] /= r.requests;
-          rows.push({ side, scenario, rps: r.rps, p99: r.p99, cpuUsPerReq: cpu / r.requests, kinds });
-          log(`round ${round} [${label(side)}] ${scenario}: ${r.rps.toFixed(0)} req/s, p99 ${r.p99.toFixed(2)} ms, ${(cpu / r.requests).toFixed(1)} us CPU/req (${KINDS.map((k) => `${k} ${kinds[k].toFixed(1)}`).join(', ')}), non-2xx ${r.non2xx}, load ${os.loadavg()[0]!.toFixed(1)}`);
+          const { us: kinds, runs } = byKind(tasks0, tasksUs(pid));
+          let cpu = 0;
+          for (const kind of KINDS) (cpu += kinds[kind]), (kinds[kind] /= r.requests);
+          rows.push({ side, scenario, rps: r.rps, p99: r.p99, cpuUsPerReq: cpu / r.requests, kinds, runsPerReq: runs / r.requests });
+          log(`round ${round} [${label(side)}] ${scenario}: ${r.rps.toFixed(0)} req/s, p99 ${r.p99.toFixed(2)} ms, ${(cpu / r.requests).toFixed(1)} us CPU/req (${KINDS.map((k) => `${k} ${kinds[k].toFixed(1)}`).join(', ')}), ${(runs / r.requests).toFixed(3)} times on a core per request, non-2xx ${r.non2xx}, load ${os.loadavg()[0]!.toFixed(1)}`);
         }
         memory[memory.length - 1]!.rss = Math.max(memory[memory.length - 1]!.rss, memoryOf(pid).rss);
         await stop(server.child);
@@ -181,12 +215,12 @@ async function main(): Promise<void> {
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
   const pick = (side: number, s: string) => rows.filter((r) => r.side === side && r.scenario === s);
   console.log(`Load average at the end ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}; ${flags.unpinned ? 'unpinned' : 'server on one core, wrk on the other'}; CPU in us per request.\n`);
-  console.log(`| scenario | side | req/s | p99 | CPU us/req | ${KINDS.map((k) => KIND_TITLES[k]).join(' | ')} |`);
-  console.log(`|---|---|---|---|---|${KINDS.map(() => '---|').join('')}`);
+  console.log(`| scenario | side | req/s | p99 | CPU us/req | ${KINDS.map((k) => KIND_TITLES[k]).join(' | ')} | on a core per request |`);
+  console.log(`|---|---|---|---|---|${KINDS.map(() => '---|').join('')}---|`);
   for (const s of only) {
     for (const side of sides.keys()) {
       const a = pick(side, s);
-      console.log(`| ${s}${redis ? ' (Redis)' : ''} | ${label(side)} | ${mean(a.map((r) => r.rps)).toFixed(0)} | ${Math.max(...a.map((r) => r.p99)).toFixed(2)} ms | ${mean(a.map((r) => r.cpuUsPerReq)).toFixed(1)} | ${KINDS.map((k) => mean(a.map((r) => r.kinds[k])).toFixed(1)).join(' | ')} |`);
+      console.log(`| ${s}${redis ? ' (Redis)' : ''} | ${label(side)} | ${mean(a.map((r) => r.rps)).toFixed(0)} | ${Math.max(...a.map((r) => r.p99)).toFixed(2)} ms | ${mean(a.map((r) => r.cpuUsPerReq)).toFixed(1)} | ${KINDS.map((k) => mean(a.map((r) => r.kinds[k])).toFixed(1)).join(' | ')} | ${mean(a.map((r) => r.runsPerReq)).toFixed(3)} |`);
     }
   }
   if (sides.length < 2) return;

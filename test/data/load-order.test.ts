@@ -1,8 +1,13 @@
 // The loader's order: a collection is indexed once what it links to is read, each exactly once, and
 // `only` indexes the affected collections while every file is still validated.
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { collecting, DataError, loadCollections } from '../../src/data/load.ts';
+import { RESOURCE_LIST } from '../../src/resources/index.ts';
 import { COLLECTIONS, type CollectionName } from '../../src/resources/types.ts';
 import { fixture } from '../helpers/fixture.ts';
 
@@ -39,4 +44,47 @@ test('only: just those collections are indexed, with their links; a problem else
   const bad = fixture();
   bad.reviews[0]!.rating = 11;
   await assert.rejects(loadCollections(bad, collecting(() => 0), { only: new Set(['outfits'] as const) }), DataError);
+});
+
+/** The fixture written as data files into a fresh directory. */
+async function fixtureDir(data = fixture()): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'load-order-'));
+  for (const def of RESOURCE_LIST) await writeFile(join(dir, def.file), JSON.stringify(data[def.name], null, 2));
+  return dir;
+}
+
+test('from files, a collection read before what it links to (celebrities, before movies) is held as its kept fields and linked from a second read of its file: the same records as from arrays', async () => {
+  const dir = await fixtureDir();
+  try {
+    const fromFiles = await loadCollections(dir, collecting((_def, records) => records));
+    const fromArrays = await loadCollections(fixture(), collecting((_def, records) => records));
+    assert.deepEqual(fromFiles, fromArrays);
+    assert.equal((fromFiles.celebrities[0]!.filmography as unknown[]).length, 2);
+    assert.equal(fromFiles.celebrities[0]!.introduction, 'Intro', 'a field no link reads, from the second read');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('from files, celebrities edited between their two reads (while movies are linked): the load is done again on the new files, never a mix', async () => {
+  const dir = await fixtureDir();
+  try {
+    let edits = 0;
+    const out = await loadCollections(
+      dir,
+      collecting((def, records) => {
+        if (def.name === 'movies' && edits++ === 0) {
+          const edited = fixture();
+          edited.celebrities[0]!.name = 'Zoë Martín-Edited';
+          writeFileSync(join(dir, 'celebrities.json'), JSON.stringify(edited.celebrities, null, 2));
+        }
+        return records;
+      }),
+    );
+    assert.equal(out.celebrities[0]!.name, 'Zoë Martín-Edited');
+    assert.equal((out.movies[0]!.cast as { name: string }[])[0]!.name, 'Zoë Martín-Edited', 'cast names of the same version');
+    assert.equal(edits, 2, 'movies linked twice: the load ran again');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });

@@ -8,18 +8,33 @@ export interface LoadClient {
    * resolves with each status (0: no answer).
    */
   burst(paths: readonly string[], key: string | readonly string[]): Promise<number[]>;
-  /** GET one path on server `i`; the status and the parsed body. */
-  get(i: number, path: string, key?: string): Promise<{ status: number; body: any }>;
+  /** GET one path on server `i`; the status and the parsed body (status 0: no answer, and why). */
+  get(i: number, path: string, key?: string): Promise<{ status: number; body: any; reason?: string }>;
   /** 200 answers received from each server so far. */
   readonly served: number[];
+  /**
+   * Requests that got no answer (status 0), by why: the socket error's code (ECONNREFUSED: nothing
+   * listens, the server is gone; ECONNRESET: it closed a connection mid-request), `timeout` (no answer
+   * within 10 s) or `response aborted` (the answer stopped mid-body).
+   */
+  readonly noAnswer: Record<string, number>;
   close(): void;
 }
+
+/** No answer within this long is a request given up on (a hung server). */
+const REQUEST_TIMEOUT_MS = 10_000;
 
 export function loadClient(urls: readonly string[], socketsPerServer = 64): LoadClient {
   const agents = urls.map(() => new http.Agent({ keepAlive: true, maxSockets: socketsPerServer }));
   const served = urls.map(() => 0);
+  const noAnswer: Record<string, number> = {};
   const one = (i: number, path: string, key?: string) =>
-    new Promise<{ status: number; body: any }>((resolve) => {
+    new Promise<{ status: number; body: any; reason?: string }>((resolve) => {
+      let timedOut = false;
+      const none = (why: string) => {
+        noAnswer[why] = (noAnswer[why] ?? 0) + 1;
+        resolve({ status: 0, body: null, reason: why });
+      };
       const url = new URL(path, urls[i % urls.length]);
       const req = http.get(url, { agent: agents[i % urls.length], headers: key === undefined ? {} : { 'x-api-key': key } }, (res) => {
         let text = '';
@@ -29,16 +44,20 @@ export function loadClient(urls: readonly string[], socketsPerServer = 64): Load
           if (res.statusCode === 200) served[i % urls.length]!++;
           resolve({ status: res.statusCode!, body: text.startsWith('{') ? JSON.parse(text) : text });
         });
-        res.on('error', () => resolve({ status: 0, body: null }));
+        res.on('error', () => none('response aborted'));
       });
-      req.setTimeout(10_000, () => req.destroy());
+      req.setTimeout(REQUEST_TIMEOUT_MS, () => {
+        timedOut = true;
+        req.destroy();
+      });
       // A server killed mid-request (the SIGKILL test) resets its sockets: no answer, status 0.
-      req.on('error', () => resolve({ status: 0, body: null }));
+      req.on('error', (err: NodeJS.ErrnoException) => none(timedOut ? 'timeout' : (err.code ?? err.message)));
     });
   return {
     burst: async (paths, key) => (await Promise.all(paths.map((p, i) => one(i, p, typeof key === 'string' ? key : key[i])))).map((r) => r.status),
     get: one,
     served,
+    noAnswer,
     close: () => agents.forEach((a) => a.destroy()),
   };
 }

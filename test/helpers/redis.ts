@@ -2,7 +2,7 @@
 // no persistence unless asked, stopped (and the directory removed) when the test is over.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:net';
@@ -94,6 +94,14 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
     child = proc;
   }
 
+  // The ports of a killed server, held until it starts again (see holdPorts).
+  let held: Server[] = [];
+  const release = async () => {
+    const h = held;
+    held = [];
+    await Promise.all(h.map((server) => new Promise((resolve) => server.close(resolve))));
+  };
+
   async function kill(): Promise<void> {
     const proc = child;
     child = null;
@@ -102,11 +110,15 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
     proc.kill('SIGCONT');
     proc.kill('SIGKILL');
     await exited;
+    held = await holdPorts(ports);
   }
 
+  let ports: number[] = [];
   await withFreshPorts(async () => {
     port = await freePort();
-    const bus = options.clusterBus ? ['--cluster-port', String(await freePort())] : [];
+    const busPort = options.clusterBus ? await freePort() : 0;
+    ports = busPort === 0 ? [port] : [port, busPort];
+    const bus = options.clusterBus ? ['--cluster-port', String(busPort)] : [];
     args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', ...bus, ...(options.args ?? [])];
     await start(); // restart() later runs it again on these same ports
   });
@@ -116,14 +128,41 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
     dir,
     command: (...a) => rawCommand(port, a),
     kill,
-    restart: start,
+    async restart() {
+      await release();
+      await start();
+    },
     pause: () => child?.kill('SIGSTOP'),
     resume: () => child?.kill('SIGCONT'),
     async stop() {
       await kill();
+      await release();
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Listens on the ports of a server just killed, closing every connection at once (as a dead server's
+ * port refuses them), until it is started again. Without it another test file's redis-server could
+ * start on a freed port (the kernel hands out ports from one range): the clients, the sentinels and
+ * the replica of the killed one would then reconnect to a different, empty Redis that says it is a
+ * primary, and a Sentinel set would follow it instead of failing over. A port taken meanwhile stays
+ * as it is.
+ */
+async function holdPorts(ports: readonly number[]): Promise<Server[]> {
+  const held = await Promise.all(
+    ports.map(
+      (port) =>
+        new Promise<Server | null>((resolve) => {
+          const server = createServer((socket) => socket.destroy());
+          server.once('error', () => resolve(null));
+          server.listen(port, '127.0.0.1', () => resolve(server));
+          server.unref();
+        }),
+    ),
+  );
+  return held.filter((server) => server !== null);
 }
 
 /** One command over a fresh connection, in RESP; resolves with the reply's text as Redis sent it. */

@@ -23,6 +23,10 @@ export interface DeploymentEvents {
   error(err: Error): void;
   /** A connection is ready again after a loss, or the topology moved: catch up, load the scripts. */
   ready(): void;
+  /** Subscribing again after a failover failed (retried until it holds); `null`: it holds again. */
+  subscription(err: Error | null): void;
+  /** The client's own background work failed (a look at the sentinels): not a sign that Redis stopped answering. */
+  background(err: Error): void;
 }
 
 /** What link.ts needs of node-redis, whichever the deployment. */
@@ -124,6 +128,7 @@ function cluster(redis: Redis, o: DeploymentOptions, t: MultiTarget, credentials
   c.on('node-ready', () => ready && on.ready());
   const scripted = c as unknown as Scripted;
   const primaries = () => c.masters.map((m) => `${m.host}:${m.port}`).sort();
+  const resubscribe = resubscriber(c, on);
   return {
     mode: 'cluster',
     get isReady() {
@@ -144,15 +149,75 @@ function cluster(redis: Redis, o: DeploymentOptions, t: MultiTarget, credentials
         }),
       );
     },
-    subscribe: (channel, listener) => c.sSubscribe(channel, listener),
+    subscribe: async (channel, listener) => {
+      await c.sSubscribe(channel, listener);
+      resubscribe.add(channel, listener);
+    },
     primaries,
     async nodeFor(key) {
       const node = await c.getNodeClientForKey(key);
       const socket = node.options?.socket as { host?: string; port?: number } | undefined;
       return socket?.host ? `${socket.host}:${socket.port}` : '';
     },
-    close: () => c.close(),
-    destroy: () => c.destroy(),
+    close: () => {
+      resubscribe.stop();
+      return c.close();
+    },
+    destroy: () => {
+      resubscribe.stop();
+      c.destroy();
+    },
+  };
+}
+
+/** What node-redis's cluster emits with the listeners of a pub/sub connection to a node that left the topology (cluster-slots.js). */
+const RESUBSCRIBE_EVENT = '__resubscribeListeners';
+/** A failed re-subscription is tried again this often until it holds (the 500 ms version poll covers the changes meanwhile). */
+const RESUBSCRIBE_RETRY_MS = 250;
+
+/**
+ * node-redis re-subscribes the channels of a master that failed over with promises no one awaits
+ * (RedisCluster.resubscribeAllPubSubListeners calls sSubscribe and drops the promise): one that failed
+ * (the promoted replica refusing it, a connection the next topology refresh reset) was an unhandled
+ * rejection, which ends a Node process, and every instance meets the same failover at once. So the
+ * cluster's own handler is replaced by this one: it subscribes this server's channels again itself,
+ * reports a failure and tries again until the subscription holds. A lost message only costs the poll.
+ */
+function resubscriber(c: RedisClusterType, on: DeploymentEvents) {
+  const channels = new Map<string, (message: string) => void>();
+  const retrying = new Set<string>();
+  let stopped = false;
+  const again = (channel: string) => {
+    const listener = channels.get(channel);
+    if (stopped || !listener || retrying.has(channel)) return;
+    retrying.add(channel);
+    c.sSubscribe(channel, listener).then(
+      () => {
+        retrying.delete(channel);
+        on.subscription(null);
+      },
+      (err: Error) => {
+        on.subscription(err);
+        setTimeout(() => {
+          retrying.delete(channel);
+          again(channel);
+        }, RESUBSCRIBE_RETRY_MS).unref();
+      },
+    );
+  };
+  const all = () => {
+    for (const channel of channels.keys()) again(channel);
+  };
+  // Only if node-redis still works this way: a version that no longer emits it needs no takeover.
+  if (c.listenerCount(RESUBSCRIBE_EVENT) > 0) {
+    c.removeAllListeners(RESUBSCRIBE_EVENT);
+    c.on(RESUBSCRIBE_EVENT, all);
+  }
+  // A sharded channel whose slot moved is followed by node-redis, which reports a failure only as this event.
+  c.on('sharded-channel-moved-error', all);
+  return {
+    add: (channel: string, listener: (message: string) => void) => void channels.set(channel, listener),
+    stop: () => void (stopped = true),
   };
 }
 
@@ -186,8 +251,15 @@ function sentinel(redis: Redis, o: DeploymentOptions, t: MultiTarget, credential
       // pooled connection per call, which reorders calls sent together and serializes them.
       reserveClient: true,
     } as RedisSentinelOptions) as unknown as RedisSentinelType;
-    made.on('error', (err: Error) => on.error(err instanceof Error ? err : new Error(String(err))));
-    made.on('client-error', (e: { error: Error }) => on.error(e.error));
+    // What RedisSentinel emits as 'error' is its own background work: the look at the sentinels every
+    // second (a sentinel down among three fails it every time), and its pub/sub connections, one of
+    // which, made to the old primary while the sentinels still named it, keeps trying that address
+    // after a failover (a node-redis leak: a connection attempt a second). Taken as Redis not
+    // answering, they sent /healthz to 503 every second, wrote "Redis not answering" with every primary
+    // up, and kept a failover from ever being over (its line needs a second without failures). A call
+    // that fails says so itself (link.ts); these are only logged, at debug. (RedisSentinel does not
+    // forward its node clients' 'client-error' events.)
+    made.on('error', (err: unknown) => on.background(err instanceof Error ? err : new Error(String(err))));
     made.on('ready', () => ready && on.ready());
     return made;
   };
@@ -230,6 +302,7 @@ function sentinel(redis: Redis, o: DeploymentOptions, t: MultiTarget, credential
     primaries: () => [primary()],
     nodeFor: () => primary(),
     close: () => s.close(),
-    destroy: () => void s.destroy(),
+    // Only ever a client given up on (open failed): how its teardown ends is of no interest, but it must not reject unobserved.
+    destroy: () => void s.destroy().catch(() => undefined),
   };
 }

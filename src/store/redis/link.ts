@@ -27,6 +27,8 @@ export interface LinkOptions {
 const LOSS_LOG_MS = 5000;
 /** Back once no call has failed for this long. */
 const QUIET_MS = 1000;
+/** A re-subscription failing this long is a warning (before, retried quietly). */
+const SUBSCRIBE_WARN_MS = 2000;
 
 interface OpStats {
   calls: number;
@@ -114,6 +116,8 @@ export class RedisLink {
           link.loadScripts().catch(() => {}); // a failure here only costs one NOSCRIPT round trip later
           for (const l of link.readyListeners) l();
         },
+        subscription: (err) => link?.subscription(err),
+        background: (err) => options.log.debug('Redis client: background work failed', { error: err.message }),
       },
     );
     link = new RedisLink(deployment, options, described, Object.values(scripts).map((s) => s.SCRIPT));
@@ -238,6 +242,7 @@ export class RedisLink {
     series('round_trip_seconds_total', 'counter', 'Time spent waiting for Redis answers; divided by round trips, the mean latency.', (s) => s.seconds);
     series('round_trip_seconds_max', 'gauge', 'The slowest answer since start.', (s) => s.max);
     out.push({ name: 'celebrity_api_store_reconnects_total', type: 'counter', help: 'Times a connection to Redis was lost and made again, or moved to a new primary.', value: this.reconnects });
+    out.push({ name: 'celebrity_api_store_subscribe_failures_total', type: 'counter', help: 'Failed attempts to subscribe to the account changes channel again after a failover (retried until it holds).', value: this.subscribeFailures });
     out.push({ name: 'celebrity_api_store_failovers_total', type: 'counter', help: 'Times Redis answered again from other primaries than before (a Sentinel or Cluster failover).', value: this.failovers });
     const node = this.lastAnswered();
     out.push({
@@ -292,6 +297,30 @@ export class RedisLink {
     } else {
       this.options.log.warn('Redis answering again', fields);
     }
+  }
+
+  /**
+   * When subscribing again after a failover started failing (0: it holds). Quiet for SUBSCRIBE_WARN_MS
+   * (the promoted node may not be ready: the failover stays one line), then one warning; one info line
+   * once it holds again.
+   */
+  private subscribeFailingSince = 0;
+  private subscribeWarned = false;
+  private subscribeFailures = 0;
+
+  private subscription(err: Error | null): void {
+    const now = Date.now();
+    if (err === null) {
+      if (this.subscribeWarned) this.options.log.info('account changes channel: subscribed again', { seconds: (now - this.subscribeFailingSince) / 1000 });
+      this.subscribeFailingSince = 0;
+      this.subscribeWarned = false;
+      return;
+    }
+    this.subscribeFailures++;
+    if (this.subscribeFailingSince === 0) this.subscribeFailingSince = now;
+    if (this.subscribeWarned || now - this.subscribeFailingSince < SUBSCRIBE_WARN_MS) return;
+    this.subscribeWarned = true;
+    this.options.log.warn('account changes channel: subscribing again after a failover keeps failing; retrying (the 500 ms version poll applies changes meanwhile)', { seconds: (now - this.subscribeFailingSince) / 1000, error: err.message });
   }
 
   private connectionError(err: Error): void {

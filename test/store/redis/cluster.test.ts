@@ -6,7 +6,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { CalendarCache } from '../../../src/quota/month.ts';
-import { monthKey } from '../../../src/store/redis/keys.ts';
+import { ACCOUNT_KEYS, monthKey } from '../../../src/store/redis/keys.ts';
 import { openRedisStore } from '../../../src/store/redis/redis-store.ts';
 import type { Store } from '../../../src/store/types.ts';
 import { loadClient, tally, type LoadClient } from '../../helpers/load.ts';
@@ -16,7 +16,7 @@ import { spawnServe, type ListeningProcess } from '../../helpers/serve-process.t
 import { EVENTUALLY_MS, FAST_SCRYPT, within } from '../../helpers/state.ts';
 import { storeSuite } from '../store.case.ts';
 import { operatorCommands } from './cli.case.ts';
-import { assertOneLine, failoverUnderLoad } from './failover.case.ts';
+import { assertOneLine, describeProcesses, failoverUnderLoad } from './failover.case.ts';
 
 const LIST = '/api/v1/celebrities?limit=1';
 
@@ -127,19 +127,63 @@ describe('three serve processes on the cluster', () => {
       keys,
       kill: () => victim.kill(),
       promoted: async () => void (await within(30_000, async () => (await replica.command('ROLE')).includes('master'))),
+      servers: () => describeProcesses(servers),
     });
     // How soon serving resumes is a timing (29-265 ms after the promotion in the CI runs of
     // 2026-11-27): `npm run bench:failover` reports it, and no timed assertion is in npm test.
     t.diagnostic(`cluster failover: ${JSON.stringify(figures)}`);
-    // Each instance writes one line for the failover once it is over.
-    await within(EVENTUALLY_MS, () => servers.every((s) => s.stderr().split('\n').filter((l) => l.includes('Redis failover')).length === 1));
-    // And nothing left failing: /healthz is 200 on every instance again.
-    const health = async () => (await Promise.all(servers.map((_, i) => client.get(i, '/healthz')))).map((r) => r.status);
-    await within(EVENTUALLY_MS, async () => (await health()).every((h) => h === 200));
-    const after = await mastersNow();
-    assert.ok(!after.has(`127.0.0.1:${victim.port}`) && after.has(`127.0.0.1:${replica.port}`), 'the replica took over');
-    // Some master of the cluster now: the victim's slots' node is the promoted replica.
-    await within(EVENTUALLY_MS, async () => (await nodes()).every((b) => b.status === 'ok' && b.store.mode === 'cluster' && after.has(b.store.node!)));
-    assertOneLine(servers.map((s, i) => s.stderr().slice(logged[i]).split('\n')));
+    // What follows waits on each instance: a failure says how each one is (exit code, its log's tail).
+    try {
+      // Each instance writes one line for the failover once it is over.
+      await within(EVENTUALLY_MS, () => servers.every((s) => s.stderr().split('\n').filter((l) => l.includes('Redis failover')).length === 1));
+      // And nothing left failing: /healthz is 200 on every instance again.
+      const health = async () => (await Promise.all(servers.map((_, i) => client.get(i, '/healthz')))).map((r) => r.status);
+      await within(EVENTUALLY_MS, async () => (await health()).every((h) => h === 200));
+      const after = await mastersNow();
+      assert.ok(!after.has(`127.0.0.1:${victim.port}`) && after.has(`127.0.0.1:${replica.port}`), 'the replica took over');
+      // Some master of the cluster now: the victim's slots' node is the promoted replica.
+      await within(EVENTUALLY_MS, async () => (await nodes()).every((b) => b.status === 'ok' && b.store.mode === 'cluster' && after.has(b.store.node!)));
+      assertOneLine(servers.map((s, i) => s.stderr().slice(logged[i]).split('\n')));
+    } catch (err) {
+      throw new Error(`${(err as Error).message}\n${describeProcesses(servers)}`, { cause: err });
+    }
+  });
+
+  test('the master of the account keys SIGKILLed, its replica refusing SSUBSCRIBE: every process stays up and keeps subscribing again', async () => {
+    // A master the last test killed comes back as the replica of the one promoted in its place.
+    const answers = (n: RedisServer) => n.command('PING').then((r) => r.startsWith('+PONG'), () => false);
+    for (const n of cluster.nodes) if (!(await answers(n))) await n.restart();
+    const replicaOf = async (m: RedisServer) => {
+      for (const n of cluster.nodes) {
+        const info = await n.command('INFO', 'replication').catch(() => '');
+        if (info.includes(`master_port:${m.port}\r\n`) && info.includes('master_link_status:up')) return n;
+      }
+      return null;
+    };
+    // The accounts' keys and their change channel are one slot ({accounts}): its master, with a replica in sync.
+    let master: RedisServer | undefined;
+    let replica: RedisServer | null = null;
+    await within(EVENTUALLY_MS, async () => (replica = await replicaOf((master = await cluster.masterOf(ACCOUNT_KEYS.version)))) !== null);
+    // node-redis subscribes again on the promoted replica after the failover; refused there, it must
+    // neither end the process (before: an unhandled rejection did) nor give up.
+    assert.match(await replica!.command('ACL', 'SETUSER', 'default', '-ssubscribe'), /OK/);
+    const logged = servers.map((s) => s.stderr().length);
+    await master!.kill();
+    await within(30_000, async () => (await replica!.command('ROLE')).includes('master'));
+    const said = () => servers.map((s, i) => s.stderr().slice(logged[i]));
+    try {
+      await within(EVENTUALLY_MS, () => said().every((l) => l.includes('subscribing again after a failover keeps failing')));
+      const health = async () => (await Promise.all(servers.map((_, i) => client.get(i, '/healthz')))).map((r) => r.status);
+      await within(EVENTUALLY_MS, async () => (await health()).every((h) => h === 200));
+      assert.match(await replica!.command('ACL', 'SETUSER', 'default', '+ssubscribe'), /OK/);
+      // Changes apply on every instance (the poll would carry them anyway: this is the processes being alive and serving).
+      await accounts(1);
+      assert.deepEqual(servers.map((s) => [s.child.exitCode, s.child.signalCode]), servers.map(() => [null, null]), 'every process is still running');
+      for (const l of said()) assert.ok(!l.includes('unhandled promise rejection'), `handled where it starts, not by the last resort:\n${l}`);
+    } catch (err) {
+      throw new Error(`${(err as Error).message}\n${describeProcesses(servers)}`, { cause: err });
+    } finally {
+      await replica!.command('ACL', 'SETUSER', 'default', '+ssubscribe');
+    }
   });
 });

@@ -2,6 +2,7 @@
 // answer 503 (never an uncounted 200), /healthz says 503, nothing crashes, and serving resumes by
 // itself. And the month boundary under an injected clock, on two servers sharing one Redis.
 import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
 import { test } from 'node:test';
 import { keyDigest } from '../../../src/access/key-format.ts';
 import { startServer } from '../../../src/index.ts';
@@ -183,6 +184,27 @@ test('the month boundary under an injected clock, on two servers sharing one Red
     assert.deepEqual(report.daily, [{ date: '2026-12-01', success: 1, rejected: 0 }]);
   } finally {
     await Promise.all([a.close(), b.close()]);
+    await redis.stop();
+  }
+});
+
+test("the tests' Redis, SIGKILLed, keeps its port until it starts again: no other test's server takes it meanwhile", async () => {
+  // Another test file's redis-server on a freed port would be taken for the killed one, which said it
+  // is a primary: its clients, its replica and the sentinels would all follow an empty Redis
+  // (test/helpers/redis.ts holdPorts; a suspect of the Sentinel run that answered 401 to every key).
+  const redis = await startRedis();
+  try {
+    await redis.kill();
+    const listens = await new Promise<boolean>((resolve) => {
+      const other = createServer();
+      other.once('error', () => resolve(false));
+      other.listen(redis.port, '127.0.0.1', () => other.close(() => resolve(true)));
+    });
+    assert.equal(listens, false, "another server cannot listen on the killed one's port");
+    assert.equal(await redis.command('PING'), '', 'a connection to it is closed at once, as a dead server would refuse it');
+    await redis.restart();
+    assert.match(await redis.command('PING'), /PONG/);
+  } finally {
     await redis.stop();
   }
 });

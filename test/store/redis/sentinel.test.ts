@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { keyDigest } from '../../../src/access/key-format.ts';
 import { startService } from '../../../src/service.ts';
+import { ACCOUNT_KEYS } from '../../../src/store/redis/keys.ts';
 import { openRedisStore } from '../../../src/store/redis/redis-store.ts';
 import type { Store } from '../../../src/store/types.ts';
 import { fixture } from '../../helpers/fixture.ts';
@@ -12,7 +13,7 @@ import { startSentinelSet, type SentinelSet } from '../../helpers/redis.ts';
 import { captureLog, EVENTUALLY_MS, FAST_SCRYPT, within } from '../../helpers/state.ts';
 import { storeSuite } from '../store.case.ts';
 import { operatorCommands } from './cli.case.ts';
-import { assertOneLine, failoverUnderLoad } from './failover.case.ts';
+import { assertOneLine, describeLogs, failoverUnderLoad } from './failover.case.ts';
 
 const LIST = '/api/v1/celebrities?limit=1';
 
@@ -80,30 +81,49 @@ test('the primary SIGKILLed under load: 503s in the gap, serving again once the 
     await within(EVENTUALLY_MS, () => services.every((s) => keys.every((k) => s.gate.store.lookupKey(keyDigest(k)) !== undefined)));
     const primary = await set.primary();
     const other = set.servers.find((s) => s !== primary)!;
+    // The accounts are on the replica before the kill. A write Redis has not replicated yet is lost in
+    // a failover (the README's bound); at a load of 11 the replica once lacked all three, the promoted
+    // node then counted their quotas from 0 and served beyond them. That loss is not what this test is
+    // about (replica.test.ts covers a node that lacks accounts), so it waits for replication here.
+    await within(EVENTUALLY_MS, async () => (await other.command('GET', ACCOUNT_KEYS.version)) === (await primary.command('GET', ACCOUNT_KEYS.version)));
     // /healthz names the mode and the primary that answered last (to this loopback client).
     const bodies = async () => (await Promise.all(services.map((_, i) => client.get(i, '/healthz')))).map((r) => JSON.stringify(r.body));
     const says = (port: number) => JSON.stringify({ status: 'ok', store: { mode: 'sentinel', node: `127.0.0.1:${port}` } });
     await within(EVENTUALLY_MS, async () => (await bodies()).every((b) => b === says(primary.port)));
     const logged = logs.map((l) => l.lines.length);
+    let replication: string[] = [];
     const figures = await failoverUnderLoad({
       client,
       keys,
-      kill: () => primary.kill(),
+      kill: async () => {
+        // How far behind the replica is at the kill, for a failure's message (what it lacks is lost).
+        replication = await Promise.all([primary, other].map((n) => n.command('INFO', 'replication').catch((err: Error) => err.message)));
+        await primary.kill();
+      },
       // Promoted: the replica accepts writes (as on the cluster). Clients learn of it later, once the
       // sentinels name it: Sentinel confirms a promotion by INFO, once a second during a failover.
       promoted: async () => void (await within(30_000, async () => (await other.command('ROLE')).includes('master'))),
       announced: async () => void (await within(30_000, async () => (await set.sentinels[0]!.command('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', set.name)).includes(`\r\n${other.port}\r\n`))),
+      servers: async () => {
+        const holds = await Promise.all([other.command('GET', ACCOUNT_KEYS.version), other.command('HLEN', ACCOUNT_KEYS.records)]).catch((err: Error) => [err.message]);
+        return `${describeLogs(logs)}\nat the kill, INFO replication of the primary, then the replica:\n${replication.join('\n')}\nthe promoted node now holds version, accounts: ${JSON.stringify(holds)}`;
+      },
     });
     // The figures go to the README (`npm run bench:failover` repeats this); how soon serving resumes
     // is a timing, not asserted here: it waits on Sentinel's own once-a-second steps.
     t.diagnostic(`sentinel failover: ${JSON.stringify(figures)}`);
-    await within(EVENTUALLY_MS, () => logs.every((l) => l.lines.filter((line) => line.includes('Redis failover')).length === 1));
-    const health = async () => (await Promise.all(services.map((_, i) => client.get(i, '/healthz')))).map((r) => r.status);
-    await within(EVENTUALLY_MS, async () => (await health()).every((h) => h === 200));
-    // Then the promoted node, in /healthz as in the log line.
-    await within(EVENTUALLY_MS, async () => (await bodies()).every((b) => b === says(other.port)));
-    for (const l of logs) assert.match(l.lines.find((line) => line.includes('Redis failover'))!, new RegExp(`"to":"127\\.0\\.0\\.1:${other.port}"`), 'the line names the new primary');
-    assertOneLine(logs.map((l, i) => l.lines.slice(logged[i])));
+    // What follows waits on each instance: a failure says what each one logged last.
+    try {
+      await within(EVENTUALLY_MS, () => logs.every((l) => l.lines.filter((line) => line.includes('Redis failover')).length === 1));
+      const health = async () => (await Promise.all(services.map((_, i) => client.get(i, '/healthz')))).map((r) => r.status);
+      await within(EVENTUALLY_MS, async () => (await health()).every((h) => h === 200));
+      // Then the promoted node, in /healthz as in the log line.
+      await within(EVENTUALLY_MS, async () => (await bodies()).every((b) => b === says(other.port)));
+      for (const l of logs) assert.match(l.lines.find((line) => line.includes('Redis failover'))!, new RegExp(`"to":"127\\.0\\.0\\.1:${other.port}"`), 'the line names the new primary');
+      assertOneLine(logs.map((l, i) => l.lines.slice(logged[i])));
+    } catch (err) {
+      throw new Error(`${(err as Error).message}\n${describeLogs(logs)}`, { cause: err });
+    }
   } finally {
     client.close();
     await store.close();
@@ -131,5 +151,35 @@ test('a server opened while a failover is under way connects once the sentinels 
     assert.equal(store.status().deployment?.node, `127.0.0.1:${other.port}`);
   } finally {
     await store.close();
+  }
+});
+
+test('one sentinel of three down: the servers keep serving and stay healthy, with no outage logged', async () => {
+  // A set of its own: the sentinel killed here is the first the URL names, which node-redis asks
+  // first on each of its looks at the sentinels (once a second); each look fails on it, then asks the next.
+  const own = await startSentinelSet('lonely');
+  const log = captureLog();
+  const service = await startService({ data: fixture(), state: 'memory', tls: false, redisUrl: own.url, log });
+  const client = loadClient([service.listeners[0]!.url]);
+  const store = await openRedisStore({ url: own.url, state: 'memory', role: 'command', scrypt: FAST_SCRYPT });
+  try {
+    const { key } = await store.accounts.create({ email: 'lonely@example.com', plan: 'pro', password: 'pw' });
+    await within(EVENTUALLY_MS, () => service.gate.store.lookupKey(keyDigest(key)) !== undefined);
+    await own.sentinels[0]!.kill();
+    // Before: every failed look marked Redis as not answering: /healthz 503 until the next call
+    // answered, and "Redis not answering" 5 s on, with the primary up all along.
+    const statuses: number[] = [];
+    for (const until = Date.now() + 7000; Date.now() < until; ) {
+      statuses.push((await client.get(0, '/healthz')).status, (await client.get(0, LIST, key)).status);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.deepEqual([...new Set(statuses)], [200], `every probe answered 200: ${JSON.stringify(statuses)}`);
+    const said = log.lines.filter((l) => !l.includes('"msg":"request"') && (l.includes('"level":"warn"') || l.includes('"level":"error"')));
+    assert.deepEqual(said, [], 'nothing to warn about');
+  } finally {
+    client.close();
+    await store.close();
+    await service.close(0);
+    await own.stop();
   }
 });
