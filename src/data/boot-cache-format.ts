@@ -24,7 +24,7 @@ import type { CollectionName } from '../resources/types.ts';
 import type { CollectionIndex } from './indexes.ts';
 
 /** Bump when the layout, or anything the structures are built from that the fingerprint misses, changes. */
-export const BOOT_CACHE_FORMAT = 8;
+export const BOOT_CACHE_FORMAT = 13;
 export const MAGIC = Buffer.from('CAPIBOOT');
 /** Data files changed this recently before the load may change again within one timestamp tick. */
 const RACY_MS = 100;
@@ -149,7 +149,7 @@ export interface DetailsRef { readonly planned: boolean; readonly own: Fragments
 export interface GramsRef { readonly keys: number; readonly offsets: number; readonly lows: number; readonly blocks: number; readonly at: number; readonly bitsAt: number; readonly bits: number; readonly bitCounts: number }
 export interface PostingRef { readonly param: string; readonly keys: TableRef; readonly offsets: number; readonly ids: number; readonly sorted: readonly number[]; readonly bitsAt: number; readonly bits: number }
 /** An embed (detail-layout.ts Embed): the ids it holds; the index it reads is the snapshot's collection `target`. */
-export interface EmbedRef { readonly field: string; readonly target: CollectionName; readonly ids: number }
+export interface EmbedRef { readonly field: string; readonly target: CollectionName; readonly ids: number; readonly starts: number | null; readonly at: number | null }
 export interface CollectionRef {
   readonly size: number;
   readonly slugs: SlugRef;
@@ -161,6 +161,8 @@ export interface CollectionRef {
   readonly postings: readonly PostingRef[];
   readonly range: { param: string; ids: number; values: number; byId: number } | null;
   readonly searchText: TableRef;
+  /** search-text.ts SearchFrom: its field, and the section of its bitmap. */
+  readonly searchFrom: { readonly field: number; readonly derived: number } | null;
   readonly unigrams: GramsRef;
   readonly bigrams: GramsRef;
   readonly trigrams: GramsRef;

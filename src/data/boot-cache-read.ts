@@ -5,9 +5,10 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { RESOURCE_LIST, RESOURCES } from '../resources/index.ts';
 import type { ResourceDefinition } from '../resources/types.ts';
 import { detailPlan, embedFields, type Details, type Embed } from './detail-layout.ts';
-import type { Fragments, Offsets } from './fragments.ts';
+import type { Fragments, Offsets, RecordOffsets } from './fragments.ts';
 import { linkEmbeds, type CollectionIndex, type PostingTable } from './indexes.ts';
 import { gramsConsistent, type GramPostings } from './search-index.ts';
+import { searchField, type SearchFrom } from './search-text.ts';
 import type { SlugTable, StringTable } from './string-table.ts';
 import {
   align8, cacheFile, collectionKey, crc32, KIND_BYTES, MAGIC, PREFIX_BYTES, READ_CHUNK, readDataIdentity,
@@ -29,15 +30,21 @@ async function readExactly(fh: FileHandle, into: Uint8Array, position: number): 
   }
 }
 
+/** `first` of wellCut: the first byte of any JSON value (`"`, `{`, `[`, `-`, a digit, `n`, `t`, `f`). */
+const VALUE_START = 256;
+const valueStart = new Uint8Array(256);
+for (const c of '"{[-0123456789ntf') valueStart[c.charCodeAt(0)] = 1;
+
 /**
- * Every record of an arena is not empty and starts with `first` (and ends with `}` when `closed`) at
- * its offsets: a torn or zeroed page shows at the record boundaries in it.
+ * Every record of an arena is not empty and starts with `first` (any value's first byte for
+ * VALUE_START), and ends with `}` when `closed`, at its offsets: a torn or zeroed page shows at the
+ * record boundaries in it.
  */
 function wellCut(bytes: Uint8Array, starts: Offsets, n: number, first: number, closed: boolean): boolean {
   for (let i = 0; i < n; i++) {
     const a = starts[i]!;
     const b = starts[i + 1]!;
-    if (!(b > a) || bytes[a] !== first || (closed && bytes[b - 1] !== 0x7d)) return false;
+    if (!(b > a) || (first === VALUE_START ? valueStart[bytes[a]!] !== 1 : bytes[a] !== first) || (closed && bytes[b - 1] !== 0x7d)) return false;
   }
   return true;
 }
@@ -121,18 +128,35 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, .
   // from); the index each reads is set by linkEmbeds once the snapshot has every collection.
   const want = embedFields(def);
   check(ref.embeds.length === 0 || (ref.embeds.length === want.length && ref.embeds.every((e, k) => e.field === want[k]!.field && e.target === want[k]!.target)));
-  const embeds: Embed[] = ref.embeds.map((e) => ({ field: e.field, target: e.target, ids: i32(e.ids, n), index: null }));
+  const embeds: Embed[] = ref.embeds.map((e, k) => {
+    // A refs run's: a hole count per record (CSR) and a place per hole; else one id per record.
+    check((e.starts === null) === !want[k]!.refs && (e.at === null) === !want[k]!.refs);
+    if (e.starts === null || e.at === null) return { field: e.field, target: e.target, ids: i32(e.ids, n), index: null, starts: null, at: null };
+    const starts = sec(e.starts, 'u32') as Uint32Array;
+    check(starts.length === n + 1 && starts[0] === 0);
+    for (let i = 0; i < n; i++) check(starts[i]! <= starts[i + 1]!);
+    const ids = i32(e.ids, starts[n]);
+    const at = sec(e.at, 'u16', 'u32') as RecordOffsets;
+    check(at.length === ids.length);
+    return { field: e.field, target: e.target, ids, index: null, starts, at };
+  });
   const details = (d: DetailsRef): Details => {
     const plan = detailPlan(def, embeds.length > 0);
     check((plan !== null) === d.planned);
     if (plan === null) return { plan, own: fragments(d.own, lateIn(def.detailFields), 0x7b, true), cuts: new Uint32Array(0), ownCuts: new Uint32Array(0) };
-    // Own text starts a field: its name's quote when it is the detail's first field, else a comma.
-    const firstOwn = plan.runs.find((r) => r.kind === 'own');
-    const own = fragments(d.own, false, firstOwn === undefined ? -1 : firstOwn.from === 0 ? 0x22 : 0x2c, false);
-    const cuts = sec(d.cuts, 'u32') as Uint32Array;
-    const ownCuts = sec(d.ownCuts, 'u32') as Uint32Array;
+    // Own text starts with a value (its first field's key is the plan's): not a zeroed byte.
+    const own = fragments(d.own, false, plan.runs.some((r) => r.kind === 'own') ? VALUE_START : -1, false);
+    const cuts = sec(d.cuts, 'u16', 'u32') as RecordOffsets;
+    const ownCuts = sec(d.ownCuts, 'u16', 'u32') as RecordOffsets;
     check(cuts.length === n * plan.listCuts.length && ownCuts.length === n * Math.max(plan.ownRuns - 1, 0));
     return { plan, own, cuts, ownCuts };
+  };
+  // The field the code reads texts from, and a bit per record.
+  const searchFrom = (f: CollectionRef['searchFrom']): SearchFrom | null => {
+    if (f === null) return null;
+    const derived = sec(f.derived, 'u32') as Uint32Array;
+    check(f.field === searchField(def) && derived.length === (n + 31) >>> 5);
+    return { field: f.field, derived };
   };
   check(ref.orders.length === def.sorts.length && ref.ranks.length === def.sorts.length);
   const r = ref.range;
@@ -150,6 +174,7 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, .
     postings: ref.postings.map(posting),
     range,
     searchText: table(ref.searchText, n),
+    searchFrom: searchFrom(ref.searchFrom),
     search: { size: n, unigrams: grams(ref.unigrams, false), bigrams: grams(ref.bigrams, false), trigrams: grams(ref.trigrams, true) },
   };
 }

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Details } from './detail-layout.ts';
-import type { Fragments, Offsets } from './fragments.ts';
+import type { Fragments, Offsets, RecordOffsets } from './fragments.ts';
 import type { CollectionIndex, PostingTable } from './indexes.ts';
 import type { GramPostings } from './search-index.ts';
 import type { StringTable } from './string-table.ts';
@@ -48,8 +48,13 @@ class SectionWriter {
     };
   }
 
+  /** Offsets within a record as they are: u16, or u32 (fragments.ts RecordOffsets). */
+  recordOffsets(o: RecordOffsets): number {
+    return this.add(o instanceof Uint16Array ? 'u16' : 'u32', o);
+  }
+
   details(d: Details): DetailsRef {
-    return { planned: d.plan !== null, own: this.fragments(d.own), cuts: this.add('u32', d.cuts), ownCuts: this.add('u32', d.ownCuts) };
+    return { planned: d.plan !== null, own: this.fragments(d.own), cuts: this.recordOffsets(d.cuts), ownCuts: this.recordOffsets(d.ownCuts) };
   }
 
   grams(g: GramPostings): GramsRef {
@@ -84,12 +89,13 @@ class SectionWriter {
       slugs: { at: this.add('u32', ix.slugs.at), slots: this.add('i32', ix.slugs.slots) },
       list: this.fragments(ix.list),
       detail: this.details(ix.detail),
-      embeds: ix.embeds.map((e) => ({ field: e.field, target: e.target, ids: this.add('i32', e.ids) })),
+      embeds: ix.embeds.map((e) => ({ field: e.field, target: e.target, ids: this.add('i32', e.ids), starts: e.starts && this.add('u32', e.starts), at: e.at && this.recordOffsets(e.at) })),
       orders: ix.orders.map((o) => this.add('i32', o)),
       ranks: ix.ranks.map((o) => this.add('i32', o)),
       postings: ix.postings.map((p) => this.posting(p)),
       range: r && { param: r.param, ids: this.add('i32', r.ids), values: this.add('f64', r.values), byId: this.add('f64', r.byId) },
       searchText: this.table(ix.searchText),
+      searchFrom: ix.searchFrom && { field: ix.searchFrom.field, derived: this.add('u32', ix.searchFrom.derived) },
       unigrams: this.grams(ix.search.unigrams),
       bigrams: this.grams(ix.search.bigrams),
       trigrams: this.grams(ix.search.trigrams),

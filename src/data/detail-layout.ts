@@ -4,11 +4,13 @@
 // is kept, in an arena of its own; a run of list fields is copied from the list arena at send time,
 // found through the byte offsets of the field boundaries it starts and ends at (a few per record).
 // An object embedded from another collection (an outfit's celebrity) is kept as that record's id:
-// its fields are copied from the other collection's list item at send time, as runs of it.
+// its fields are copied from the other collection's list item at send time, as runs of it; and so
+// are the leading fields of the items of an array made from another collection's records (each
+// film of a celebrity's filmography: its title, slug and release date).
 // The response envelope is the same for every record of a collection, so it is kept once.
 import { RESOURCES } from '../resources/index.ts';
 import type { CollectionName, EmbeddedField, OutputField, ResourceDefinition } from '../resources/types.ts';
-import { fragment, lateValue, numberLength, writeNumber, type Fragments } from './fragments.ts';
+import { fragment, lateValue, numberLength, writeNumber, type Fragments, type RecordOffsets } from './fragments.ts';
 import type { CollectionIndex } from './indexes.ts';
 import { sendBuffer } from './send-buffer.ts';
 
@@ -18,14 +20,24 @@ export type Piece = readonly [from: number, to: number];
 export type Run =
   /** List fields [from, to) of the record's own list item. */
   | { readonly kind: 'list'; readonly from: number; readonly to: number }
-  /** Detail fields [from, to), kept as text in the detail-only arena. */
-  | { readonly kind: 'own'; readonly from: number; readonly to: number }
+  /**
+   * Detail fields [from, to), kept as text in the detail-only arena without the first one's key
+   * (`key`: `,"description":`, the same for every record, kept here once).
+   */
+  | { readonly kind: 'own'; readonly from: number; readonly to: number; readonly key: Buffer }
   /**
    * Detail field `field`, an object embedded from another collection: `head` (`,"name":`), then `{`,
    * the pieces of the embedded record's list item (the first without its leading comma) and `}`;
    * `null` when the record embeds none. `slot`: its number among the index's embeds.
    */
-  | { readonly kind: 'embed'; readonly field: number; readonly slot: number; readonly head: Buffer; readonly pieces: readonly Piece[] };
+  | { readonly kind: 'embed'; readonly field: number; readonly slot: number; readonly head: Buffer; readonly pieces: readonly Piece[] }
+  /**
+   * Detail field `field`, an array whose items start with list fields of records of another
+   * collection (refsPiece): the detail-only arena holds its text (after `key`) with each such
+   * item's `piece` left out, a hole that the embed `slot` says the place of (Embed.at) and fills
+   * from that record's list item. An item whose piece is not that text keeps it (no hole).
+   */
+  | { readonly kind: 'refs'; readonly field: number; readonly slot: number; readonly key: Buffer; readonly piece: Piece };
 
 /** How a collection's detail is assembled; the same for every record, made from the definition. */
 export interface DetailPlan {
@@ -37,7 +49,7 @@ export interface DetailPlan {
   readonly cutOf: Int32Array;
   /** The detail field boundaries own runs start or end at, ascending (for cutting the detail text). */
   readonly detailCuts: readonly number[];
-  /** Own runs of a record: the detail-only arena holds their text back to back. */
+  /** Own and refs runs of a record: the detail-only arena holds their text back to back. */
   readonly ownRuns: number;
   readonly listFields: number;
   readonly detailFields: number;
@@ -56,6 +68,10 @@ export interface Embed {
   readonly target: CollectionName;
   readonly ids: Int32Array;
   readonly index: CollectionIndex | null;
+  /** A refs run's: record i's holes are entries [starts[i], starts[i + 1]) of `ids` and `at`; null for an embedded object (one id per record). */
+  readonly starts: Uint32Array | null;
+  /** A refs run's: per hole, its offset from the start of its record's detail-only text. */
+  readonly at: RecordOffsets | null;
 }
 
 /**
@@ -67,8 +83,8 @@ export interface Embed {
 export interface Details {
   readonly plan: DetailPlan | null;
   readonly own: Fragments;
-  readonly cuts: Uint32Array;
-  readonly ownCuts: Uint32Array;
+  readonly cuts: RecordOffsets;
+  readonly ownCuts: RecordOffsets;
 }
 
 const slot = (f: OutputField): string => (typeof f === 'string' ? f : `${f.name}:${f.pick.join(',')}`);
@@ -104,12 +120,37 @@ export function embedPieces(field: EmbeddedField): Piece[] | null {
   return pieces;
 }
 
-/** The fields of `def`'s shapes embedded from other collections whose text can be copied from theirs, by name, in shape order. */
-export function embedFields(def: ResourceDefinition): { readonly field: string; readonly target: CollectionName }[] {
-  const out: { field: string; target: CollectionName }[] = [];
+/**
+ * The leading fields of the items of array field `name` (derived) that are list fields of the one
+ * collection whose records `def`'s link reads back (`referrers`): a celebrity's filmography items
+ * start with a movie's title, slug and release date, movie list fields 1-3. They must follow each
+ * other there, be source fields (not derived, not late) and hold `slug` (which finds the record).
+ */
+export function refsPiece(def: ResourceDefinition, name: string): { readonly target: CollectionName; readonly piece: Piece; readonly lead: number } | null {
+  const schema = def.derived.properties[name];
+  if (schema?.type !== 'array' || schema.items.type !== 'object' || def.referrers?.length !== 1) return null;
+  const target = RESOURCES[def.referrers[0]!];
+  if (!ownPlanned(target)) return null;
+  const props = Object.keys(schema.items.properties);
+  const first = target.listFields.indexOf(props[0]!);
+  if (first < 0) return null;
+  let k = 0;
+  while (k < props.length && target.listFields[first + k] === props[k] && !Object.hasOwn(target.derived.properties, props[k]!) && props[k] !== target.late?.field) k++;
+  if (k === 0 || !props.slice(0, k).includes('slug')) return null;
+  return { target: target.name, piece: [first, first + k], lead: k };
+}
+
+/** The fields of `def`'s shapes made from other collections' text (embedded objects, refs arrays), by name, in shape order. */
+export function embedFields(def: ResourceDefinition): { readonly field: string; readonly target: CollectionName; readonly refs: boolean }[] {
+  const out: { field: string; target: CollectionName; refs: boolean }[] = [];
   for (const f of [...def.listFields, ...def.detailFields]) {
-    if (typeof f === 'string' || embedPieces(f) === null || out.some((e) => e.field === f.name)) continue;
-    out.push({ field: f.name, target: f.from! });
+    if (typeof f === 'string') {
+      const r = refsPiece(def, f);
+      if (r !== null && def.detailFields.includes(f) && !out.some((e) => e.field === f)) out.push({ field: f, target: r.target, refs: true });
+      continue;
+    }
+    if (embedPieces(f) === null || out.some((e) => e.field === f.name)) continue;
+    out.push({ field: f.name, target: f.from!, refs: false });
   }
   return out;
 }
@@ -119,7 +160,12 @@ function embeddedCuts(def: ResourceDefinition): number[] {
   const cuts: number[] = [];
   for (const other of Object.values(RESOURCES)) {
     for (const f of other.detailFields) {
-      if (typeof f === 'string' || f.from !== def.name) continue;
+      if (typeof f === 'string') {
+        const r = refsPiece(other, f);
+        if (r !== null && r.target === def.name) cuts.push(...r.piece);
+        continue;
+      }
+      if (f.from !== def.name) continue;
       for (const [a, b] of embedPieces(f) ?? []) cuts.push(a, b);
     }
   }
@@ -141,14 +187,17 @@ function detailRuns(def: ResourceDefinition, embedded: boolean): Run[] | null {
     // A field's text starts with a comma unless it is first: shared only when both agree on that.
     const shared = li >= 0 && (li === 0) === (j === 0);
     const last = out.at(-1) as { kind: string; from: number; to: number } | undefined;
-    const e = typeof f === 'string' || shared ? -1 : embeds.findIndex((x) => x.field === f.name);
-    if (e >= 0) {
+    const e = shared ? -1 : embeds.findIndex((x) => x.field === fieldName(f));
+    if (e >= 0 && embeds[e]!.refs) {
+      const key = Buffer.from(`${j > 0 ? ',' : ''}${JSON.stringify(fieldName(f))}:`, 'latin1');
+      out.push({ kind: 'refs', field: j, slot: e, key, piece: refsPiece(def, fieldName(f))!.piece });
+    } else if (e >= 0 && typeof f !== 'string') {
       const head = Buffer.from(`${j > 0 ? ',' : ''}${JSON.stringify(fieldName(f))}:`, 'latin1');
       out.push({ kind: 'embed', field: j, slot: e, head, pieces: embedPieces(f as EmbeddedField)! });
     } else if (shared && last?.kind === 'list' && last.to === li) last.to++;
     else if (shared) out.push({ kind: 'list', from: li, to: li + 1 });
     else if (last?.kind === 'own' && last.to === j) last.to++;
-    else out.push({ kind: 'own', from: j, to: j + 1 });
+    else out.push({ kind: 'own', from: j, to: j + 1, key: Buffer.from(`${j > 0 ? ',' : ''}${JSON.stringify(fieldName(f))}:`, 'latin1') });
   });
   if (lateInDetail(def)) {
     const li = def.listFields.findIndex((f) => fieldName(f) === def.late!.field);
@@ -185,7 +234,7 @@ export function detailPlan(def: ResourceDefinition, embedded = false): DetailPla
     listCuts: cuts,
     cutOf,
     detailCuts: [...detailCuts].sort((a, b) => a - b),
-    ownRuns: runs.filter((r) => r.kind === 'own').length,
+    ownRuns: runs.filter((r) => r.kind === 'own' || r.kind === 'refs').length,
     listFields: m,
     detailFields: d,
     head: Buffer.from(`{"success":true,"version":"v1","resource":"${def.name}","data":{`),
@@ -232,6 +281,41 @@ function writeEmbed(head: Buffer, pieces: readonly Piece[], e: Embed, id: number
   return pos;
 }
 
+/** Bytes the holes of record `id`'s refs run take: each record's piece, without its leading comma. */
+function refsLength(piece: Piece, e: Embed, id: number): number {
+  const t = e.index!;
+  const plan = t.detail.plan!;
+  const skip = piece[0] > 0 ? 1 : 0;
+  let length = 0;
+  for (let h = e.starts![id]!; h < e.starts![id + 1]!; h++) {
+    const target = e.ids[h]!;
+    length += listAt(t.list, t.detail, plan, target, piece[1]) - listAt(t.list, t.detail, plan, target, piece[0]) - skip;
+  }
+  return length;
+}
+
+/** Writes detail-only text [a, b) of record `id` with each hole's piece written in; returns the position after it. */
+function writeRefs(own: Fragments, piece: Piece, e: Embed, id: number, a: number, b: number, out: Buffer, pos: number): number {
+  const t = e.index!;
+  const plan = t.detail.plan!;
+  const skip = piece[0] > 0 ? 1 : 0;
+  const start = own.starts[id]!;
+  for (let h = e.starts![id]!; h < e.starts![id + 1]!; h++) {
+    const hole = start + e.at![h]!;
+    pos += own.bytes.copy(out, pos, a, hole);
+    const target = e.ids[h]!;
+    pos += t.list.bytes.copy(out, pos, listAt(t.list, t.detail, plan, target, piece[0]) + skip, listAt(t.list, t.detail, plan, target, piece[1]));
+    a = hole;
+  }
+  return pos + own.bytes.copy(out, pos, a, b);
+}
+
+/** Where `piece` of record `target`'s list item lies in the list arena, without its leading comma: [from, to). */
+export function pieceBounds(t: CollectionIndex, piece: Piece, target: number): [number, number] {
+  const plan = t.detail.plan!;
+  return [listAt(t.list, t.detail, plan, target, piece[0]) + (piece[0] > 0 ? 1 : 0), listAt(t.list, t.detail, plan, target, piece[1])];
+}
+
 /** Copies `bytes[a, b)` of a list arena, the late value's digits written in at `gap` when it lies there. */
 function copyRange(list: Fragments, a: number, b: number, gap: number, late: number, out: Buffer, pos: number): number {
   if (!(gap > a && gap <= b)) return pos + list.bytes.copy(out, pos, a, b);
@@ -245,6 +329,23 @@ function ownAt(det: Details, plan: DetailPlan, id: number, k: number): number {
   if (k === 0) return det.own.starts[id]!;
   if (k === plan.ownRuns) return det.own.starts[id + 1]!;
   return det.own.starts[id]! + det.ownCuts[id * (plan.ownRuns - 1) + k - 1]!;
+}
+
+/**
+ * Record `id`'s detail-only fields as the text of one JSON object (each own run's first key put
+ * back): what a reader of the source fields decodes (src/data/known.ts). Needs a plan.
+ */
+export function ownFieldsJson(det: Details, id: number): string {
+  const plan = det.plan!;
+  let text = '{';
+  let own = 0;
+  for (const r of plan.runs) {
+    if (r.kind === 'refs') own++; // a derived field's text, with holes: not a source field
+    if (r.kind !== 'own') continue;
+    const key = r.key.toString('latin1');
+    text += (text === '{' && key.charCodeAt(0) === 0x2c ? key.slice(1) : key) + det.own.bytes.toString('utf8', ownAt(det, plan, id, own), ownAt(det, plan, id, ++own));
+  }
+  return `${text}}`;
 }
 
 /** The source offsets of a detail's list and own runs ([from, to) per run, in its arena), reused from send to send. */
@@ -269,6 +370,14 @@ export function detailBytes(list: Fragments, det: Details, embeds: readonly Embe
       length += embedLength(r.head, r.pieces, embeds[r.slot]!, id);
       continue;
     }
+    if (r.kind === 'refs') {
+      const a = ownAt(det, plan, id, own);
+      const b = ownAt(det, plan, id, ++own);
+      bounds[2 * i] = a;
+      bounds[2 * i + 1] = b;
+      length += r.key.length + b - a + refsLength(r.piece, embeds[r.slot]!, id);
+      continue;
+    }
     let a: number, b: number;
     if (r.kind === 'list') {
       a = listAt(list, det, plan, id, r.from);
@@ -277,6 +386,7 @@ export function detailBytes(list: Fragments, det: Details, embeds: readonly Embe
     } else {
       a = ownAt(det, plan, id, own);
       b = ownAt(det, plan, id, ++own);
+      length += r.key.length;
     }
     bounds[2 * i] = a;
     bounds[2 * i + 1] = b;
@@ -287,7 +397,16 @@ export function detailBytes(list: Fragments, det: Details, embeds: readonly Embe
   for (let i = 0; i < runs.length; i++) {
     const r = runs[i]!;
     if (r.kind === 'embed') pos = writeEmbed(r.head, r.pieces, embeds[r.slot]!, id, out, pos);
-    else if (r.kind === 'own') pos += det.own.bytes.copy(out, pos, bounds[2 * i]!, bounds[2 * i + 1]!);
+    else if (r.kind === 'refs') {
+      const key = r.key;
+      for (let k = 0; k < key.length; k++) out[pos++] = key[k]!;
+      pos = writeRefs(det.own, r.piece, embeds[r.slot]!, id, bounds[2 * i]!, bounds[2 * i + 1]!, out, pos);
+    }
+    else if (r.kind === 'own') {
+      const key = r.key;
+      for (let k = 0; k < key.length; k++) out[pos++] = key[k]!;
+      pos += det.own.bytes.copy(out, pos, bounds[2 * i]!, bounds[2 * i + 1]!);
+    }
     else pos = copyRange(list, bounds[2 * i]!, bounds[2 * i + 1]!, gap, late, out, pos);
   }
   plan.tail.copy(out, pos);

@@ -2,6 +2,7 @@
 // holds a few large objects instead of millions of small ones, so garbage collection stays cheap at
 // a million records. A field that depends on the serving day (celebrity `age`) is a gap filled per
 // request from a per-record key, so the data is right on any day without re-serializing.
+import { constants } from 'node:buffer';
 import type { LateField } from '../resources/types.ts';
 import type { ByteSink } from './json-bytes.ts';
 import { sendBuffer } from './send-buffer.ts';
@@ -18,6 +19,18 @@ export const U32_OFFSETS_LIMIT = 2 ** 32;
 /** `values` (offsets up to `end`) as the narrowest Offsets that holds them: a copy, or `values` itself. */
 export function offsetsOf(values: Float64Array, end: number): Offsets {
   return end < U32_OFFSETS_LIMIT ? new Uint32Array(values) : values;
+}
+
+/**
+ * Byte offsets within one record (a field boundary, a hole): 2 bytes each when every one of an
+ * array is below 65,536 (list items and detail-only texts at 100k are a few KB), else 4.
+ */
+export type RecordOffsets = Uint16Array | Uint32Array;
+
+/** `values` as the narrowest RecordOffsets that holds them (a copy, or `values` itself). */
+export function recordOffsetsOf(values: Uint32Array): RecordOffsets {
+  for (let i = 0; i < values.length; i++) if (values[i]! > 0xffff) return values;
+  return new Uint16Array(values);
 }
 
 export interface Fragments {
@@ -85,6 +98,25 @@ export class GrowingI32 {
 const CHUNK_BYTES = 32 << 20;
 
 /**
+ * The arena a builder appends its full chunks to: a resizable ArrayBuffer, which reserves address
+ * space up front and takes memory only as it grows, in place. The finished arena is a view of it,
+ * so a finish copies nothing: before, every chunk and the exact-size copy were alive together
+ * until a garbage collection, twice the arena (+2.4 GB for the outfits list at 1M). Null where this
+ * Node has no resizable ArrayBuffer of that size (the chunks are then copied into one Buffer).
+ */
+function reserveArena(): ArrayBuffer | null {
+  // Node 20 allows 4 GiB, the longest Buffer it has; later Nodes more (a 1M arena is under 4 GiB anyway).
+  for (const max of [Math.min(constants.MAX_LENGTH, 2 ** 34), 2 ** 32 - 1]) {
+    try {
+      return new (ArrayBuffer as new (length: number, options: { maxByteLength: number }) => ArrayBuffer)(0, { maxByteLength: max });
+    } catch {
+      // try the next size
+    }
+  }
+  return null;
+}
+
+/**
  * Collects the JSON text of each record, chunk after chunk, then into one Buffer of the exact size.
  * A record is added as text (`add`) or written through the ByteSink (`begin`, then the bytes, `gap`
  * at its late value's place), where the writer reads `at` for the byte offsets of the cuts a reader
@@ -97,6 +129,8 @@ export class FragmentBuilder implements ByteSink {
   pos = 0;
   /** Bytes in the chunks before `buf`. */
   private base = 0;
+  /** Where the full chunks go (reserveArena), or null: then they are kept in `chunks` until finish. */
+  private arena: ArrayBuffer | null = reserveArena();
   private readonly starts: GrowingF64;
   private readonly gaps: GrowingF64 | null;
   private readonly keys: GrowingF64 | null;
@@ -120,10 +154,21 @@ export class FragmentBuilder implements ByteSink {
   /** Makes sure `n` more bytes fit in `buf` from `pos`: else the next chunk starts (a record may span two). */
   room(n: number): void {
     if (this.buf.length - this.pos >= n) return;
-    this.chunks.push(this.buf.subarray(0, this.pos));
+    if (this.arena !== null) this.append();
+    else this.chunks.push(this.buf.subarray(0, this.pos));
     this.base += this.pos;
-    this.buf = Buffer.allocUnsafeSlow(Math.max(CHUNK_BYTES, n));
+    // The chunk is reused once its bytes are in the arena: one chunk's memory for the whole build.
+    if (this.arena === null || this.buf.length < n) this.buf = Buffer.allocUnsafeSlow(Math.max(CHUNK_BYTES, n));
     this.pos = 0;
+  }
+
+  /** Copies `buf[0, pos)` to the end of the arena, which grows in place. */
+  private append(): void {
+    const arena = this.arena as ArrayBuffer & { resize(n: number): void; readonly maxByteLength: number };
+    const end = this.base + this.pos;
+    if (end > arena.maxByteLength) throw new RangeError(`an arena of more than ${arena.maxByteLength} bytes`);
+    arena.resize(end);
+    this.buf.copy(new Uint8Array(arena, this.base, this.pos), 0, 0, this.pos);
   }
 
   private put(text: string): void {
@@ -160,16 +205,24 @@ export class FragmentBuilder implements ByteSink {
 
   finish(): Fragments {
     this.starts.push(this.at);
-    // One exact-size copy; each chunk is let go as soon as it is copied.
-    const bytes = Buffer.allocUnsafeSlow(this.at);
-    this.chunks.push(this.buf.subarray(0, this.pos));
-    this.buf = Buffer.alloc(0);
-    let at = 0;
-    for (let i = 0; i < this.chunks.length; i++) {
-      at += this.chunks[i]!.copy(bytes, at);
-      this.chunks[i] = EMPTY_BUFFER;
+    let bytes: Buffer;
+    if (this.arena !== null) {
+      // The last chunk's bytes appended; the arena as it is, a view of exactly its bytes.
+      this.append();
+      bytes = Buffer.from(this.arena, 0, this.at);
+      this.arena = null;
+    } else {
+      // One exact-size copy; each chunk is let go as soon as it is copied.
+      bytes = Buffer.allocUnsafeSlow(this.at);
+      this.chunks.push(this.buf.subarray(0, this.pos));
+      let at = 0;
+      for (let i = 0; i < this.chunks.length; i++) {
+        at += this.chunks[i]!.copy(bytes, at);
+        this.chunks[i] = EMPTY_BUFFER;
+      }
+      this.chunks = [];
     }
-    this.chunks = [];
+    this.buf = Buffer.alloc(0);
     const end = bytes.length;
     return { bytes, starts: this.starts.finishOffsets(end), gaps: this.gaps?.finishOffsets(end) ?? null, late: this.late, keys: this.keys?.finish() ?? null };
   }

@@ -3,11 +3,12 @@
 // all in typed arrays; and the functions through which the server reads them.
 import type { CollectionName, LinkedRecord, ResourceDefinition } from '../resources/types.ts';
 import { fold } from './fold.ts';
-import { detailBytes, detailPlan, embedFields, type Details, type Embed } from './detail-layout.ts';
-import { fragment, FragmentBuilder, fragmentLength, GrowingF64, GrowingI32, joinFragments, writeFragment, type Fragments } from './fragments.ts';
+import { detailBytes, detailPlan, embedFields, pieceBounds, type DetailPlan, type Details, type Embed } from './detail-layout.ts';
+import { decidedByGrams, derivedText, isDerived, searchField, type SearchFrom } from './search-text.ts';
+import { fragment, FragmentBuilder, fragmentLength, GrowingF64, GrowingI32, joinFragments, recordOffsetsOf, writeFragment, type Fragments } from './fragments.ts';
 import { buildSearchIndex, type SearchIndex } from './search-index.ts';
-import { writeAscii, writeByte } from './json-bytes.ts';
-import { compileFieldsWriter, compileShapes } from './shape.ts';
+import { writeAscii, writeByte, writeNull } from './json-bytes.ts';
+import { compileFieldsWriter, compileShapes, propsWriter } from './shape.ts';
 import { count, includes, includesAt, lookup, lookupSlug, slugAt, slugTable, stringAt, stringTable, type SlugTable, type StringTable } from './string-table.ts';
 
 export interface RangeIndex {
@@ -64,13 +65,16 @@ export interface CollectionIndex {
   /** One table per equality filter, in the definition's order. */
   readonly postings: readonly PostingTable[];
   readonly range: RangeIndex | null;
-  /** Folded search text of record i is string i (no hash table). */
+  /** Folded search text of record i is string i (no hash table); empty where `searchFrom` says it is derived. */
   readonly searchText: StringTable;
+  /** Where the texts the table leaves out are read from (search-text.ts), or null. */
+  readonly searchFrom: SearchFrom | null;
   /** 1-, 2- and 3-gram postings over the search texts. */
   readonly search: SearchIndex;
 }
 
 const EMPTY = new Int32Array(0);
+const EMPTY_ARRAY = Uint8Array.of(0x5b, 0x5d);
 
 /** The record id of `slug`, or -1. */
 export function slugId(ix: CollectionIndex, slug: string): number {
@@ -165,7 +169,19 @@ export function postingInOrder(ix: CollectionIndex, ids: Int32Array, sort: strin
  * anywhere when `start` is -1 (search-index.ts: a trigram that occurs once in the text says where).
  */
 export function searchTextIncludes(ix: CollectionIndex, id: number, text: string, start: number): boolean {
+  const from = ix.searchFrom;
+  if (from !== null && from !== undefined && isDerived(from, id)) {
+    // Only a query longer than the trigrams it is checked by comes here (search-text.ts).
+    const t = derivedText(ix.def, from, fragment(ix.list, id, 20000101));
+    return start === -1 ? t.includes(text) : start >= 0 && start + text.length <= t.length && t.startsWith(text, start);
+  }
   return start === -1 ? includes(ix.searchText, id, text) : includesAt(ix.searchText, id, text, start);
+}
+
+/** The folded search text of record `id`, decoded (tests and tools). */
+export function searchTextOf(ix: CollectionIndex, id: number): string {
+  const from = ix.searchFrom;
+  return from === null || !isDerived(from, id) ? stringAt(ix.searchText, id) : derivedText(ix.def, from, fragment(ix.list, id, 20000101));
 }
 
 /** Bytes of record `id`'s list item as served on day `today`. */
@@ -208,15 +224,21 @@ export function detailBody(ix: CollectionIndex, id: number, today: number): Buff
  */
 export function linkEmbeds<T extends Partial<Record<CollectionName, CollectionIndex>>>(collections: T): T {
   const out: Partial<Record<CollectionName, CollectionIndex>> = { ...collections };
-  for (const ix of Object.values(collections) as CollectionIndex[]) {
-    if (ix.embeds.every((e) => e.index === collections[e.target])) continue;
-    const embeds = ix.embeds.map((e) => {
-      const target = collections[e.target];
-      if (target === undefined) throw new Error(`${ix.def.name} embeds ${e.target}, which the snapshot lacks`);
-      for (let i = 0; i < e.ids.length; i++) if (e.ids[i]! >= target.size) throw new Error(`${ix.def.name} embeds ${e.target} record ${e.ids[i]}, past its ${target.size}`);
-      return { ...e, index: target };
-    });
-    out[ix.def.name] = { ...ix, embeds };
+  // Each pass points embeds at the indexes as the last one left them: an index copied in a pass is
+  // met again by those that embed it (celebrities read movies, outfits read celebrities).
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const ix of Object.values(out) as CollectionIndex[]) {
+      if (ix.embeds.every((e) => e.index === out[e.target])) continue;
+      const embeds = ix.embeds.map((e) => {
+        const target = out[e.target];
+        if (target === undefined) throw new Error(`${ix.def.name} embeds ${e.target}, which the snapshot lacks`);
+        for (let i = 0; i < e.ids.length; i++) if (e.ids[i]! >= target.size) throw new Error(`${ix.def.name} embeds ${e.target} record ${e.ids[i]}, past its ${target.size}`);
+        return { ...e, index: target };
+      });
+      out[ix.def.name] = { ...ix, embeds };
+      changed = true;
+    }
   }
   return out as T;
 }
@@ -367,6 +389,10 @@ export function indexBuilder(def: ResourceDefinition, hint: { readonly records: 
   const ids: string[] = [];
   const slugs: string[] = [];
   const texts: string[] = [];
+  // The list field the search text is (search-text.ts), and whether each record's text is its value.
+  const sf = searchField(def);
+  const searchFieldName = sf >= 0 ? (def.listFields[sf] as string) : null;
+  const fromField: boolean[] = [];
   const sortKeys = def.sorts.map((s) => (s.type === 'number' ? new GrowingF64(hint.records) : ([] as (string | null)[])));
   const rangeFilter = def.filters.find((f) => f.kind === 'range') ?? null;
   const rangeValues = new GrowingF64(rangeFilter ? hint.records : 0);
@@ -393,7 +419,67 @@ export function indexBuilder(def: ResourceDefinition, hint: { readonly records: 
     const key = Uint8Array.from(Buffer.from(`${k > 0 || lateAt > from ? ',' : ''}"${listLate!.field}":`, 'latin1'));
     return { head: compileFieldsWriter(def, def.listFields.slice(from, lateAt), k > 0), lateKey: key, tail: compileFieldsWriter(def, def.listFields.slice(lateAt + 1, to), true) };
   });
-  const ownRuns = plan === null ? [] : plan.runs.flatMap((run) => (run.kind === 'own' ? [compileFieldsWriter(def, def.detailFields.slice(run.from, run.to), run.from > 0)] : []));
+  // A refs run's holes: per record, how many (CSR), and per hole where it lies in the record's text.
+  const refsStarts = embedded.map((e) => (e.refs ? new GrowingI32(hint.records + 1) : null));
+  for (const g of refsStarts) g?.push(0);
+  const refsAt = embedded.map((e) => (e.refs ? new GrowingI32(hint.records) : null));
+  /**
+   * A refs run's array, each item's leading fields left out where they are, byte for byte, the text
+   * of its record's list item there (a hole: that record's id and where it goes); else written.
+   */
+  const refsWriter = (run: Extract<DetailPlan['runs'][number], { kind: 'refs' }>) => {
+    const name = embedded[run.slot]!.field;
+    const schema = def.derived.properties[name];
+    if (schema?.type !== 'array' || schema.items.type !== 'object') throw new Error(`${def.name}.${name}: not an array of objects`);
+    const props = Object.entries(schema.items.properties);
+    const lead = run.piece[1] - run.piece[0];
+    const leadWriter = propsWriter(props.slice(0, lead), false);
+    const restWriter = propsWriter(props.slice(lead), true);
+    const ids = embedIds[run.slot]!;
+    const at = refsAt[run.slot]!;
+    return (r: LinkedRecord, ownStart: number): void => {
+      const t = (embedTargets ??= targetsOf())[run.slot]!;
+      const v = r[name];
+      if (!Array.isArray(v)) return writeAscii(own, EMPTY_ARRAY);
+      writeByte(own, 0x5b); // [
+      for (let i = 0; i < v.length; i++) {
+        if (i > 0) writeByte(own, 0x2c); // ,
+        const item = v[i] as Record<string, unknown> | null;
+        if (item === null || typeof item !== 'object') {
+          writeNull(own);
+          continue;
+        }
+        writeByte(own, 0x7b); // {
+        const slug = item.slug;
+        const tid = typeof slug === 'string' ? slugId(t, slug) : -1;
+        const buf = own.buf;
+        const from = own.pos;
+        const hole = own.at;
+        leadWriter(own, item);
+        if (tid >= 0 && own.buf === buf) {
+          const [a, b] = pieceBounds(t, run.piece, tid);
+          if (b - a === own.pos - from && t.list.bytes.compare(own.buf, from, own.pos, a, b) === 0) {
+            own.pos = from;
+            ids.push(tid);
+            at.push(hole - ownStart);
+          }
+        }
+        restWriter(own, item);
+        writeByte(own, 0x7d); // }
+      }
+      writeByte(own, 0x5d); // ]
+    };
+  };
+  // An own run's first key is the same for every record: the plan keeps it (its `key`), the arena not.
+  const ownRuns: ((r: LinkedRecord, ownStart: number) => void)[] =
+    plan === null
+      ? []
+      : plan.runs.flatMap((run) => {
+          if (run.kind === 'refs') return [refsWriter(run)];
+          if (run.kind !== 'own') return [];
+          const write = compileFieldsWriter(def, def.detailFields.slice(run.from, run.to), run.from > 0, false);
+          return [(r: LinkedRecord) => write(r, own)];
+        });
 
   const add = (r: LinkedRecord): void => {
     const id = ids.length;
@@ -427,12 +513,16 @@ export function indexBuilder(def: ResourceDefinition, hint: { readonly records: 
       own.begin();
       for (let k = 0; k < ownRuns.length; k++) {
         if (k > 0) ownCuts[ownAt + k - 1] = own.at - ownStart;
-        ownRuns[k]!(r, own);
+        ownRuns[k]!(r, ownStart);
       }
     }
     if (embedded.length > 0) {
       const ts = (embedTargets ??= targetsOf());
       for (let k = 0; k < embedded.length; k++) {
+        if (embedded[k]!.refs) {
+          refsStarts[k]!.push(embedIds[k]!.length);
+          continue;
+        }
         const v = r[embedded[k]!.field] as { slug?: unknown } | null | undefined;
         const slug = v !== null && typeof v === 'object' ? v.slug : undefined;
         const tid = typeof slug === 'string' ? slugId(ts[k]!, slug) : -1;
@@ -443,7 +533,12 @@ export function indexBuilder(def: ResourceDefinition, hint: { readonly records: 
     }
     ids.push(r._id as string);
     slugs.push(r.slug);
-    texts.push(fold(def.searchText(r) ?? ''));
+    const text = fold(def.searchText(r) ?? '');
+    texts.push(text);
+    if (searchFieldName !== null) {
+      const v = r[searchFieldName];
+      fromField.push(text === fold(typeof v === 'string' ? v : ''));
+    }
     // A loop, not forEach: a closure per record was a measurable part of `add`.
     for (let i = 0; i < sorts.length; i++) {
       const s = sorts[i]!;
@@ -481,12 +576,31 @@ export function indexBuilder(def: ResourceDefinition, hint: { readonly records: 
     }
     const postings = collectors.map((c) => c.finish(size, orders));
     const listFragments = list.finish();
-    const detail: Details = { plan, own: own.finish(), cuts: cuts.slice(0, size * cutsPerRecord), ownCuts: ownCuts.slice(0, size * ownCutsPerRecord) };
+    const detail: Details = { plan, own: own.finish(), cuts: recordOffsetsOf(cuts.slice(0, size * cutsPerRecord)), ownCuts: recordOffsetsOf(ownCuts.slice(0, size * ownCutsPerRecord)) };
     const search = buildSearchIndex(texts);
     const slugIndex = slugTable(listFragments.bytes, listFragments.starts, slugs);
     slugs.length = 0;
+    // A text no search reads but a long query's, and a list field's value, is decoded from the
+    // list item by that query instead of being kept twice (search-text.ts).
+    let searchFrom: SearchFrom | null = null;
+    if (searchFieldName !== null) {
+      const derived = new Uint32Array((size + 31) >>> 5);
+      for (let id = 0; id < size; id++) {
+        if (!fromField[id] || !decidedByGrams(texts[id]!)) continue;
+        derived[id >>> 5]! |= 1 << (id & 31);
+        texts[id] = '';
+      }
+      searchFrom = { field: sf, derived };
+    }
     const ts = embedded.length > 0 && size > 0 ? (embedTargets ??= targetsOf()) : null;
-    const embeds: Embed[] = embedded.map(({ field, target }, k) => ({ field, target, ids: embedIds[k]!.finish(), index: ts?.[k] ?? null }));
+    const embeds: Embed[] = embedded.map(({ field, target, refs }, k) => ({
+      field,
+      target,
+      ids: embedIds[k]!.finish(),
+      index: ts?.[k] ?? null,
+      starts: refs ? new Uint32Array(refsStarts[k]!.finish()) : null,
+      at: refs ? recordOffsetsOf(new Uint32Array(refsAt[k]!.finish())) : null,
+    }));
     return {
       def,
       size,
@@ -499,6 +613,7 @@ export function indexBuilder(def: ResourceDefinition, hint: { readonly records: 
       postings,
       range,
       searchText: stringTable(texts, false),
+      searchFrom,
       search,
     };
   };

@@ -5,6 +5,7 @@
 import type { ResourceDefinition, SourceRecord } from '../resources/types.ts';
 import type { KnownCollection } from './load.ts';
 import { fragment, utcYmd } from './fragments.ts';
+import { ownFieldsJson } from './detail-layout.ts';
 import { slugId, type CollectionIndex } from './indexes.ts';
 
 /**
@@ -34,11 +35,7 @@ export function knownCollection(ix: CollectionIndex): KnownCollection {
   /** The detail-only fields of record `id`, parsed. */
   const detailOf = (id: number): Record<string, unknown> => {
     if (det.plan === null) return (JSON.parse(fragment(det.own, id, today).toString('utf8')) as { data: Record<string, unknown> }).data;
-    // The detail-only runs lie back to back, each from the comma before its first field (or the first
-    // field's quote): one object once the leading comma goes.
-    let text = det.own.bytes.toString('utf8', det.own.starts[id]!, det.own.starts[id + 1]!);
-    if (text.charCodeAt(0) === 0x2c) text = text.slice(1);
-    return JSON.parse(`{${text}}`) as Record<string, unknown>;
+    return JSON.parse(ownFieldsJson(det, id)) as Record<string, unknown>;
   };
   const ID = Symbol('id');
   const DETAIL = Symbol('detail');

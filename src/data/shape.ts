@@ -169,16 +169,34 @@ const EMPTY_OBJECT = Uint8Array.of(0x7b, 0x7d);
 /**
  * compileFields written into a byte sink: the same text, byte for byte (test/data/json-bytes.test.ts),
  * without the object per shape, the string per run and its UTF-8 copy. `comma`: a comma before the
- * first field. No late field may be among `fields`.
+ * first field. `firstKey: false`: the first field's value without its key (and comma), which the
+ * reader knows (detail-layout.ts keeps it once per collection). No late field may be among `fields`.
  */
-export function compileFieldsWriter(def: ResourceDefinition, fields: readonly OutputField[], comma = false): (r: LinkedRecord, out: ByteSink) => void {
-  const keys = fields.map((field, i) => ascii(`${i > 0 || comma ? ',' : ''}${JSON.stringify(typeof field === 'string' ? field : field.name)}:`));
+export function compileFieldsWriter(def: ResourceDefinition, fields: readonly OutputField[], comma = false, firstKey = true): (r: LinkedRecord, out: ByteSink) => void {
+  const keys = fields.map((field, i) => ascii(i === 0 && !firstKey ? '' : `${i > 0 || comma ? ',' : ''}${JSON.stringify(typeof field === 'string' ? field : field.name)}:`));
   const names = fields.map((field) => (typeof field === 'string' ? field : field.name));
   const writers = fields.map((field) => (typeof field === 'string' ? compileWriter(fieldSchema(def, field)) : objectWriter(Object.entries(embeddedSchema(def, field)))));
   return (r, out) => {
     for (let i = 0; i < names.length; i++) {
       writeAscii(out, keys[i]!);
       writers[i]!(out, r[names[i]!]);
+    }
+  };
+}
+
+/**
+ * Properties `props` of an object value as objectWriter writes them, without the braces (`"a":1,"b":[]`;
+ * a comma first with `comma`): the pieces of an array item whose other properties are another
+ * collection's text (detail-layout.ts refs).
+ */
+export function propsWriter(props: readonly (readonly [string, Schema | undefined])[], comma: boolean): (out: ByteSink, v: Record<string, unknown>) => void {
+  const keys = props.map(([name], i) => ascii(`${i > 0 || comma ? ',' : ''}${JSON.stringify(name)}:`));
+  const writers = props.map(([, s]) => compileWriter(s));
+  const names = props.map(([name]) => name);
+  return (out, v) => {
+    for (let i = 0; i < names.length; i++) {
+      writeAscii(out, keys[i]!);
+      writers[i]!(out, v[names[i]!]);
     }
   };
 }

@@ -156,15 +156,25 @@ function denseIntersection(index: CollectionIndex, sets: readonly Int32Array[], 
     if (b === null) return null;
     maps.push(b);
   }
-  const bits = maps[0]!.slice();
-  for (let j = 1; j < maps.length; j++) {
-    const m = maps[j]!;
-    for (let w = 0; w < bits.length; w++) bits[w]! &= m[w]!;
-  }
+  // Into an array every such request reuses (the page is walked from it at once), the first two
+  // ANDed as they are copied: a copy per request (slice) was 12.5 KB outside the heap at 100k (33 KB
+  // for outfits), then ANDed in place. (The AND and the count fused in one loop was slower on Node
+  // 26 for outfits: 24 -> 27 µs.)
+  const words = maps[0]!.length;
+  if (andBits.length < words) andBits = new Uint32Array(words);
+  const bits = andBits.subarray(0, words);
+  const a = maps[0]!;
+  const b = maps.length > 1 ? maps[1]! : a;
   let total = 0;
-  for (let w = 0; w < bits.length; w++) if (bits[w] !== 0) total += popcount(bits[w]!);
+  for (let w = 0; w < words; w++) bits[w] = a[w]! & b[w]!;
+  for (let j = 2; j < maps.length; j++) {
+    const m = maps[j]!;
+    for (let w = 0; w < words; w++) bits[w]! &= m[w]!;
+  }
+  for (let w = 0; w < words; w++) if (bits[w] !== 0) total += popcount(bits[w]!);
   return { bits, total };
 }
+let andBits = new Uint32Array(0);
 
 /** The requested page of ids in the plan's sort order, and the total. */
 export function executeQuery(index: CollectionIndex, plan: QueryPlan): PageResult {
@@ -172,6 +182,10 @@ export function executeQuery(index: CollectionIndex, plan: QueryPlan): PageResul
   const start = (plan.page - 1) * plan.limit;
   const c = constraints(index, plan);
   if (c.bits !== null && c.sets.length === 0) return bitsPage(index, plan, order, c.bits, c.bitsTotal, start);
+  if (c.rangeSet !== null && c.sets.length === 1 && c.bits === null) {
+    const page = rangePage(index, c, order, start, plan.limit);
+    if (page !== null) return page;
+  }
   const dense = c.sets.length + (c.bits === null ? 0 : 1) > 1 ? denseIntersection(index, c.sets, c.bits) : null;
   if (dense !== null) {
     if (start >= dense.total) return { total: dense.total, ids: EMPTY };
@@ -205,6 +219,72 @@ export function executeQuery(index: CollectionIndex, plan: QueryPlan): PageResul
   }
   return { total, ids: selectPage(found, sortRank(index, plan.sort), order, start, end) };
 }
+
+/**
+ * The page of a range filter alone (reviews' minRating/maxRating): its count is the width of its
+ * slice of the range index, no set made. In an order sorted by the range's own values (rating_low,
+ * rating_high) the matches are one run: found by a binary search, the page is a slice of the order.
+ * In another order, a walk testing each position's value while that is short (as for a bitmap);
+ * null past its budget (the selection over the slice then). Was: every id of the slice tested and
+ * copied, a bitmap of them, then the walk: 420 µs for minRating=7.5 at 100k (45,931 matches).
+ */
+function rangePage(index: CollectionIndex, c: Constraints, order: Int32Array, start: number, limit: number): PageResult | null {
+  const total = c.rangeSet!.length;
+  if (start >= total) return { total, ids: EMPTY };
+  const end = Math.min(start + limit, total);
+  const byId = c.range!.byId;
+  const { min, max } = c;
+  const run = monotone(order, byId);
+  if (run !== 0) {
+    // The first position whose value is in the range from its side of the order (no value: past it).
+    let lo = 0;
+    let hi = order.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const v = byId[order[mid]!]!;
+      if (v !== v || (run > 0 ? v >= min : v <= max)) hi = mid;
+      else lo = mid + 1;
+    }
+    return { total, ids: order.subarray(lo + start, lo + end) };
+  }
+  const budget = Math.min(order.length, ((end * index.size) / total) * 4 + 64);
+  const ids = pageIds(end - start);
+  for (let pos = 0, seen = 0, k = 0; pos < budget; pos++) {
+    const id = order[pos]!;
+    const v = byId[id]!;
+    if (v >= min && v <= max && seen++ >= start && ((ids[k++] = id), k === ids.length)) return { total, ids };
+  }
+  return null;
+}
+
+/**
+ * 1 when the values along `order` never decrease (records without one, NaN, all at its end), -1 when
+ * they never increase (the same), else 0: found once per order, by looking (no sort declares which
+ * field it sorts by in a form the range filter shares).
+ */
+function monotone(order: Int32Array, byId: Float64Array): number {
+  let known = monotoneOrders.get(order);
+  if (known === undefined) {
+    let up = true;
+    let down = true;
+    let none = false;
+    let prev = NaN;
+    for (let pos = 0; pos < order.length && (up || down); pos++) {
+      const v = byId[order[pos]!]!;
+      if (v !== v) none = true;
+      else if (none) up = down = false; // a value after a record without one
+      else if (prev === prev) {
+        if (v < prev) up = false;
+        if (v > prev) down = false;
+      }
+      if (v === v) prev = v;
+    }
+    known = up ? 1 : down ? -1 : 0;
+    monotoneOrders.set(order, known);
+  }
+  return known;
+}
+const monotoneOrders = new WeakMap<Int32Array, number>();
 
 /**
  * The page of a search alone whose answer is a bitmap (a 1- or 2-unit gram in many records): its

@@ -67,6 +67,8 @@ interface Side {
   readonly name: string;
   readonly server: http.Server;
   readonly key: string;
+  /** A key whose monthly quota is used up (429s). */
+  readonly spent: string;
   close(): Promise<void>;
 }
 
@@ -86,10 +88,13 @@ async function ours(root: string, name: string): Promise<Side> {
   };
   const service = await startService({ data: DATA, state, tls: null, port: 0, log, observe, metrics: () => metrics.render() });
   const { key } = await service.gate.accounts.create({ email: 'bench@example.com', plan: 'enterprise', password: 'bench-password-not-secret' });
+  const { key: spent } = await service.gate.accounts.create({ email: 'spent@example.com', plan: 'free', password: 'bench-password-not-secret' });
+  await service.gate.usage.set('spent@example.com', 100);
   return {
     name,
     server: made[before]!,
     key,
+    spent,
     close: async () => {
       await service.close(1000);
       rmSync(state, { recursive: true, force: true });
@@ -104,7 +109,7 @@ const bareServer = createServer({ keepAliveTimeout: 5000 }, (_req, res) => {
   res.end(fixed.body);
 });
 bareServer.maxRequestsPerSocket = 0;
-const bare: Side = { name: 'bare', server: bareServer, key: '', close: async () => {} };
+const bare: Side = { name: 'bare', server: bareServer, key: '', spent: '', close: async () => {} };
 
 function answerWith(raw: Buffer): void {
   const end = raw.indexOf('\r\n\r\n');
@@ -268,7 +273,8 @@ for (const side of sides) {
 const sample = JSON.parse((await once(sides[0]!, request('/api/v1/celebrities?limit=50&sort=name_desc', sides[0]!.key))).toString('latin1').split('\r\n\r\n')[1]!);
 const pick = sample.data[7] as { nationality: string; slug: string };
 const q = encodeURIComponent;
-const scenarios: [string, string, boolean, string?, number?][] = [
+/** Each: name, path, which key (true: the account's; false: a malformed one, 401; 'spent': quota used up, 429), encoding, targets in turn. */
+const scenarios: [string, string, boolean | 'spent', string?, number?][] = [
   ['one-item page', '/api/v1/celebrities?limit=1', true],
   ['list default page', '/api/v1/celebrities', true],
   // 20 targets asked in turn, each kept after its second ask, as many clients paging: no request
@@ -277,6 +283,7 @@ const scenarios: [string, string, boolean, string?, number?][] = [
   ['filter + sort', `/api/v1/celebrities?nationality=${q(pick.nationality)}&sort=name_asc`, true],
   ['detail', `/api/v1/celebrities/${pick.slug}`, true],
   ['401 bad key', '/api/v1/celebrities', false],
+  ['429 quota used up', '/api/v1/celebrities', 'spent'],
   // Never asked before: not kept (src/http/kept-pages.ts), built and kept now. Run by default beside
   // the rows above, which ask the same target again and again.
   ['list default page (first request)', '/api/v1/celebrities?limit=20', true, ''],
@@ -297,7 +304,7 @@ for (const [name, path, good, encoding, cycle] of scenarios) {
         ? new RequestQueue((n) => request(`${path}${n + 1}`, s.key), cycle)
         : encoding !== undefined
           ? firstRequests(path, s.key, encoding)
-          : request(path, good ? s.key : 'cel_0000000000000000000000000000000000000000'),
+          : request(path, good === 'spent' ? s.spent : good === true ? s.key : 'cel_0000000000000000000000000000000000000000'),
   );
   answerWith(await once(sides[0]!, nextOf(requests[0]!)));
   for (const [i, s] of sides.entries()) await slice(s, requests[i]!, 1000); // warm up

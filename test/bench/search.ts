@@ -1,4 +1,4 @@
-// In-process cost of a search (issues 19, 20): CPU µs per list request with `search=` on one snapshot
+// In-process cost of a search (issues 19, 20), and of filters (`--only filters`): CPU µs per list request on one snapshot
 // (no HTTP), for common and rare terms, best of interleaved slices; with --against, another
 // checkout's handler runs beside this one's on the very same snapshot (an A/B of the query side; the
 // layouts must agree). Also prints the bytes of each collection's search grams and the answers'
@@ -12,8 +12,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { utcYmd } from '../../src/data/fragments.ts';
-import { stringAt } from '../../src/data/string-table.ts';
-import type { CollectionIndex } from '../../src/data/indexes.ts';
+import { listItem, searchTextOf, type CollectionIndex } from '../../src/data/indexes.ts';
 
 const { values: flags, positionals } = parseArgs({
   allowPositionals: true,
@@ -60,16 +59,26 @@ if (flags.against) sides.push({ name: 'against', listPage: (await import(join(re
 const celebs = snap.collections.celebrities;
 const today = utcYmd(Date.now());
 // A rare name: the 8th celebrity by name descending, as `npm run bench` picks it.
-const pick = stringAt(celebs.searchText, celebs.orders[celebs.def.sorts.findIndex((s) => s.name === 'name_desc')]![7]!);
+const pick = searchTextOf(celebs, celebs.orders[celebs.def.sorts.findIndex((s) => s.name === 'name_desc')]![7]!);
 const [first, ...rest] = pick.split(' ');
 const q = encodeURIComponent;
 // Terms asked in turn, more than the search cache keeps (SEARCH_CACHE_ENTRIES), so each is searched
 // anew as a first request for it is: the distinct full names of 2,000 celebrities spread over the
 // name order, and their 4-unit slices (as `npm run bench` asks them).
 const byName = celebs.orders[celebs.def.sorts.findIndex((s) => s.name === 'name_asc')]!;
-const names = [...new Set(Array.from({ length: Math.min(2000, byName.length) }, (_, i) => stringAt(celebs.searchText, byName[Math.floor((i * byName.length) / Math.min(2000, byName.length))]!)))];
+const names = [...new Set(Array.from({ length: Math.min(2000, byName.length) }, (_, i) => searchTextOf(celebs, byName[Math.floor((i * byName.length) / Math.min(2000, byName.length))]!)))];
 const slices = [...new Set(names.flatMap((n) => Array.from({ length: Math.max(0, n.length - 3) }, (_, i) => n.slice(i, i + 4))).filter((t) => t.trim().length === 4))];
+// Filters alone, no search (--only "filters"): each request is a first request at this level (kept
+// pages are the HTTP layer's), an intersection of postings and a selection in the sort order.
+const item = JSON.parse(listItem(celebs, 7, today).toString()) as { nationality: string; occupation: string[] };
+const outfit = JSON.parse(listItem(snap.collections.outfits, 7, today).toString()) as { category: string; brand: string };
 const cases: [string, CollectionIndex, string | string[]][] = [
+  [`filters: two "${item.occupation[0]}" + "${item.nationality}"`, celebs, `occupation=${q(item.occupation[0]!)}&nationality=${q(item.nationality)}`],
+  [`filters: one + sort name_asc`, celebs, `nationality=${q(item.nationality)}&sort=name_asc`],
+  [`filters: outfits category + brand, popular`, snap.collections.outfits, `category=${q(outfit.category)}&brand=${q(outfit.brand)}&sort=popular`],
+  [`filters: reviews minRating=7.5 rating_low`, snap.collections.reviews, 'minRating=7.5&sort=rating_low'],
+  [`filters: reviews minRating=7.5 latest`, snap.collections.reviews, 'minRating=7.5'],
+  [`filters: reviews 3-4 rating_high page 5`, snap.collections.reviews, 'minRating=3&maxRating=4&sort=rating_high&page=5'],
   [`rare full names in turn (${names.length})`, celebs, names.map((n) => `search=${q(n)}`)],
   [`4-unit slices in turn (${slices.length})`, celebs, slices.map((n) => `search=${q(n)}`)],
   ['common "anna"', celebs, 'search=anna'],

@@ -17,8 +17,7 @@ import { DataError } from '../../src/data/load.ts';
 import { loadSnapshot, type Snapshot } from '../../src/data/snapshot.ts';
 import { writeDataset } from '../../src/generate/write-dataset.ts';
 import { detail, listPage } from '../../src/http/handlers.ts';
-import { postingKeys, slugOf, type CollectionIndex } from '../../src/data/indexes.ts';
-import { stringAt } from '../../src/data/string-table.ts';
+import { linkEmbeds, postingKeys, searchTextOf, slugOf, type CollectionIndex } from '../../src/data/indexes.ts';
 import { COLLECTIONS } from '../../src/resources/types.ts';
 import { startService } from '../../src/service.ts';
 
@@ -73,7 +72,7 @@ function queries(ix: CollectionIndex): string[] {
     }
   }
   for (const id of [0, 1, ix.size >> 1, ix.size - 1]) {
-    const text = stringAt(ix.searchText, id);
+    const text = searchTextOf(ix, id);
     for (const len of [1, 2, 3, 5, 9]) {
       const q = encodeURIComponent(text.slice(1, 1 + len));
       out.push(`search=${q}`, `search=${q}&limit=3&page=2`, `search=${encodeURIComponent(text.slice(0, len))}`);
@@ -218,12 +217,14 @@ describe('boot cache', () => {
     const fresh = await loadSnapshot(data);
     const ix = fresh.collections.celebrities;
     assert.ok(ix.list.starts instanceof Uint32Array && ix.searchText.starts instanceof Uint32Array, 'a small arena has 4-byte offsets');
+    assert.ok(ix.detail.cuts instanceof Uint16Array && ix.detail.ownCuts instanceof Uint16Array, 'and 2-byte offsets within its records');
     // What a collection whose arena passes 4 GiB holds (too large to build in a test): 8-byte offsets.
     const wide = (o: Uint32Array | Float64Array) => Float64Array.from(o);
     const widened: CollectionIndex = {
       ...ix,
       list: { ...ix.list, starts: wide(ix.list.starts), gaps: ix.list.gaps && wide(ix.list.gaps) },
-      detail: { ...ix.detail, own: { ...ix.detail.own, starts: wide(ix.detail.own.starts) } },
+      // And a record of 64 KB or more: 4-byte offsets within records.
+      detail: { ...ix.detail, own: { ...ix.detail.own, starts: wide(ix.detail.own.starts) }, cuts: Uint32Array.from(ix.detail.cuts), ownCuts: Uint32Array.from(ix.detail.ownCuts) },
       searchText: { ...ix.searchText, starts: wide(ix.searchText.starts) },
     };
     assert.ok(await saveCollectionCache(state, data, 'celebrities', widened, await readDataIdentity(data)));
@@ -231,7 +232,8 @@ describe('boot cache', () => {
     assert.ok(read.index, read.miss ?? '');
     assert.ok(read.index.list.starts instanceof Float64Array && read.index.detail.own.starts instanceof Float64Array && read.index.searchText.starts instanceof Float64Array);
     assert.deepEqual([...read.index.list.starts], [...ix.list.starts]);
-    assertSameAnswers(fresh, { ...fresh, collections: { ...fresh.collections, celebrities: read.index } });
+    assert.ok(read.index.detail.cuts instanceof Uint32Array && read.index.detail.ownCuts instanceof Uint32Array);
+    assertSameAnswers(fresh, { ...fresh, collections: linkEmbeds({ ...fresh.collections, celebrities: read.index }) });
   });
 
   it('content change (same size), touch, or a replaced file -> miss, and the next load caches the new data', async () => {
@@ -303,6 +305,12 @@ describe('boot cache', () => {
       ['a byte flipped in the last section', async (f: string) => flip(f, (await stat(f)).size - 1000)],
       ['a byte flipped in an index section', async (f: string) => flip(f, await sectionAt(f, (s) => s.kind === 'i32' && s.bytes > 64, 33))],
       ['a zeroed page inside a JSON arena (torn)', async (f: string) => zero(f, await sectionAt(f, (s) => s.crc === null && s.bytes > 20_000, 10_000), 4096)],
+      ['a zeroed page inside the detail-only arena (torn: records there start with a value, no key)', async (f: string) => {
+        const { header, base } = await readHeader(f);
+        const own = header.sections[header.collection.detail.own.bytes]!;
+        assert.ok(own.crc === null && own.bytes > 3 * 4096);
+        await zero(f, base + own.offset + (own.bytes >> 1), 4096);
+      }],
       ['a byte flipped in the header', (f: string) => flip(f, 20)],
       ['from another format version', (f: string) => rewriteHeader(f, (h) => ({ ...h, key: h.key.replace(/"format":\d+/, '"format":3') }))],
       ['written for another data directory (foreign)', (f: string) => rewriteHeader(f, (h) => ({ ...h, key: h.key.replace(/"dir":"./, '"dir":"X') }))],

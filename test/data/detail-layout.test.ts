@@ -28,7 +28,9 @@ test('every collection: a detail made of list runs and detail-only text == the w
   // Embedded objects kept as text (no other index at hand) and as ids of the records of the
   // collections embedded from (built first, as a load does), each against the shapes.
   const built: Partial<Record<CollectionName, CollectionIndex>> = {};
-  const indexes = RESOURCE_LIST.flatMap((def) => [
+  // Movies first: a celebrity's filmography reads them.
+  const order = [RESOURCES.movies, ...RESOURCE_LIST.filter((d) => d.name !== 'movies')];
+  const indexes = order.flatMap((def) => [
     { def, ix: buildIndex(def, linked[def.name]) },
     { def, ix: (built[def.name] = buildIndex(def, linked[def.name], (name) => built[name])) },
   ]);
@@ -62,9 +64,10 @@ test('every collection: a detail made of list runs and detail-only text == the w
 });
 
 test("embeds: an outfit's and a news article's celebrity -> kept as its record id, not as text", () => {
-  assert.deepEqual(embedFields(RESOURCES.outfits), [{ field: 'celebrity', target: 'celebrities' }]);
-  assert.deepEqual(embedFields(RESOURCES.news), [{ field: 'celebrity', target: 'celebrities' }]);
-  for (const def of [RESOURCES.celebrities, RESOURCES.movies, RESOURCES.reviews]) assert.deepEqual(embedFields(def), [], def.name);
+  assert.deepEqual(embedFields(RESOURCES.outfits), [{ field: 'celebrity', target: 'celebrities', refs: false }]);
+  assert.deepEqual(embedFields(RESOURCES.news), [{ field: 'celebrity', target: 'celebrities', refs: false }]);
+  assert.deepEqual(embedFields(RESOURCES.celebrities), [{ field: 'filmography', target: 'movies', refs: true }]);
+  for (const def of [RESOURCES.movies, RESOURCES.reviews]) assert.deepEqual(embedFields(def), [], def.name);
   // {name, slug, nationality}: celebrity list fields 1-2 and 5, two pieces.
   const run = detailPlan(RESOURCES.outfits, true)!.runs.find((r) => r.kind === 'embed');
   assert.ok(run && run.kind === 'embed');
@@ -77,10 +80,48 @@ test('embeds: the detail-only arena of an outfit and a news article holds no cel
   const celebrities = buildIndex(RESOURCES.celebrities, linked.celebrities);
   for (const name of ['outfits', 'news'] as const) {
     const ix = buildIndex(RESOURCES[name], linked[name], () => celebrities);
-    assert.equal(ix.detail.own.bytes.includes('"celebrity"'), false, `${name}: detail-only arena`);
-    assert.equal(buildIndex(RESOURCES[name], linked[name]).detail.own.bytes.includes('"celebrity"'), true, `${name}: as text without the celebrities' index`);
+    assert.equal(ix.detail.own.bytes.includes('"nationality"'), false, `${name}: detail-only arena`);
+    assert.equal(buildIndex(RESOURCES[name], linked[name]).detail.own.bytes.includes('"nationality"'), true, `${name}: as text without the celebrities' index`);
     assert.deepEqual([...ix.embeds[0]!.ids.subarray(0, 3)], linked[name].slice(0, 3).map((r) => linked.celebrities.findIndex((c) => c.slug === (r.celebrity as { slug: string }).slug)));
   }
+});
+
+test("refs: a celebrity's filmography keeps each film's title, slug and release date as the movie's id and a hole", async () => {
+  const linked = await loadLinked(generateRecords({ scale: 10 }));
+  // An item whose leading fields are not its movie's text (a link that changed one) keeps them.
+  const changed = linked.celebrities.find((c) => (c.filmography as unknown[]).length > 0)!;
+  const item = (changed.filmography as Record<string, unknown>[])[0]!;
+  const title = item.title as string;
+  item.title = (title[0] === 'Q' ? 'X' : 'Q') + title.slice(1); // the same length: only the bytes differ
+  const movies = buildIndex(RESOURCES.movies, linked.movies);
+  const ix = linkEmbeds({ movies, celebrities: buildIndex(RESOURCES.celebrities, linked.celebrities, () => movies) }).celebrities;
+  const run = ix.detail.plan!.runs.find((r) => r.kind === 'refs');
+  assert.ok(run && run.kind === 'refs');
+  assert.deepEqual(run.piece, [1, 4]);
+  const e = ix.embeds[0]!;
+  const films = linked.celebrities.reduce((n, c) => n + (c.filmography as unknown[]).length, 0);
+  assert.ok(films > 1 && e.starts![ix.size] === films - 1, `every film a hole but the changed one: ${e.starts![ix.size]} of ${films}`);
+  assert.equal(ix.detail.own.bytes.toString().match(/"releaseDate"/g)?.length, 1);
+  assert.ok(ix.detail.own.bytes.includes('"character"'));
+  const shapes = compileShapes(RESOURCES.celebrities);
+  linked.celebrities.forEach((c, id) => {
+    const [head, tail] = shapes(c).detail;
+    const key = RESOURCES.celebrities.late!.key(c);
+    assert.equal(detailBody(ix, id, 20260115).toString(), `{"success":true,"version":"v1","resource":"celebrities","data":${head}${key === null ? 'null' : RESOURCES.celebrities.late!.value(key, 20260115)}${tail}}`);
+  });
+});
+
+test('the first key of each run of detail-only fields is kept once per collection, not per record', async () => {
+  const linked = await loadLinked(generateRecords({ scale: 10 }));
+  const outfits = buildIndex(RESOURCES.outfits, linked.outfits, () => buildIndex(RESOURCES.celebrities, linked.celebrities));
+  assert.equal(outfits.detail.own.bytes.includes('"description"'), false);
+  const first = outfits.detail.own.bytes.toString('utf8', outfits.detail.own.starts[0], outfits.detail.own.starts[1]);
+  assert.equal(first, JSON.stringify(linked.outfits[0]!.description ?? null), 'the value alone');
+  const reviews = buildIndex(RESOURCES.reviews, linked.reviews);
+  // Two runs of detail-only fields ({author}, then content to cons): neither first key is in the arena.
+  assert.deepEqual(reviews.detail.plan!.runs.flatMap((r) => (r.kind === 'own' ? [r.key.toString()] : [])), [',"author":', ',"content":']);
+  assert.equal(reviews.detail.own.bytes.includes('"content"') || reviews.detail.own.bytes.includes('"author"'), false);
+  assert.ok(reviews.detail.own.bytes.includes('"movieDetails"'), 'the keys after the first stay');
 });
 
 test('embeds: a record that embeds none (id -1) -> its field served as null, as the shape serves it', async () => {

@@ -2,7 +2,7 @@
 // JSON text, and a page joined in one pass is byte for byte its items joined with commas, on any day.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { FragmentBuilder, GrowingF64, numberLength, offsetsOf, U32_OFFSETS_LIMIT, writeNumber } from '../../src/data/fragments.ts';
+import { FragmentBuilder, GrowingF64, numberLength, offsetsOf, recordOffsetsOf, U32_OFFSETS_LIMIT, writeNumber } from '../../src/data/fragments.ts';
 import { buildIndex, listBody } from '../../src/data/indexes.ts';
 import { compileShapes } from '../../src/data/shape.ts';
 import { loadLinked } from '../../src/data/load.ts';
@@ -41,6 +41,14 @@ test('arena offsets: under 4 GiB -> Uint32Array (4 bytes each), from 4 GiB on ->
   const done = f.finish();
   assert.ok(done.starts instanceof Uint32Array);
   assert.deepEqual([...done.starts], [0, 7, 15]);
+});
+
+test('offsets within a record: all below 65,536 -> Uint16Array, else the Uint32Array as it is', () => {
+  const small = recordOffsetsOf(Uint32Array.of(0, 9, 0xffff));
+  assert.ok(small instanceof Uint16Array);
+  assert.deepEqual([...small], [0, 9, 0xffff]);
+  const wide = Uint32Array.of(3, 0x10000);
+  assert.equal(recordOffsetsOf(wide), wide, 'a record of 64 KB or more keeps 4-byte offsets');
 });
 
 test('every collection: listBody == head + the list items joined by commas + "]}", on days across age digit counts', async () => {

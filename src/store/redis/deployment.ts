@@ -25,6 +25,8 @@ export interface DeploymentEvents {
   ready(): void;
   /** Subscribing again after a failover failed (retried until it holds); `null`: it holds again. */
   subscription(err: Error | null): void;
+  /** The client's own background work failed (a look at the sentinels): not a sign that Redis stopped answering. */
+  background(err: Error): void;
 }
 
 /** What link.ts needs of node-redis, whichever the deployment. */
@@ -249,8 +251,15 @@ function sentinel(redis: Redis, o: DeploymentOptions, t: MultiTarget, credential
       // pooled connection per call, which reorders calls sent together and serializes them.
       reserveClient: true,
     } as RedisSentinelOptions) as unknown as RedisSentinelType;
-    made.on('error', (err: Error) => on.error(err instanceof Error ? err : new Error(String(err))));
-    made.on('client-error', (e: { error: Error }) => on.error(e.error));
+    // What RedisSentinel emits as 'error' is its own background work: the look at the sentinels every
+    // second (a sentinel down among three fails it every time), and its pub/sub connections, one of
+    // which, made to the old primary while the sentinels still named it, keeps trying that address
+    // after a failover (a node-redis leak: a connection attempt a second). Taken as Redis not
+    // answering, they sent /healthz to 503 every second, wrote "Redis not answering" with every primary
+    // up, and kept a failover from ever being over (its line needs a second without failures). A call
+    // that fails says so itself (link.ts); these are only logged, at debug. (RedisSentinel does not
+    // forward its node clients' 'client-error' events.)
+    made.on('error', (err: unknown) => on.background(err instanceof Error ? err : new Error(String(err))));
     made.on('ready', () => ready && on.ready());
     return made;
   };

@@ -117,6 +117,7 @@ export class RedisLink {
           for (const l of link.readyListeners) l();
         },
         subscription: (err) => link?.subscription(err),
+        background: (err) => options.log.debug('Redis client: background work failed', { error: err.message }),
       },
     );
     link = new RedisLink(deployment, options, described, Object.values(scripts).map((s) => s.SCRIPT));

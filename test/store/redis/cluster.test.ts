@@ -132,16 +132,21 @@ describe('three serve processes on the cluster', () => {
     // How soon serving resumes is a timing (29-265 ms after the promotion in the CI runs of
     // 2026-11-27): `npm run bench:failover` reports it, and no timed assertion is in npm test.
     t.diagnostic(`cluster failover: ${JSON.stringify(figures)}`);
-    // Each instance writes one line for the failover once it is over.
-    await within(EVENTUALLY_MS, () => servers.every((s) => s.stderr().split('\n').filter((l) => l.includes('Redis failover')).length === 1));
-    // And nothing left failing: /healthz is 200 on every instance again.
-    const health = async () => (await Promise.all(servers.map((_, i) => client.get(i, '/healthz')))).map((r) => r.status);
-    await within(EVENTUALLY_MS, async () => (await health()).every((h) => h === 200));
-    const after = await mastersNow();
-    assert.ok(!after.has(`127.0.0.1:${victim.port}`) && after.has(`127.0.0.1:${replica.port}`), 'the replica took over');
-    // Some master of the cluster now: the victim's slots' node is the promoted replica.
-    await within(EVENTUALLY_MS, async () => (await nodes()).every((b) => b.status === 'ok' && b.store.mode === 'cluster' && after.has(b.store.node!)));
-    assertOneLine(servers.map((s, i) => s.stderr().slice(logged[i]).split('\n')));
+    // What follows waits on each instance: a failure says how each one is (exit code, its log's tail).
+    try {
+      // Each instance writes one line for the failover once it is over.
+      await within(EVENTUALLY_MS, () => servers.every((s) => s.stderr().split('\n').filter((l) => l.includes('Redis failover')).length === 1));
+      // And nothing left failing: /healthz is 200 on every instance again.
+      const health = async () => (await Promise.all(servers.map((_, i) => client.get(i, '/healthz')))).map((r) => r.status);
+      await within(EVENTUALLY_MS, async () => (await health()).every((h) => h === 200));
+      const after = await mastersNow();
+      assert.ok(!after.has(`127.0.0.1:${victim.port}`) && after.has(`127.0.0.1:${replica.port}`), 'the replica took over');
+      // Some master of the cluster now: the victim's slots' node is the promoted replica.
+      await within(EVENTUALLY_MS, async () => (await nodes()).every((b) => b.status === 'ok' && b.store.mode === 'cluster' && after.has(b.store.node!)));
+      assertOneLine(servers.map((s, i) => s.stderr().slice(logged[i]).split('\n')));
+    } catch (err) {
+      throw new Error(`${(err as Error).message}\n${describeProcesses(servers)}`, { cause: err });
+    }
   });
 
   test('the master of the account keys SIGKILLed, its replica refusing SSUBSCRIBE: every process stays up and keeps subscribing again', async () => {

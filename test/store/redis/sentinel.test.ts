@@ -81,6 +81,11 @@ test('the primary SIGKILLed under load: 503s in the gap, serving again once the 
     await within(EVENTUALLY_MS, () => services.every((s) => keys.every((k) => s.gate.store.lookupKey(keyDigest(k)) !== undefined)));
     const primary = await set.primary();
     const other = set.servers.find((s) => s !== primary)!;
+    // The accounts are on the replica before the kill. A write Redis has not replicated yet is lost in
+    // a failover (the README's bound); at a load of 11 the replica once lacked all three, the promoted
+    // node then counted their quotas from 0 and served beyond them. That loss is not what this test is
+    // about (replica.test.ts covers a node that lacks accounts), so it waits for replication here.
+    await within(EVENTUALLY_MS, async () => (await other.command('GET', ACCOUNT_KEYS.version)) === (await primary.command('GET', ACCOUNT_KEYS.version)));
     // /healthz names the mode and the primary that answered last (to this loopback client).
     const bodies = async () => (await Promise.all(services.map((_, i) => client.get(i, '/healthz')))).map((r) => JSON.stringify(r.body));
     const says = (port: number) => JSON.stringify({ status: 'ok', store: { mode: 'sentinel', node: `127.0.0.1:${port}` } });
@@ -107,13 +112,18 @@ test('the primary SIGKILLed under load: 503s in the gap, serving again once the 
     // The figures go to the README (`npm run bench:failover` repeats this); how soon serving resumes
     // is a timing, not asserted here: it waits on Sentinel's own once-a-second steps.
     t.diagnostic(`sentinel failover: ${JSON.stringify(figures)}`);
-    await within(EVENTUALLY_MS, () => logs.every((l) => l.lines.filter((line) => line.includes('Redis failover')).length === 1));
-    const health = async () => (await Promise.all(services.map((_, i) => client.get(i, '/healthz')))).map((r) => r.status);
-    await within(EVENTUALLY_MS, async () => (await health()).every((h) => h === 200));
-    // Then the promoted node, in /healthz as in the log line.
-    await within(EVENTUALLY_MS, async () => (await bodies()).every((b) => b === says(other.port)));
-    for (const l of logs) assert.match(l.lines.find((line) => line.includes('Redis failover'))!, new RegExp(`"to":"127\\.0\\.0\\.1:${other.port}"`), 'the line names the new primary');
-    assertOneLine(logs.map((l, i) => l.lines.slice(logged[i])));
+    // What follows waits on each instance: a failure says what each one logged last.
+    try {
+      await within(EVENTUALLY_MS, () => logs.every((l) => l.lines.filter((line) => line.includes('Redis failover')).length === 1));
+      const health = async () => (await Promise.all(services.map((_, i) => client.get(i, '/healthz')))).map((r) => r.status);
+      await within(EVENTUALLY_MS, async () => (await health()).every((h) => h === 200));
+      // Then the promoted node, in /healthz as in the log line.
+      await within(EVENTUALLY_MS, async () => (await bodies()).every((b) => b === says(other.port)));
+      for (const l of logs) assert.match(l.lines.find((line) => line.includes('Redis failover'))!, new RegExp(`"to":"127\\.0\\.0\\.1:${other.port}"`), 'the line names the new primary');
+      assertOneLine(logs.map((l, i) => l.lines.slice(logged[i])));
+    } catch (err) {
+      throw new Error(`${(err as Error).message}\n${describeLogs(logs)}`, { cause: err });
+    }
   } finally {
     client.close();
     await store.close();
@@ -141,5 +151,35 @@ test('a server opened while a failover is under way connects once the sentinels 
     assert.equal(store.status().deployment?.node, `127.0.0.1:${other.port}`);
   } finally {
     await store.close();
+  }
+});
+
+test('one sentinel of three down: the servers keep serving and stay healthy, with no outage logged', async () => {
+  // A set of its own: the sentinel killed here is the first the URL names, which node-redis asks
+  // first on each of its looks at the sentinels (once a second); each look fails on it, then asks the next.
+  const own = await startSentinelSet('lonely');
+  const log = captureLog();
+  const service = await startService({ data: fixture(), state: 'memory', tls: false, redisUrl: own.url, log });
+  const client = loadClient([service.listeners[0]!.url]);
+  const store = await openRedisStore({ url: own.url, state: 'memory', role: 'command', scrypt: FAST_SCRYPT });
+  try {
+    const { key } = await store.accounts.create({ email: 'lonely@example.com', plan: 'pro', password: 'pw' });
+    await within(EVENTUALLY_MS, () => service.gate.store.lookupKey(keyDigest(key)) !== undefined);
+    await own.sentinels[0]!.kill();
+    // Before: every failed look marked Redis as not answering: /healthz 503 until the next call
+    // answered, and "Redis not answering" 5 s on, with the primary up all along.
+    const statuses: number[] = [];
+    for (const until = Date.now() + 7000; Date.now() < until; ) {
+      statuses.push((await client.get(0, '/healthz')).status, (await client.get(0, LIST, key)).status);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.deepEqual([...new Set(statuses)], [200], `every probe answered 200: ${JSON.stringify(statuses)}`);
+    const said = log.lines.filter((l) => !l.includes('"msg":"request"') && (l.includes('"level":"warn"') || l.includes('"level":"error"')));
+    assert.deepEqual(said, [], 'nothing to warn about');
+  } finally {
+    client.close();
+    await store.close();
+    await service.close(0);
+    await own.stop();
   }
 });

@@ -1,0 +1,56 @@
+// The folded search texts without a copy where a search never reads them (issue 19). A search reads
+// a record's text only to confirm a match its trigram positions leave open: a trigram twice in the
+// text, or past position 254 (search-index.ts AMBIGUOUS), or a query of more than 384 units. A text
+// with neither (half of the titles, nearly every name) is then never read but by such a query, so
+// when it is the value of a list field (`(r) => r.title`) its table entry is left empty and that
+// rare query decodes it from the record's list item.
+import type { LinkedRecord, ResourceDefinition } from '../resources/types.ts';
+import { fold } from './fold.ts';
+import { AMBIGUOUS } from './search-index.ts';
+
+/** Which records' texts are their list field `field`'s value, folded (their table entry is empty). */
+export interface SearchFrom {
+  readonly field: number;
+  /** A bit per record. */
+  readonly derived: Uint32Array;
+}
+
+/**
+ * The list field whose value a definition's search text is (`(r) => r.title`), or -1: found by
+ * calling it on a record whose fields hold markers, so any other function of the record says -1.
+ */
+export function searchField(def: ResourceDefinition): number {
+  const probe: Record<string, unknown> = {};
+  def.listFields.forEach((f, i) => {
+    if (typeof f === 'string') probe[f] = `\u0000${i}`;
+  });
+  let text: unknown;
+  try {
+    text = def.searchText(probe as LinkedRecord);
+  } catch {
+    return -1;
+  }
+  const m = typeof text === 'string' ? /^\u0000(\d+)$/.exec(text) : null;
+  return m === null ? -1 : Number(m[1]);
+}
+
+/** True when every trigram of `text` stands once and before AMBIGUOUS: its postings say where, and no search reads it but a long query. */
+export function decidedByGrams(text: string): boolean {
+  if (text.length - 3 >= AMBIGUOUS) return false;
+  const seen = new Set<number>();
+  for (let i = 0; i + 3 <= text.length; i++) {
+    const key = (text.charCodeAt(i) * 65536 + text.charCodeAt(i + 1)) * 65536 + text.charCodeAt(i + 2);
+    if (seen.has(key)) return false;
+    seen.add(key);
+  }
+  return true;
+}
+
+/** Whether record `id`'s text is derived (SearchFrom.derived). */
+export const isDerived = (from: SearchFrom, id: number): boolean => (from.derived[id >>> 5]! & (1 << (id & 31))) !== 0;
+
+/** A derived text from its record's list item (the JSON of one list item), folded as at load. */
+export function derivedText(def: ResourceDefinition, from: SearchFrom, item: Buffer): string {
+  const value = (JSON.parse(item.toString('utf8')) as Record<string, unknown>)[def.listFields[from.field] as string];
+  return fold(typeof value === 'string' ? value : '');
+}
