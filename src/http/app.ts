@@ -7,7 +7,7 @@ import type { Snapshot } from '../data/snapshot.ts';
 import { errorBody, ERRORS, type ErrorCode } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { MAX_TARGET_LENGTH, rawResponse, type RawAnswer } from './client-error.ts';
-import { accepts, compressBest, compressNow, MIN_COMPRESS_BYTES, type Encoding } from './compress.ts';
+import { accepts, compressNow, MIN_COMPRESS_BYTES, packBest, type Encoding } from './compress.ts';
 import { AnswerCache, CompressedBodies, packedOrNow, type Packed } from './compressed-bodies.ts';
 import { KeptPages } from './kept-pages.ts';
 import { encodedTag, entityTag, fixedTag, isAnyTag, noneMatch, revalidating, sendNotModified } from './conditional.ts';
@@ -47,6 +47,8 @@ export interface AppOptions {
   readonly corsOrigin: string | null;
   /** The OpenAPI document body, served without a key and never counted. */
   readonly openapi: () => Buffer;
+  /** Its best compressed forms made elsewhere (the threads: once, by the main thread); else made here at load. */
+  readonly openapiPacked?: Promise<{ readonly br: Buffer; readonly gzip: Buffer }>;
   /** /metrics body, or null when metrics are not served on this listener for this client. */
   readonly metrics: (req: IncomingMessage) => string | null;
   readonly draining: () => boolean;
@@ -93,8 +95,8 @@ export class App {
     this.compressed(o.snapshot());
     const document = (this.document = o.openapi());
     this.documentTag = fixedTag('openapi', document);
-    void Promise.all([compressBest(document, 'br'), compressBest(document, 'gzip')]).then(
-      ([br, gzip]) => Object.assign(this.openapiPacked, { br, gzip }),
+    void (o.openapiPacked ?? packBest(document)).then(
+      ({ br, gzip }) => Object.assign(this.openapiPacked, { br, gzip }),
       (err: unknown) => o.log.warn('could not compress the OpenAPI document ahead', { error: String(err) }),
     );
   }

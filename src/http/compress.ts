@@ -76,3 +76,9 @@ export function compressBest(body: Buffer, encoding: Encoding): Promise<Buffer> 
     else zlib.gzip(body, GZIP_BEST, done);
   });
 }
+
+/** `body` in both codings with the best settings (compressBest). */
+export async function packBest(body: Buffer): Promise<{ br: Buffer; gzip: Buffer }> {
+  const [br, gzip] = await Promise.all([compressBest(body, 'br'), compressBest(body, 'gzip')]);
+  return { br, gzip };
+}

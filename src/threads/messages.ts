@@ -53,7 +53,9 @@ export type ToWorker =
   /** A renewed certificate and key (SIGHUP) for the HTTPS listener; the main thread has checked the pair. */
   | ['certificate', { readonly cert: string | Buffer; readonly key: string | Buffer }]
   /** Drain within this many ms; answered 'closed'. */
-  | ['close', number];
+  | ['close', number]
+  /** The OpenAPI document's best compressed forms (br, gzip), made once by the main thread for every thread. */
+  | ['openapi', Uint8Array, Uint8Array];
 
 export type ToMain =
   | ['listening', readonly { readonly url: string; readonly transport: Transport; readonly port: number }[]]

@@ -18,6 +18,8 @@ import type { MountedSite } from '../http/mounted.ts';
 import type { HealthReport } from '../http/respond.ts';
 import type { Route } from '../http/router.ts';
 import type { Limits } from '../http/server.ts';
+import { packBest } from '../http/compress.ts';
+import { openapiBody } from '../http/openapi.ts';
 import { LOG_LEVELS, type Logger } from '../log.ts';
 import type { Gate } from '../quota/gate.ts';
 import type { StoreStatus } from '../quota/counting-store.ts';
@@ -168,6 +170,8 @@ export class Pool {
   private readonly quota: QuotaTable | null;
   /** With Redis: each thread's own connection (redis-gate.ts); with neither, admissions go through the main thread (gate-link.ts). */
   private readonly redis: RedisTable | null;
+  /** The OpenAPI document's best compressed forms, made once here for every thread (null until made). */
+  private openapi: [Uint8Array, Uint8Array] | null = null;
   /** One bell for every thread's rings (ring.ts): under load the main thread looks every BELL_MS, whatever the number of threads. */
   private readonly bell = new Bell();
 
@@ -217,6 +221,14 @@ export class Pool {
       // The loaded copy is garbage once the caller holds pool.snapshot() instead: after this turn.
       setImmediate(collectGarbage);
       pool.listeners = started[0]!.map(({ url, transport }) => ({ url, transport }));
+      // Once for every thread, once they listen: not N times over, nor beside the start.
+      packBest(openapiBody()).then(
+        ({ br, gzip }) => {
+          pool.openapi = [br, gzip];
+          for (const t of pool.threads) t?.worker.postMessage(['openapi', br, gzip] satisfies ToWorker);
+        },
+        (err: unknown) => o.log.warn('could not compress the OpenAPI document ahead', { error: String(err) }),
+      );
     } catch (err) {
       await pool.close(0);
       throw err;
@@ -248,7 +260,7 @@ export class Pool {
     const setup: WorkerSetup = {
       thread: index, host: o.host, port, httpPort, tls: this.tls, ...(o.limits ? { limits: o.limits } : {}), trustProxy: o.trustProxy, corsOrigin: o.corsOrigin,
       faults: this.faults, snapshot: shared, gate: gate.port2, quota: counted?.setup ?? null, redis: remote?.setup ?? null, dashboard: dashboard?.port2 ?? null,
-      ticketKeys: this.ticketKeys, logLevels: LOG_LEVELS.filter((l) => o.log.enabled?.(l) ?? true), observe: o.observe !== null, observed, observeDetail: o.observeDetail, clockOffset: this.clockOffset, answered: this.answered,
+      ticketKeys: this.ticketKeys, logLevels: LOG_LEVELS.filter((l) => o.log.enabled?.(l) ?? true), observe: o.observe !== null, observed, observeDetail: o.observeDetail, clockOffset: this.clockOffset, answered: this.answered, openapiPacked: this.openapi,
     };
     const transfer = dashboard ? [gate.port2, dashboard.port2] : [gate.port2];
     let worker: Worker;

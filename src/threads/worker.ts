@@ -52,6 +52,8 @@ export interface WorkerSetup {
   readonly observeDetail: 'all' | 'errors';
   /** ms the thread's clock is ahead of Date.now (the embedding API's controllable clock). */
   readonly clockOffset: Float64Array;
+  /** The OpenAPI document's best compressed forms (br, gzip), or null: they come in an 'openapi' message once the main thread has made them. */
+  readonly openapiPacked: readonly [Uint8Array, Uint8Array] | null;
   /** Answers sent, one slot per thread (messages.ts ANSWERED_STRIDE apart); this thread writes only its own (no lock needed). */
   readonly answered: Float64Array;
 }
@@ -115,6 +117,14 @@ const observe: Observer = setup.observe
     }
   : () => void answered[mine]!++;
 
+// The OpenAPI document is compressed once, by the main thread, for every thread (brotli's best
+// takes 0.1-0.2 s of CPU): its forms arrive in the setup or, on a first start, in a message.
+const asBuffer = (u8: Uint8Array) => Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength);
+let openapiArrived: (forms: { br: Buffer; gzip: Buffer }) => void = () => {};
+const openapiPacked = setup.openapiPacked !== null
+  ? Promise.resolve({ br: asBuffer(setup.openapiPacked[0]), gzip: asBuffer(setup.openapiPacked[1]) })
+  : new Promise<{ br: Buffer; gzip: Buffer }>((resolve) => (openapiArrived = resolve));
+
 const offset = setup.clockOffset;
 const clock = () => Date.now() + offset[0]!;
 // node-redis and the Redis store's modules load only in a thread that counts on Redis.
@@ -128,6 +138,7 @@ const app = new App({
   trustProxy: setup.trustProxy,
   corsOrigin: setup.corsOrigin,
   openapi: openapiBody,
+  openapiPacked,
   // The main thread's text, refreshed every 250 ms; loopback clients only, as with one thread.
   metrics: (req) => (metricsText !== null && fromLoopback(req) ? metricsText : null),
   draining: () => draining,
@@ -160,6 +171,9 @@ handle = (m: ToWorker) => {
         replaceCertificate(l.server as Http2SecureServer, m[1]);
         (l.server as unknown as TlsServer).setTicketKeys(ticketKeys); // a new context has keys of its own
       }
+      return;
+    case 'openapi':
+      openapiArrived({ br: asBuffer(m[1]), gzip: asBuffer(m[2]) });
       return;
     case 'faults':
       app.faults = m[1].length > 0 ? new Faults(m[1]) : null;

@@ -133,6 +133,38 @@ if (sharesPorts()) {
         await two.close();
       }
     });
+
+    it('the OpenAPI document compressed: every thread sends the best forms, made once by the main thread, as 1 thread sends its own', async () => {
+      const one = await startServer({});
+      const two = await startServer({ threads: 2 });
+      /** The document in `encoding`, on a new connection each time (the kernel picks the thread). */
+      const packed = (base: string, encoding: string) =>
+        new Promise<Buffer>((resolve, reject) => {
+          const req = http.get(`${base}/api/v1/openapi.json`, { agent: false, headers: { 'accept-encoding': encoding } }, (res) => {
+            const parts: Buffer[] = [];
+            res.on('data', (d: Buffer) => parts.push(d)).on('end', () => resolve(Buffer.concat(parts))).on('error', reject);
+          });
+          req.on('error', reject);
+        });
+      try {
+        for (const encoding of ['br', 'gzip']) {
+          let best: Buffer = Buffer.alloc(0);
+          // 1 thread: its forms made ahead replace any made per request before them.
+          await eventually(async () => {
+            const [x, y] = [await packed(one.url, encoding), await packed(one.url, encoding)];
+            best = x;
+            return x.equals(y) && x.length < (encoding === 'br' ? 10_000 : 12_500);
+          }, EVENTUALLY_MS, `1 thread's best ${encoding} form`);
+          await eventually(async () => {
+            const got = await Promise.all(Array.from({ length: 20 }, () => packed(two.url, encoding)));
+            return got.every((g) => g.equals(best));
+          }, EVENTUALLY_MS, `2 threads' ${encoding} form as 1 thread's, from every thread`);
+        }
+      } finally {
+        await one.close();
+        await two.close();
+      }
+    });
   });
 
   describe('serve --threads 2', () => {
