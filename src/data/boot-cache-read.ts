@@ -9,7 +9,7 @@ import type { Fragments, Offsets, RecordOffsets } from './fragments.ts';
 import { linkEmbeds, type CollectionIndex, type PostingTable } from './indexes.ts';
 import { gramsConsistent, type GramPostings } from './search-index.ts';
 import { searchField, type SearchFrom } from './search-text.ts';
-import type { SlugTable, StringTable } from './string-table.ts';
+import { slotBits, slugSlots, type SlugTable, type StringTable } from './string-table.ts';
 import {
   align8, cacheFile, collectionKey, crc32, KIND_BYTES, MAGIC, PREFIX_BYTES, READ_CHUNK, readDataIdentity,
   type CollectionRef, type Collections, type DataIdentity, type DetailsRef, type FragmentsRef, type GramsRef, type Header, type Kind, type PostingRef, type SlugRef, type TableRef, type View,
@@ -81,10 +81,10 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, .
   // Sizes only, as for a table: both are index sections, vouched for by their CRC; a slug's text is
   // in the list arena, which the record-boundary check covers as it covers the answers.
   const slugTable = (t: SlugRef): SlugTable => {
-    const at = sec(t.at, 'u32') as Uint32Array;
+    const at = sec(t.at, 'u16', 'u32') as RecordOffsets;
     const slots = i32(t.slots);
-    check(at.length === n && (slots.length & (slots.length - 1)) === 0 && slots.length >= n * 2);
-    return { at, slots };
+    check(at.length === n && slots.length === slugSlots(n));
+    return { at, slots, bits: slotBits(n) };
   };
   /** `first`: the byte each record starts with (-1: records may be empty, nothing to check); `closed`: each ends with `}`. */
   const fragments = (f: FragmentsRef, shown: boolean, first: number, closed: boolean): Fragments => {

@@ -86,7 +86,7 @@ class SectionWriter {
     const r = ix.range;
     return {
       size: ix.size,
-      slugs: { at: this.add('u32', ix.slugs.at), slots: this.add('i32', ix.slugs.slots) },
+      slugs: { at: this.recordOffsets(ix.slugs.at), slots: this.add('i32', ix.slugs.slots) },
       list: this.fragments(ix.list),
       detail: this.details(ix.detail),
       embeds: ix.embeds.map((e) => ({ field: e.field, target: e.target, ids: this.add('i32', e.ids), starts: e.starts && this.add('u32', e.starts), at: e.at && this.recordOffsets(e.at) })),

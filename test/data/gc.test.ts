@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setImmediate as tick } from 'node:timers/promises';
+import v8 from 'node:v8';
 import { collectGarbage } from '../../src/data/gc.ts';
 
 test('collectGarbage -> an object only a WeakRef holds is collected, and gc stays off the global object', async () => {
@@ -17,4 +18,20 @@ test('collectGarbage -> contexts made afterwards get no gc global', async () => 
   collectGarbage();
   const { runInNewContext } = await import('node:vm');
   assert.equal(runInNewContext('typeof gc'), 'undefined');
+});
+
+const newSpace = () => (v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.physical_space_size ?? 0) / 2 ** 20;
+
+test('collectGarbage -> the young generation a load grew goes back to its smallest where V8 has the last-resort flavor (Node 26), and Node 20 takes the call', () => {
+  let keep: object[] = [];
+  for (let i = 0; i < 3_000_000; i++) {
+    keep.push({ i, s: `x${i}` });
+    if (keep.length > 100_000) keep = [];
+  }
+  keep = [];
+  const grown = newSpace();
+  assert.equal(collectGarbage(), true);
+  const after = newSpace();
+  if (Number(process.versions.node.split('.')[0]) >= 26) assert.ok(grown >= 8 && after <= 2, `new space ${grown} -> ${after} MB`);
+  else assert.ok(after <= grown, `new space ${grown} -> ${after} MB`);
 });

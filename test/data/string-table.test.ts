@@ -2,7 +2,7 @@
 // Map and String.prototype.includes do.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { consistent, count, includes, includesAt, lookup, lookupSlug, slugAt, slugTable, stringAt, stringTable } from '../../src/data/string-table.ts';
+import { consistent, count, includes, includesAt, lookup, lookupSlug, slugAt, slugSlots, slugTable, stringAt, stringTable } from '../../src/data/string-table.ts';
 
 const ASCII = ['ada-lovelace', 'b', '', 'grace-hopper', 'x-1', 'x-2'];
 const WIDE = ['zoë martín', 'björk', '東京', 'a\u{1F600}b', 'plain'];
@@ -95,6 +95,22 @@ test('slugs read from the list arena: each found at its record, decoded back; a 
     for (const absent of [`s${i}`, `s${i}-`, `s${i}-x-y`, `s${i}-xx`, `other-${i}`, `${i}`]) assert.equal(lookupSlug(t, bytes, starts, absent), -1, absent);
   }
   assert.equal(lookupSlug(t, bytes, starts, ''), -1);
+});
+
+test('slug table: slots 4/3 of the records with hash bits beside each record number, `at` in 2 bytes; every size finds each slug and no other', () => {
+  for (const n of [0, 1, 2, 3, 4, 7, 8, 255, 256, 257, 1000, 4096]) {
+    const slugs = Array.from({ length: n }, (_, i) => `c${i.toString(36)}-${(i * 7919) % 1000}`);
+    const { bytes, starts } = arena(slugs.map((slug) => JSON.stringify({ slug, n: 1 })));
+    const t = slugTable(bytes, starts, slugs);
+    assert.equal(t.slots.length, slugSlots(n), `${n}: slots`);
+    assert.ok(n === 0 || t.slots.length * 3 >= n * 4, `${n}: at most 3/4 full`);
+    assert.ok(t.at instanceof Uint16Array);
+    const filled = t.slots.filter((v) => v !== -1);
+    assert.equal(filled.length, n);
+    assert.deepEqual([...filled.map((v) => v & ((1 << t.bits) - 1))].sort((a, b) => a - b), Array.from({ length: n }, (_, i) => i));
+    slugs.forEach((slug, k) => assert.equal(lookupSlug(t, bytes, starts, slug), k, slug));
+    for (let i = 0; i < 2 * n + 5; i++) assert.equal(lookupSlug(t, bytes, starts, `c${i.toString(36)}-${(i * 7919) % 1000}x`), -1);
+  }
 });
 
 test('a list item that does not show its slug -> an error naming the record, not a table that answers wrongly', () => {
