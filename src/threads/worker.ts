@@ -118,7 +118,7 @@ const observe: Observer = setup.observe
   : () => void answered[mine]!++;
 
 // The OpenAPI document is compressed once, by the main thread, for every thread (brotli's best
-// takes 0.1-0.2 s of CPU): its forms arrive in the setup or, on a first start, in a message.
+// of the 119 KB document takes 70-100 ms of CPU): its forms come in the setup or, on a first start, in a message.
 const asBuffer = (u8: Uint8Array) => Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength);
 let openapiArrived: (forms: { br: Buffer; gzip: Buffer }) => void = () => {};
 const openapiPacked = setup.openapiPacked !== null
