@@ -115,3 +115,16 @@ test('more than 65,536 records -> ids across blocks of their high bits, each sea
     assert.deepEqual([...searchMatches(ix, q, includes, texts)], expected(texts, q), q);
   }
 });
+
+test('full names whose postings hold the same records: the one that rejects is asked first, each search exact', () => {
+  // A surname's trigrams hold the same records (ordered by size, they were all asked before the first
+  // name's, which rejects): the posting that rejects a candidate is moved to be asked first. Ids in
+  // two blocks of 65,536; the rarest trigram of a query at any unit leads.
+  const first = ['aanya', 'zoe', 'anna', 'hannah', 'joanna', 'savannah', 'ana', 'nana'];
+  const last = ['bhattacharya', 'vasseur', 'annan', 'nair', 'chopra-nair', 'anand', 'banana', 'ssa'];
+  const texts = Array.from({ length: 70_000 }, (_, i) => `${first[(i * 7) % 8]!} ${last[(i >>> 3) % 8]!}${i % 11 === 0 ? ` ${first[i % 8]!}` : ''}`);
+  const ix = buildSearchIndex(texts);
+  const qs = new Set<string>();
+  for (const f of first) for (const l of last) qs.add(`${f} ${l}`).add(`${f.slice(1)} ${l.slice(0, 4)}`).add(`${l} ${f}`);
+  for (const q of qs) assert.deepEqual([...searchMatches(ix, q, includes, texts)], expected(texts, q), q);
+});

@@ -126,9 +126,11 @@ describe('watchData', () => {
   /**
    * The test's own watch on the same directory: once it has seen an event, so has watchData's (libuv
    * reads one inotify descriptor per loop and hands each event to every watch of that directory in
-   * the same pass; the setImmediate lets that pass finish). Deadlines only fail a hung test.
+   * the same pass; the setImmediate lets that pass finish). Deadlines only fail a hung test. They run
+   * on the real clock, set and cleared: a deadline left running (the mock's clearTimeout does not clear
+   * a real timer) kept the file's process alive 20 s after its tests were done.
    */
-  function observe(dir: string, realSetTimeout: typeof setTimeout) {
+  function observe(dir: string, real: { readonly setTimeout: typeof setTimeout; readonly clearTimeout: typeof clearTimeout }) {
     const counts = new Map<string, number>();
     const waiting = new Set<() => void>();
     const watcher = watch(dir, { persistent: false }, (_event, name) => {
@@ -137,11 +139,11 @@ describe('watchData', () => {
     });
     const until = (name: string, n: number) =>
       new Promise<void>((resolve, reject) => {
-        const timer = realSetTimeout(() => reject(new Error(`${n} event(s) for ${name} not seen in 20 s`)), 20_000);
+        const timer = real.setTimeout(() => reject(new Error(`${n} event(s) for ${name} not seen in 20 s`)), 20_000);
         const check = () => {
           if ((counts.get(name) ?? 0) < n) return;
           waiting.delete(check);
-          clearTimeout(timer);
+          real.clearTimeout(timer);
           setImmediate(resolve);
         };
         waiting.add(check);
@@ -153,11 +155,11 @@ describe('watchData', () => {
   it('a burst of atomic renames over a file -> one reload after the debounce; the watch survives them', async (t) => {
     const dir = join(tmp.dir, 'files');
     await writeData(dir);
-    const realSetTimeout = setTimeout;
+    const real = { setTimeout, clearTimeout };
     // The debounce runs on the mock clock: no time passes inside it unless the test ticks, however slow the machine.
     t.mock.timers.enable({ apis: ['setTimeout', 'Date'] });
     let changes = 0;
-    const seen = observe(dir, realSetTimeout);
+    const seen = observe(dir, real);
     const watcher = watchData(dir, () => changes++, { debounceMs: 400, log: silentLogger });
     try {
       for (let i = 0; i < 3; i++) await atomicWrite(join(dir, 'celebrities.json'), JSON.stringify(fixture().celebrities));
