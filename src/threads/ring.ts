@@ -110,7 +110,7 @@ export class Bell {
     this.later(this.fire);
   }
 
-  /** Every ring now (usage asked for, the pool closing). */
+  /** Every ring now; how many entries were read. */
   readAll(): number {
     let n = 0;
     for (const read of this.readers) n += read();
