@@ -281,7 +281,8 @@ export class Pool {
           case 'log':
             return o.log[m[1]](m[2], m[3]);
           case 'observed':
-            if (m[1].length === 0) return this.bell.rang();
+            this.bell.rang(); // it may carry the bell with observations (shared-quota.ts)
+            if (m[1].length === 0) return;
             readObserved();
             if (o.observe !== null) {
               const now = process.hrtime.bigint(); // one clock read for the batch: each start is now less its time taken

@@ -125,7 +125,8 @@ export class RedisTable {
     bell.add(read);
     port.on('message', ([asks, spilled, status, said]: Up) => {
       // The ring's bell alone (ring.ts): read a little later, with what follows it.
-      if (asks.length === 0 && spilled.length === 0 && status === undefined && said === undefined) return bell.rang();
+      bell.rang(); // it may carry the bell with the rest (shared-quota.ts)
+      if (asks.length === 0 && spilled.length === 0 && status === undefined && said === undefined) return;
       if (said !== undefined) this.said(thread, said);
       read(); // written before this message was posted
       for (let i = 0; i < spilled.length; i += REPORT) count(spilled[i]!, spilled[i + 1]!, spilled[i + 2]!);

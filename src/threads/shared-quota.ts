@@ -132,7 +132,10 @@ export class QuotaTable {
     bell.add(reader);
     this.readers.add(reader);
     port.on('message', ([asks, spilled]: Up) => {
-      if (asks.length === 0 && spilled.length === 0) return bell.rang();
+      // Every message may carry the bell (a report of its turn rang it): a look comes, or the bell
+      // would stay rung with none to come, and every later report of every thread would go unread.
+      bell.rang();
+      if (asks.length === 0 && spilled.length === 0) return;
       reader(); // written before this message was posted
       for (let i = 0; i < spilled.length; i += REPORT) count(spilled[i]!, spilled[i + 1]!, spilled[i + 2]!, spilled[i + 3]!);
       for (let i = 0; i < asks.length; i += 2) this.resolve(out, asks[i] as number, asks[i + 1] as string);

@@ -24,10 +24,10 @@ let table: QuotaTable;
 let channels: MessageChannel[];
 
 /** A worker's side: a SharedGate on its own channel to the table. */
-function worker(): Side {
+function worker(bell = new Bell()): Side {
   const channel = new MessageChannel();
   channels.push(channel);
-  const link = table.link(channel.port1, new Bell());
+  const link = table.link(channel.port1, bell);
   return { gate: new SharedGate({ ...link.setup, port: channel.port2 }, clock), release: link.release };
 }
 
@@ -65,6 +65,33 @@ describe('SharedGate', () => {
     await turn();
     await turn();
     assert.equal((await gate.usage.get('a@example.com')).used, 2);
+  });
+
+  it('a report that rings the bell in the turn that also asks for a key -> the bell is looked at, not left rung with no look to come', async () => {
+    const due: (() => void)[] = [];
+    const bell = new Bell((look) => void due.push(look));
+    const look = () => {
+      for (let i = 0; i < 10 && due.length > 0; i++) due.splice(0).forEach((f) => f());
+    };
+    const rung = () => new Int32Array(bell.memory)[0];
+    const { key } = await gate.accounts.create({ email: 'h@example.com', plan: 'enterprise', password: 'correct horse battery' });
+    const other = (await gate.accounts.create({ email: 'i@example.com', plan: 'enterprise', password: 'correct horse battery' })).key;
+    const w = worker(bell);
+    w.gate.settle((await admit(w, key)).ticket, 200);
+    await turn();
+    await turn();
+    look();
+    assert.equal(rung(), 0, 'all read, the bell cleared');
+    // One turn: a 200 of a key known (its report rings the bell) and a key to ask for, in one message.
+    const known = await admit(w, key);
+    assert.equal(known.asked, false);
+    w.gate.settle(known.ticket, 200);
+    const asking = w.gate.admit(other);
+    assert.ok(asking instanceof Promise);
+    await asking;
+    await turn();
+    look();
+    assert.equal(rung(), 0, 'the bell that came with the key was looked at: later reports ring it again');
   });
 
   it('two workers, 150 requests on a free key (100 a month) -> exactly 100 admitted; the 100 counted, the refusals counted as rejected', async () => {
