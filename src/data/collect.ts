@@ -109,13 +109,14 @@ class Collector {
     const found: Findings = { problems: [], refs: [] };
     checkObject(def.source, r, '', found);
     for (const [field, reason] of found.problems) out.problems.push({ file: def.file, index, field, reason });
+    // One hash lookup each (add, then the size tells whether it was there), not has() and add().
     if (typeof r._id === 'string') {
-      if (this.ids.has(r._id)) out.problems.push({ file: def.file, index, field: '_id', reason: `duplicate _id ${JSON.stringify(r._id)}` });
-      this.ids.add(r._id);
+      const before = this.ids.size;
+      if (this.ids.add(r._id).size === before) out.problems.push({ file: def.file, index, field: '_id', reason: `duplicate _id ${JSON.stringify(r._id)}` });
     }
     if (typeof r.slug === 'string') {
-      if (out.slugs.has(r.slug)) out.problems.push({ file: def.file, index, field: 'slug', reason: `duplicate slug ${JSON.stringify(r.slug)}` });
-      out.slugs.add(r.slug);
+      const before = out.slugs.size;
+      if (out.slugs.add(r.slug).size === before) out.problems.push({ file: def.file, index, field: 'slug', reason: `duplicate slug ${JSON.stringify(r.slug)}` });
     }
     const refs = found.refs.length > 0 ? found.refs : undefined;
     if (this.options.keep) {

@@ -6,18 +6,14 @@ import { byTime, timeKey, type LinkContext, type LinkedRecord, type ResourceDefi
 export const ageOn = (born: number, today: number): number => Math.floor((today - born) / 10_000);
 
 function link(c: SourceRecord, ctx: LinkContext): LinkedRecord {
-  const filmography = ctx
-    .referrers('celebrities', c.slug, 'movies')
-    .map(({ record: m, holder }) => ({
-      title: m.title,
-      slug: m.slug,
-      releaseDate: m.releaseDate,
-      character: holder.character ?? null,
-      role: holder.role ?? null,
-      _id: m._id,
-    }))
-    .sort((a, b) => (timeKey(b.releaseDate) ?? -Infinity) - (timeKey(a.releaseDate) ?? -Infinity) || (a._id < b._id ? -1 : 1))
-    .map(({ _id, ...entry }) => entry);
+  const films = ctx.referrers('celebrities', c.slug, 'movies');
+  // Newest first, ties by the movie's _id: each release date parsed once, not in every comparison.
+  const time = films.map(({ record: m }) => timeKey(m.releaseDate) ?? -Infinity);
+  const order = films.map((_, i) => i).sort((i, j) => time[j]! - time[i]! || ((films[i]!.record._id as string) < (films[j]!.record._id as string) ? -1 : 1));
+  const filmography = order.map((i) => {
+    const { record: m, holder } = films[i]!;
+    return { title: m.title, slug: m.slug, releaseDate: m.releaseDate, character: holder.character ?? null, role: holder.role ?? null };
+  });
   return { ...c, filmography };
 }
 

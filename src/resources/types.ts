@@ -127,7 +127,11 @@ export function isRequiredOutput(def: ResourceDefinition, name: string): boolean
 export const timeKey = (value: unknown): number | null => (typeof value === 'string' ? Date.parse(value) : null);
 
 /** `latest` and `oldest`, the first two sorts of every collection, on a timestamp field (CONTRACT 3). */
-export const byTime = (field: string): readonly [SortDef & { readonly name: 'latest' }, SortDef & { readonly name: 'oldest' }] => [
-  { name: 'latest', type: 'number', dir: 'desc', key: (r) => timeKey(r[field]) },
-  { name: 'oldest', type: 'number', dir: 'asc', key: (r) => timeKey(r[field]) },
-];
+export const byTime = (field: string): readonly [SortDef & { readonly name: 'latest' }, SortDef & { readonly name: 'oldest' }] => {
+  // One function for both: the index builder computes a key shared by sorts once per record.
+  const key = (r: LinkedRecord) => timeKey(r[field]);
+  return [
+    { name: 'latest', type: 'number', dir: 'desc', key },
+    { name: 'oldest', type: 'number', dir: 'asc', key },
+  ];
+};

@@ -27,7 +27,7 @@ import { QuotaTable } from './shared-quota.ts';
 import { RedisTable } from './redis-gate.ts';
 import { serveMounted } from './mounted-link.ts';
 import { ANSWERED_STRIDE, ROUTES, type Observation, type ToMain, type ToWorker } from './messages.ts';
-import { Later, Reports } from './ring.ts';
+import { Bell, Reports } from './ring.ts';
 import { revive, share, sharedBytes } from './share.ts';
 import type { Setup, WorkerSetup } from './worker.ts';
 
@@ -168,6 +168,8 @@ export class Pool {
   private readonly quota: QuotaTable | null;
   /** With Redis: each thread's own connection (redis-gate.ts); with neither, admissions go through the main thread (gate-link.ts). */
   private readonly redis: RedisTable | null;
+  /** One bell for every thread's rings (ring.ts): under load the main thread looks every BELL_MS, whatever the number of threads. */
+  private readonly bell = new Bell();
 
   private constructor(private readonly o: PoolOptions, snapshot: Snapshot) {
     this.threads = new Array<Thread | null>(o.threads).fill(null);
@@ -231,16 +233,17 @@ export class Pool {
     const o = this.o;
     const gate = new MessageChannel();
     const dashboard = o.dashboard === null ? null : new MessageChannel();
-    const observed = Reports.memory();
-    const observations = new Reports(observed.ring, observed.heads);
-    // Read a little after the bell (ring.ts), at once before a batch with requests, and when the thread has exited.
-    const readObserved = new Later(() => {
-      if (o.observe === null) return;
+    const observed = Reports.memory(this.bell.memory);
+    const observations = new Reports(observed.ring, observed.heads, observed.bell);
+    // Read with every ring (the bell, ring.ts), at once before a batch with requests, and when the thread has exited.
+    const readObserved = () => {
+      if (o.observe === null) return 0;
       const now = process.hrtime.bigint(); // one clock read for the batch: each start is now less its time taken
-      observations.read((code, status, ns) => o.observe!(UNSEEN, ROUTES[code]!, status, '', now - BigInt(ns)));
-    });
-    const counted = this.quota?.link(gate.port1) ?? null;
-    const remote = this.redis?.link(gate.port1, index) ?? null;
+      return observations.read((code, status, ns) => o.observe!(UNSEEN, ROUTES[code]!, status, '', now - BigInt(ns)));
+    };
+    this.bell.add(readObserved);
+    const counted = this.quota?.link(gate.port1, this.bell) ?? null;
+    const remote = this.redis?.link(gate.port1, index, this.bell) ?? null;
     this.followClock();
     const setup: WorkerSetup = {
       thread: index, host: o.host, port, httpPort, tls: this.tls, ...(o.limits ? { limits: o.limits } : {}), trustProxy: o.trustProxy, corsOrigin: o.corsOrigin,
@@ -253,7 +256,7 @@ export class Pool {
     else (worker = prepared).postMessage(['setup', setup] satisfies Setup, transfer as never[]);
     const link = counted ?? remote ?? serveGate(gate.port1, o.gate);
     if (dashboard) serveMounted(dashboard.port1, o.dashboard!);
-    const thread: Thread = { worker, release: () => (readObserved.now(), link.release(), dashboard?.port1.close()) };
+    const thread: Thread = { worker, release: () => (readObserved(), this.bell.delete(readObserved), link.release(), dashboard?.port1.close()) };
     this.threads[index] = thread;
     return new Promise((resolve, reject) => {
       let listening = false;
@@ -266,8 +269,8 @@ export class Pool {
           case 'log':
             return o.log[m[1]](m[2], m[3]);
           case 'observed':
-            if (m[1].length === 0) return readObserved.rang();
-            readObserved.now();
+            if (m[1].length === 0) return this.bell.rang();
+            readObserved();
             if (o.observe !== null) {
               const now = process.hrtime.bigint(); // one clock read for the batch: each start is now less its time taken
               for (const x of m[1]) o.observe(arrived(x), routeOf(x), x[2], x.length === 4 ? '' : x[4], now - BigInt(x[3]));

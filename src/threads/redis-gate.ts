@@ -31,7 +31,7 @@ import type { UsageSink } from '../store/file/usage-log.ts';
 import { RedisLink } from '../store/redis/link.ts';
 import { RedisQuota } from '../store/redis/quota.ts';
 import { Ticket } from '../store/types.ts';
-import { FULL, Later, QUIET, REPORT, Reports } from './ring.ts';
+import { FULL, QUIET, REPORT, Reports, type Bell } from './ring.ts';
 import { GENERATION, growable, KeyCache, Outbox, type Growable } from './shared-quota.ts';
 
 /** What a worker needs: how to connect, the key generation, its ledger and its report ring. */
@@ -42,6 +42,8 @@ export interface RedisQuotaSetup {
   readonly held: SharedArrayBuffer;
   readonly ring: SharedArrayBuffer;
   readonly heads: SharedArrayBuffer;
+  /** The pool's bell (ring.ts Bell). */
+  readonly bell: SharedArrayBuffer;
   readonly port: MessagePort;
 }
 
@@ -111,20 +113,21 @@ export class RedisTable {
   }
 
   /** The shared memory and the link of worker `thread`. `release()` when it has exited: its reports are read, its reservations given back. */
-  link(port: MessagePort, thread: number): { setup: Omit<RedisQuotaSetup, 'port'>; release(): void } {
+  link(port: MessagePort, thread: number, bell: Bell): { setup: Omit<RedisQuotaSetup, 'port'>; release(): void } {
     const ledger = growable(this.ledgerBytes, MAX_ACCOUNTS * 8);
     const held = new Int32Array(ledger);
     this.ledgers.add(ledger);
     const out = new Outbox(port);
-    const memory = Reports.memory();
-    const reports = new Reports(memory.ring, memory.heads);
+    const memory = Reports.memory(bell.memory);
+    const reports = new Reports(memory.ring, memory.heads, memory.bell);
     const count = (slot: number, status: number, now: number) => this.remote.record(this.accounts[slot]!, this.calendar.moment(now).day, status, now);
-    const later = new Later(() => reports.read(count));
+    const read = () => reports.read(count);
+    bell.add(read);
     port.on('message', ([asks, spilled, status, said]: Up) => {
       // The ring's bell alone (ring.ts): read a little later, with what follows it.
-      if (asks.length === 0 && spilled.length === 0 && status === undefined && said === undefined) return later.rang();
+      if (asks.length === 0 && spilled.length === 0 && status === undefined && said === undefined) return bell.rang();
       if (said !== undefined) this.said(thread, said);
-      later.now(); // written before this message was posted
+      read(); // written before this message was posted
       for (let i = 0; i < spilled.length; i += REPORT) count(spilled[i]!, spilled[i + 1]!, spilled[i + 2]!);
       for (let i = 0; i < asks.length; i += 2) this.resolve(out, asks[i] as number, asks[i + 1] as string);
       if (status !== undefined) {
@@ -135,7 +138,8 @@ export class RedisTable {
     return {
       setup: { connection: this.remote.connection, control: this.control.buffer as SharedArrayBuffer, held: ledger, ...memory },
       release: () => {
-        later.now(); // what it wrote before it died: answers that may have left
+        read(); // what it wrote before it died: answers that may have left
+        bell.delete(read);
         this.ledgers.delete(ledger);
         this.retire(thread);
         this.giveBack(held);
@@ -311,7 +315,7 @@ export class RedisGate implements Admitter {
     this.held = new Int32Array(setup.held);
     this.out = new Outbox(setup.port);
     this.keys = new KeyCache(new Int32Array(setup.control), this.out);
-    this.reports = new Reports(setup.ring, setup.heads);
+    this.reports = new Reports(setup.ring, setup.heads, setup.bell);
     this.calendar = new CalendarCache(clock());
     setup.port.on('message', ([resolved]: Down) => {
       for (let i = 0; i < resolved.length; i += 5) {

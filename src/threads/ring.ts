@@ -2,20 +2,23 @@
 // log, the observations for the metrics), in shared memory rather than in a message per turn of its
 // event loop: a message wakes the main thread (a write to its event loop's eventfd, a context switch)
 // and is copied twice, which with 2 threads cost more per request than the report itself. A worker
-// writes into its ring and rings a bell only when the main thread has read everything since it last
-// looked; the main thread reads the ring BELL_MS after the bell, so under load it wakes at most once
-// per BELL_MS per ring, not once per turn. What cannot wait (a 200 held for the disk, a key to
-// resolve) still travels in a message, which makes the main thread read the ring at once. One a
-// worker wrote stays readable if the worker dies (an answer already sent is still counted).
+// writes into its ring; every ring of the pool shares one bell, which a worker rings (one message)
+// only when the main thread has stopped looking. The main thread then looks at every ring BELL_MS
+// later, and again every BELL_MS for as long as it finds something: under load it wakes BELL_MS
+// apart whatever the number of threads and rings, and no worker posts a message for it. What cannot
+// wait (a 200 held for the disk, a key to resolve) still travels in a message, which makes the main
+// thread read that ring at once. One a worker wrote stays readable if the worker dies (an answer
+// already sent is still counted).
 
 /** Numbers per entry. */
 export const REPORT = 4;
 /** Entries a worker may have written that the main thread has not read yet (a power of 2). */
 const RING = 1 << 14;
-/** heads[WRITTEN], heads[READ]: counts of entries; heads[BELL]: 1 from a bell rung until the main thread reads. */
+/** heads[WRITTEN], heads[READ]: counts of entries. */
 const WRITTEN = 0;
 const READ = 1;
-const BELL = 2;
+/** bell[0]: 1 from a bell rung until the main thread stops looking (one for every ring of the pool). */
+const BELL = 0;
 /**
  * How long the main thread lets a ring fill after its bell: the most a usage record or an
  * observation waits, on top of the usage log's once-a-second flush.
@@ -30,13 +33,16 @@ export const RANG = 1;
 export class Reports {
   private readonly ring: Float64Array;
   private readonly heads: Int32Array;
-  constructor(ring: SharedArrayBuffer, heads: SharedArrayBuffer) {
+  private readonly bell: Int32Array;
+  constructor(ring: SharedArrayBuffer, heads: SharedArrayBuffer, bell: SharedArrayBuffer) {
     this.ring = new Float64Array(ring);
     this.heads = new Int32Array(heads);
+    this.bell = new Int32Array(bell);
   }
 
-  static memory(): { ring: SharedArrayBuffer; heads: SharedArrayBuffer } {
-    return { ring: new SharedArrayBuffer(RING * REPORT * 8), heads: new SharedArrayBuffer(12) };
+  /** A new ring on `bell` (Bell.memory). */
+  static memory(bell: SharedArrayBuffer): { ring: SharedArrayBuffer; heads: SharedArrayBuffer; bell: SharedArrayBuffer } {
+    return { ring: new SharedArrayBuffer(RING * REPORT * 8), heads: new SharedArrayBuffer(8), bell };
   }
 
   /** Worker: FULL when the main thread is RING entries behind; RANG when this entry rang the bell (post a message this turn); else QUIET. */
@@ -51,47 +57,73 @@ export class Reports {
     ring[at + 2] = c;
     ring[at + 3] = d;
     Atomics.store(heads, WRITTEN, (w + 1) | 0); // publishes the four numbers above
-    // Rung already (most writes under load): a plain read, no locked instruction. One that sees the
-    // bell still rung comes before the main thread clears it, so before its read, which takes this entry.
-    if (Atomics.load(heads, BELL) !== 0) return QUIET;
-    return Atomics.compareExchange(heads, BELL, 0, 1) === 0 ? RANG : QUIET;
+    // Rung already (every write under load): a plain read, no locked instruction. One that sees the
+    // bell still rung comes before the main thread clears it, so before its last look, which takes this entry.
+    const bell = this.bell;
+    if (Atomics.load(bell, BELL) !== 0) return QUIET;
+    return Atomics.compareExchange(bell, BELL, 0, 1) === 0 ? RANG : QUIET;
   }
 
-  /**
-   * Main thread: every entry written since the last read. The bell is cleared first: an entry whose
-   * write this read does not see finds it cleared, and rings again.
-   */
-  read(each: (a: number, b: number, c: number, d: number) => void): void {
+  /** Main thread: every entry written since the last read; how many. */
+  read(each: (a: number, b: number, c: number, d: number) => void): number {
     const heads = this.heads;
-    Atomics.store(heads, BELL, 0);
     const end = Atomics.load(heads, WRITTEN);
     let r = heads[READ]!;
     for (; r !== end; r = (r + 1) | 0) {
       const at = (r & (RING - 1)) * REPORT;
       each(this.ring[at]!, this.ring[at + 1]!, this.ring[at + 2]!, this.ring[at + 3]!);
     }
+    const n = (r - heads[READ]!) | 0;
     Atomics.store(heads, READ, r);
+    return n;
   }
 }
 
-/** The main thread's side of a bell: `read` BELL_MS after it rang (once, however often it rang meanwhile), or now. */
-export class Later {
-  private timer: NodeJS.Timeout | null = null;
-  constructor(private readonly read: () => void) {}
+/**
+ * The main thread's side of the pool's bell: every ring's reader, run BELL_MS after the bell rang,
+ * then every BELL_MS while they find entries (the bell stays rung meanwhile: the workers write and
+ * post nothing); a look that finds none clears the bell and looks once more, for the entries written
+ * before the clear by workers that saw it rung. `now` reads one ring at once (a message came after
+ * its entries).
+ */
+export class Bell {
+  /** Shared with every ring (Reports.memory), alone on its cache line. */
+  readonly memory = new SharedArrayBuffer(64);
+  private readonly word = new Int32Array(this.memory);
+  private readonly readers = new Set<() => number>();
+  private due = false;
 
-  rang(): void {
-    if (this.timer !== null) return;
-    this.timer = setTimeout(this.fire, BELL_MS);
-    this.timer.unref(); // the worker, not this timer, keeps the process alive; its exit reads the ring
+  /** `later` runs its function BELL_MS from now (a test gives its own). */
+  constructor(private readonly later: (look: () => void) => void = lookLater) {}
+
+  add(read: () => number): void {
+    this.readers.add(read);
   }
 
-  now(): void {
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.fire();
+  delete(read: () => number): void {
+    this.readers.delete(read);
+  }
+
+  rang(): void {
+    if (this.due) return;
+    this.due = true;
+    this.later(this.fire);
+  }
+
+  /** Every ring now (usage asked for, the pool closing). */
+  readAll(): number {
+    let n = 0;
+    for (const read of this.readers) n += read();
+    return n;
   }
 
   private readonly fire = () => {
-    this.timer = null;
-    this.read();
+    this.due = false;
+    if (this.readAll() > 0) return this.rang(); // busy: look again, the bell still rung
+    Atomics.store(this.word, BELL, 0);
+    if (this.readAll() > 0) this.rang();
   };
 }
+
+/** The workers, not this timer, keep the process alive; a worker's exit reads its ring. */
+const lookLater = (look: () => void): void => void setTimeout(look, BELL_MS).unref();

@@ -18,7 +18,7 @@ import { StoreUnavailableError, type CountedElsewhere } from '../quota/counting-
 import type { Gate } from '../quota/gate.ts';
 import { CalendarCache, type Moment } from '../quota/month.ts';
 import { NO_HEADERS, QuotaRejections, rateLimitHeaders, UNAUTHORIZED, type Headers } from '../quota/responses.ts';
-import { FULL, Later, QUIET, REPORT, Reports } from './ring.ts';
+import { FULL, QUIET, REPORT, Reports, type Bell } from './ring.ts';
 
 /** Slots are never reused (one per account and month seen), so the table only grows, up to this. */
 const MAX_SLOTS = 1 << 22;
@@ -37,6 +37,8 @@ export interface SharedQuotaSetup {
   /** Its reports (REPORT numbers each) and [written, read] counts of them: see Reports. */
   readonly ring: SharedArrayBuffer;
   readonly heads: SharedArrayBuffer;
+  /** The pool's bell (ring.ts Bell). */
+  readonly bell: SharedArrayBuffer;
   readonly port: MessagePort;
 }
 
@@ -89,7 +91,7 @@ export class QuotaTable {
   private readonly totals: Quota[] = [];
   private readonly ledgers = new Set<Growable>();
   /** Each live worker's reports, read on demand (catchUp). */
-  private readonly readers = new Set<() => void>();
+  private readonly readers = new Set<() => number>();
   private readonly calendar: CalendarCache;
 
   private constructor(
@@ -118,27 +120,28 @@ export class QuotaTable {
   }
 
   /** The shared memory and the link of one new worker. `release()` gives back what it held unsettled (it died). */
-  link(port: MessagePort): { setup: Omit<SharedQuotaSetup, 'port'>; release(): void } {
+  link(port: MessagePort, bell: Bell): { setup: Omit<SharedQuotaSetup, 'port'>; release(): void } {
     const ledger = growable(this.takenBuffer.byteLength);
     const held = new Int32Array(ledger);
     this.ledgers.add(ledger);
     const out = new Outbox(port);
-    const memory = Reports.memory();
-    const reports = new Reports(memory.ring, memory.heads);
+    const memory = Reports.memory(bell.memory);
+    const reports = new Reports(memory.ring, memory.heads, memory.bell);
     const count = (slot: number, status: number, now: number, wait: number) => this.count(out, slot, status, now, wait);
     const reader = () => reports.read(count);
-    const later = new Later(reader);
+    bell.add(reader);
     this.readers.add(reader);
     port.on('message', ([asks, spilled]: Up) => {
-      if (asks.length === 0 && spilled.length === 0) return later.rang();
-      later.now(); // written before this message was posted
+      if (asks.length === 0 && spilled.length === 0) return bell.rang();
+      reader(); // written before this message was posted
       for (let i = 0; i < spilled.length; i += REPORT) count(spilled[i]!, spilled[i + 1]!, spilled[i + 2]!, spilled[i + 3]!);
       for (let i = 0; i < asks.length; i += 2) this.resolve(out, asks[i] as number, asks[i + 1] as string);
     });
     return {
       setup: { taken: this.takenBuffer, control: this.control.buffer as SharedArrayBuffer, held: ledger, ...memory },
       release: () => {
-        later.now(); // what it wrote before it died: answers that may have left
+        reader(); // what it wrote before it died: answers that may have left
+        bell.delete(reader);
         this.readers.delete(reader);
         this.ledgers.delete(ledger);
         // Reserved by requests that never settled: their answers never left (never counted unsent).
@@ -312,7 +315,7 @@ export class SharedGate implements Admitter {
     this.held = new Int32Array(setup.held);
     this.out = new Outbox(setup.port);
     this.keys = new KeyCache(new Int32Array(setup.control), this.out);
-    this.reports = new Reports(setup.ring, setup.heads);
+    this.reports = new Reports(setup.ring, setup.heads, setup.bell);
     this.calendar = new CalendarCache(clock());
     setup.port.on('message', ([resolved, done]: Down) => {
       for (let i = 0; i < resolved.length; i += 6) {

@@ -47,7 +47,7 @@ export interface WorkerSetup {
   /** Observations are sent (the main thread has an observer: metrics, access log). */
   readonly observe: boolean;
   /** The ring of observations without their request (ring.ts: route code, status, ns, 0). */
-  readonly observed: { readonly ring: SharedArrayBuffer; readonly heads: SharedArrayBuffer };
+  readonly observed: { readonly ring: SharedArrayBuffer; readonly heads: SharedArrayBuffer; readonly bell: SharedArrayBuffer };
   /** Which observations carry the request's fields: all, or those of 500 and above. */
   readonly observeDetail: 'all' | 'errors';
   /** ms the thread's clock is ahead of Date.now (the embedding API's controllable clock). */
@@ -82,7 +82,7 @@ let draining = false;
 
 // Observations with their request leave in one message per turn of the event loop, not one per
 // request; those without it go into a ring in shared memory (ring.ts), whose bell is that message
-// empty, at most once per ring.ts BELL_MS under load.
+// empty, rung only when the main thread has stopped looking at the rings (none under load).
 let batch: Observation[] = [];
 let due = false;
 const flush = () => {
@@ -94,7 +94,7 @@ const flush = () => {
 const answered = setup.answered;
 const mine = setup.thread * ANSWERED_STRIDE;
 const everyDetail = setup.observeDetail === 'all';
-const observedRing = new Reports(setup.observed.ring, setup.observed.heads);
+const observedRing = new Reports(setup.observed.ring, setup.observed.heads, setup.observed.bell);
 const observe: Observer = setup.observe
   ? (req, route, status, requestId, startNs) => {
       answered[mine]!++;

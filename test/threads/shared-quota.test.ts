@@ -8,6 +8,7 @@ import { setImmediate as turn } from 'node:timers/promises';
 import { openGate, type Gate } from '../../src/quota/gate.ts';
 import { openStore } from '../../src/store/open.ts';
 import { QuotaTable, SharedGate } from '../../src/threads/shared-quota.ts';
+import { Bell } from '../../src/threads/ring.ts';
 
 const NOW = Date.parse('2026-11-10T12:00:00Z');
 let now = NOW;
@@ -26,7 +27,7 @@ let channels: MessageChannel[];
 function worker(): Side {
   const channel = new MessageChannel();
   channels.push(channel);
-  const link = table.link(channel.port1);
+  const link = table.link(channel.port1, new Bell());
   return { gate: new SharedGate({ ...link.setup, port: channel.port2 }, clock), release: link.release };
 }
 
