@@ -157,9 +157,14 @@ export const serve: CommandGroup = async (args, io) => {
   // and serving goes on.
   const unhandled = (reason: unknown) => log.error('unhandled promise rejection (a bug: please report it); serving on', { error: reason instanceof Error ? (reason.stack ?? reason.message) : String(reason) });
   process.on('unhandledRejection', unhandled);
-  const live = running.snapshot();
-  metrics.dataLoaded(live.version, Date.parse(live.loadedAt));
-  log.info('data loaded', { version: live.version, data: config.data });
+  // In a function of its own: a local of this one would hold the first snapshot until the process
+  // ends (it waits below for a signal), and with it every collection a reload replaced.
+  const announce = () => {
+    const live = running.snapshot();
+    metrics.dataLoaded(live.version, Date.parse(live.loadedAt));
+    log.info('data loaded', { version: live.version, data: config.data });
+  };
+  announce();
   let admin = null;
   if (config.adminPort !== null) {
     try {

@@ -120,6 +120,7 @@ export class App {
   /** The compressed bodies of `snapshot`; a new snapshot (a reload) gets a new set, warmed at once. */
   private compressed(snapshot: Snapshot): CompressedBodies {
     if (this.bodies?.snapshot === snapshot) return this.bodies;
+    this.bodies?.retire();
     const bodies = (this.bodies = new CompressedBodies(snapshot));
     bodies.warm(this.today()).catch((err: unknown) => this.o.log.warn('could not compress the first pages ahead', { error: String(err) }));
     return bodies;

@@ -40,7 +40,11 @@ export class CompressedBodies {
   private readonly details = new Map<CollectionName, Map<number, Packed>>();
   private detailBytes = 0;
 
-  constructor(readonly snapshot: Snapshot) {
+  /** The snapshot these bodies are of; null once retired (a reload replaced them). */
+  private live: Snapshot | null;
+
+  constructor(snapshot: Snapshot) {
+    this.live = snapshot;
     for (const c of COLLECTIONS) {
       const queries = ['', ...snapshot.collections[c].def.sorts.map((s) => `sort=${s.name}`)];
       this.pages.set(c, new Map(queries.map((q) => [q, empty()])));
@@ -48,9 +52,29 @@ export class CompressedBodies {
     }
   }
 
+  get snapshot(): Snapshot | null {
+    return this.live;
+  }
+
+  /**
+   * A reload replaced these bodies: a warm still compressing stops at its next page and no longer
+   * holds the old snapshot meanwhile. It held it for the whole warm (on the thread pool, behind the
+   * reload's own reads), past the collection after the reload: the replaced collection stayed.
+   */
+  retire(): void {
+    this.live = null;
+  }
+
   /** The day `collection`'s bodies are made for: `today` where a field depends on it, else 0 (never stale). */
   day(collection: CollectionName, today: number): number {
-    return this.snapshot.collections[collection].def.late ? today : 0;
+    return this.live?.collections[collection].def.late ? today : 0;
+  }
+
+  /** The first page of `query`, uncompressed, or null when there is none worth compressing (or retired). */
+  private pageBody(collection: CollectionName, query: string, today: number): Buffer | null {
+    if (this.live === null) return null;
+    const outcome = listPage(this.live.collections[collection], query, today);
+    return outcome.ok && outcome.body.length >= MIN_COMPRESS_BYTES ? outcome.body : null;
   }
 
   /** The forms of a first page, or null when `query` is not one (then the body is compressed per request). */
@@ -88,14 +112,15 @@ export class CompressedBodies {
    */
   async warm(today: number, lateOnly = false): Promise<void> {
     for (const [collection, queries] of this.pages) {
-      const index = this.snapshot.collections[collection];
-      if (lateOnly && !index.def.late) continue;
+      // Nothing of the snapshot is held across an await: only the page's own bytes.
+      if (this.live === null) return;
+      if (lateOnly && !this.live.collections[collection].def.late) continue;
       const day = this.day(collection, today);
       for (const [query, p] of queries) {
-        const outcome = listPage(index, query, today);
-        if (!outcome.ok || outcome.body.length < MIN_COMPRESS_BYTES) continue;
-        const br = await compressBest(outcome.body, 'br');
-        const gzip = await compressBest(outcome.body, 'gzip');
+        const body = this.pageBody(collection, query, today);
+        if (body === null) continue;
+        const br = await compressBest(body, 'br');
+        const gzip = await compressBest(body, 'gzip');
         // A request may have filled it meanwhile with the quick setting: the best replaces it (the same
         // content under the same tag; no Range request is served, so no client mixes the two), but a
         // later day's stays.

@@ -50,6 +50,11 @@ async function npmStart(t: { after(fn: () => Promise<void> | void): void }) {
   let err = '';
   child.stderr.setEncoding('utf8').on('data', (s: string) => (err += s));
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  // 'exit' can come before the last output is read (the server flushes its batched log as it exits,
+  // and npm exits right after it): 'close' is once every process holding the pipes has ended and
+  // the test has read them. Bounded, so that a process left behind fails on groupEnds, not a hang.
+  const closed = new Promise<void>((done) => child.once('close', () => done()));
+  const output = () => Promise.race([closed, new Promise((r) => setTimeout(r, 5_000))]);
   const port = await new Promise<number>((done, fail) => {
     child.stdout.setEncoding('utf8').on('data', (s: string) => {
       out += s;
@@ -58,7 +63,7 @@ async function npmStart(t: { after(fn: () => Promise<void> | void): void }) {
     });
     child.once('exit', (code) => fail(new Error(`npm start exited ${code} before listening:\n${out}\n${err}`)));
   });
-  return { pgid, port, exited, log: () => out + err };
+  return { pgid, port, exited, output, log: () => out + err };
 }
 
 describe('npm start', () => {
@@ -69,6 +74,7 @@ describe('npm start', () => {
     await s.exited;
     // The server is npm's child: npm returns once it has exited (within its 10 s drain deadline).
     assert.ok(await groupEnds(s.pgid), `a process of npm start is still running:\n${s.log()}`);
+    await s.output();
     assert.match(s.log(), /stopped.*SIGTERM|SIGTERM.*stopped/);
     assert.equal(await refused(s.port), true);
   });
@@ -78,6 +84,7 @@ describe('npm start', () => {
     process.kill(-s.pgid, 'SIGINT');
     await s.exited;
     assert.ok(await groupEnds(s.pgid), `a process of npm start is still running:\n${s.log()}`);
+    await s.output();
     assert.match(s.log(), /stopped.*SIGINT|SIGINT.*stopped/);
     assert.equal(await refused(s.port), true);
   });
