@@ -46,7 +46,9 @@ export async function spawnListening(command: string, args: readonly string[], o
   child.once('exit', () => children.delete(child));
   let out = '';
   let err = '';
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  // 'close', not 'exit': 'exit' can come before the last of the output is read, and a test that reads
+  // the log once the process has ended must see all of it (its "stopped" line, say).
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
   child.stderr!.setEncoding('utf8').on('data', (s: string) => (err += s));
   const urls = await new Promise<string[]>((resolve, reject) => {
     const timer = setTimeout(() => {
@@ -104,6 +106,6 @@ export function runCli(args: string[]): Promise<{ code: number | null; stdout: s
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d));
     child.stderr.on('data', (d: Buffer) => (stderr += d));
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+    child.once('close', (code) => resolve({ code, stdout, stderr })); // once the output is all read
   });
 }

@@ -24,7 +24,7 @@ test('without the redis package: serve on files answers; --redis-url exits 1 nam
     const child = spawn(process.execPath, [...HIDE, BIN, 'serve', '--insecure-http', '--port', '0', '--state', join(state, 'redis'), '--redis-url', 'redis://127.0.0.1:1'], { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d));
-    child.once('exit', (code) => resolve({ code, stderr }));
+    child.once('close', (code) => resolve({ code, stderr })); // once stderr is all read (it may trail 'exit')
   });
   assert.equal(failed.code, 1, failed.stderr);
   assert.match(failed.stderr, /optional package "redis".*npm install redis/);
