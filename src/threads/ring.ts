@@ -83,8 +83,8 @@ export class Reports {
  * The main thread's side of the pool's bell: every ring's reader, run BELL_MS after the bell rang,
  * then every BELL_MS while they find entries (the bell stays rung meanwhile: the workers write and
  * post nothing); a look that finds none clears the bell and looks once more, for the entries written
- * before the clear by workers that saw it rung. `now` reads one ring at once (a message came after
- * its entries).
+ * before the clear by workers that saw it rung. Every message from a thread rings it too (it may
+ * carry the bell), and its handler reads that thread's ring at once (the message came after its entries).
  */
 export class Bell {
   /** Shared with every ring (Reports.memory), alone on its cache line. */
