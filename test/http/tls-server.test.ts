@@ -7,7 +7,8 @@ import https from 'node:https';
 import tls from 'node:tls';
 import { createSelfSignedCertificate } from '../../src/tls/self-signed.ts';
 import { startService, type Service } from '../../src/service.ts';
-import type { Limits } from '../../src/http/server.ts';
+import { resolveLimits, type Limits } from '../../src/http/server.ts';
+import { secureServer } from '../../src/http/tls-server.ts';
 import { fixture } from '../helpers/fixture.ts';
 import { assertMatchesDocument } from '../helpers/openapi-validator.ts';
 import { parseResponses } from '../helpers/raw-http.ts';
@@ -62,6 +63,13 @@ describe('the TLS listener', () => {
       socket.destroy();
     });
   }
+
+  it('turns Nagle off on the sockets it accepts, as node:https does (http2 alone leaves it on)', () => {
+    const server = secureServer(resolveLimits(), certificate);
+    assert.equal((server as unknown as { noDelay: boolean }).noDelay, true);
+    server.close();
+    assert.equal((https.createServer() as unknown as { noDelay: boolean }).noDelay, true, 'node:https sets it: the baseline this matches');
+  });
 
   it('HTTP/1.1 without ALPN (node:https) is served as before', async () => {
     const status = await new Promise<number>((resolve, reject) => {
