@@ -8,7 +8,7 @@ import { errorBody, ERRORS, type ErrorCode } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { MAX_TARGET_LENGTH, rawResponse, type RawAnswer } from './client-error.ts';
 import { accepts, compressNow, MIN_COMPRESS_BYTES, packBest, type Encoding } from './compress.ts';
-import { AnswerCache, CompressedBodies, packedOrNow, type Packed } from './compressed-bodies.ts';
+import { AnswerCache, CompressedBodies, packedOrNow, type Packed, type PagePack } from './compressed-bodies.ts';
 import { KeptPages } from './kept-pages.ts';
 import { encodedTag, entityTag, fixedTag, isAnyTag, noneMatch, revalidating, sendNotModified } from './conditional.ts';
 import type { Fault, Faults } from './faults.ts';
@@ -49,6 +49,11 @@ export interface AppOptions {
   readonly openapi: () => Buffer;
   /** Its best compressed forms made elsewhere (the threads: once, by the main thread); else made here at load. */
   readonly openapiPacked?: Promise<{ readonly br: Buffer; readonly gzip: Buffer }>;
+  /**
+   * The first pages' best forms come from elsewhere, through givePages() (the threads: the main
+   * thread makes them once for all); else they are made here at load and at each reload.
+   */
+  readonly pagesGiven?: boolean;
   /** /metrics body, or null when metrics are not served on this listener for this client. */
   readonly metrics: (req: IncomingMessage) => string | null;
   readonly draining: () => boolean;
@@ -124,8 +129,16 @@ export class App {
     if (this.bodies?.snapshot === snapshot) return this.bodies;
     this.bodies?.retire();
     const bodies = (this.bodies = new CompressedBodies(snapshot));
+    if (this.o.pagesGiven) return bodies;
     bodies.warm(this.today()).catch((err: unknown) => this.o.log.warn('could not compress the first pages ahead', { error: String(err) }));
     return bodies;
+  }
+
+  /** The first pages' best forms made elsewhere for `snapshot` (pagesGiven); dropped when it is no longer the one served. */
+  givePages(snapshot: Snapshot, pages: Iterable<PagePack>): void {
+    if (snapshot !== this.o.snapshot()) return;
+    const bodies = this.compressed(snapshot);
+    for (const p of pages) bodies.give(p);
   }
 
   /**
@@ -423,8 +436,8 @@ export class App {
       const first = Number.isNaN(this.dayStart);
       this.dayStart = now - (((now % DAY_MS) + DAY_MS) % DAY_MS);
       this.dayYmd = utcYmd(now);
-      // A new day: the first pages whose bodies hold `age` are compressed ahead again.
-      if (!first) this.bodies?.warm(this.dayYmd, true).catch((err: unknown) => this.o.log.warn('could not compress the first pages ahead', { error: String(err) }));
+      // A new day: the first pages whose bodies hold `age` are compressed ahead again (given: by the main thread).
+      if (!first && !this.o.pagesGiven) this.bodies?.warm(this.dayYmd, true).catch((err: unknown) => this.o.log.warn('could not compress the first pages ahead', { error: String(err) }));
     }
     return this.dayYmd;
   }

@@ -34,6 +34,16 @@ export function packedOrNow(p: Packed, today: number, encoding: Encoding, body: 
   return (p[encoding] ??= compressNow(body, encoding));
 }
 
+/** A first page's best forms, made for `day` (CompressedBodies.warm): kept by its set, or handed to another thread's. */
+export interface PagePack {
+  readonly collection: CollectionName;
+  /** '' or 'sort=<name>' */
+  readonly query: string;
+  readonly day: number;
+  readonly br: Buffer;
+  readonly gzip: Buffer;
+}
+
 export class CompressedBodies {
   /** Collection -> query string of a first page ('' or 'sort=<name>') -> its forms. */
   private readonly pages = new Map<CollectionName, Map<string, Packed>>();
@@ -108,25 +118,33 @@ export class CompressedBodies {
 
   /**
    * Compresses every first page in both codings with the best settings, one at a time on the thread
-   * pool; `lateOnly`: those of the collections whose bodies change with the day (a new day).
+   * pool; `lateOnly`: those of the collections whose bodies change with the day (a new day). Each
+   * page's forms go to `made`: by default this set keeps them (give); the threads' main thread
+   * collects them for every thread instead (src/threads/pages.ts).
    */
-  async warm(today: number, lateOnly = false): Promise<void> {
+  async warm(today: number, lateOnly = false, made: (p: PagePack) => void = (p) => this.give(p)): Promise<void> {
     for (const [collection, queries] of this.pages) {
       // Nothing of the snapshot is held across an await: only the page's own bytes.
       if (this.live === null) return;
       if (lateOnly && !this.live.collections[collection].def.late) continue;
       const day = this.day(collection, today);
-      for (const [query, p] of queries) {
+      for (const query of queries.keys()) {
         const body = this.pageBody(collection, query, today);
         if (body === null) continue;
         const br = await compressBest(body, 'br');
         const gzip = await compressBest(body, 'gzip');
-        // A request may have filled it meanwhile with the quick setting: the best replaces it (the same
-        // content under the same tag; no Range request is served, so no client mixes the two), but a
-        // later day's stays.
-        if (p.today <= day) Object.assign(p, { today: day, br, gzip });
+        made({ collection, query, day, br, gzip });
       }
     }
+  }
+
+  /** Keeps a first page's best forms, made here (warm) or by another thread for the same snapshot. */
+  give(made: PagePack): void {
+    const p = this.pages.get(made.collection)?.get(made.query);
+    // A request may have filled it meanwhile with the quick setting: the best replaces it (the same
+    // content under the same tag; no Range request is served, so no client mixes the two), but a
+    // later day's stays.
+    if (p !== undefined && p.today <= made.day) Object.assign(p, { today: made.day, br: made.br, gzip: made.gzip });
   }
 }
 

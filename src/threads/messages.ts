@@ -7,6 +7,7 @@ import type { Transport } from '../http/app.ts';
 import type { LogLevel } from '../log.ts';
 import type { Route } from '../http/router.ts';
 import { COLLECTIONS, type CollectionName } from '../resources/types.ts';
+import type { SharedPages } from './pages.ts';
 
 /**
  * One answered request, for the main thread's observer (metrics, access log): route kind,
@@ -55,7 +56,9 @@ export type ToWorker =
   /** Drain within this many ms; answered 'closed'. */
   | ['close', number]
   /** The OpenAPI document's best compressed forms (br, gzip), made once by the main thread for every thread. */
-  | ['openapi', Uint8Array, Uint8Array];
+  | ['openapi', Uint8Array, Uint8Array]
+  /** The first pages' best compressed forms of a snapshot (pages.ts), made once by the main thread for every thread. */
+  | ['pages', SharedPages];
 
 export type ToMain =
   | ['listening', readonly { readonly url: string; readonly transport: Transport; readonly port: number }[]]

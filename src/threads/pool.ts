@@ -20,6 +20,7 @@ import type { Route } from '../http/router.ts';
 import type { Limits } from '../http/server.ts';
 import { packBest } from '../http/compress.ts';
 import { openapiBody } from '../http/openapi.ts';
+import { utcYmd } from '../data/fragments.ts';
 import { LOG_LEVELS, type Logger } from '../log.ts';
 import type { Gate } from '../quota/gate.ts';
 import type { StoreStatus } from '../quota/counting-store.ts';
@@ -31,6 +32,7 @@ import { serveMounted } from './mounted-link.ts';
 import { ANSWERED_STRIDE, ROUTES, type Observation, type ToMain, type ToWorker } from './messages.ts';
 import { Bell, Reports } from './ring.ts';
 import { revive, share, sharedBytes } from './share.ts';
+import { PagePacker } from './pages.ts';
 import type { Setup, WorkerSetup } from './worker.ts';
 
 export interface PoolOptions {
@@ -174,6 +176,8 @@ export class Pool {
   private openapi: [Uint8Array, Uint8Array] | null = null;
   /** One bell for every thread's rings (ring.ts): under load the main thread looks every BELL_MS, whatever the number of threads. */
   private readonly bell = new Bell();
+  /** The first pages' best compressed forms, made here once per snapshot (and day) for every thread. */
+  private readonly pages: PagePacker;
 
   private constructor(private readonly o: PoolOptions, snapshot: Snapshot) {
     this.threads = new Array<Thread | null>(o.threads).fill(null);
@@ -183,6 +187,12 @@ export class Pool {
     this.current = snapshot;
     this.quota = QuotaTable.for(o.gate, o.clock);
     this.redis = this.quota === null ? RedisTable.for(o.gate, o.clock, o.log) : null;
+    this.pages = new PagePacker(
+      (shared) => {
+        for (const t of this.threads) t?.worker.postMessage(['pages', shared] satisfies ToWorker);
+      },
+      (err) => o.log.warn('could not compress the first pages ahead', { error: String(err) }),
+    );
     this.timer = setInterval(() => this.sendState(), STATE_EVERY_MS);
     this.timer.unref();
   }
@@ -221,6 +231,8 @@ export class Pool {
       // The loaded copy is garbage once the caller holds pool.snapshot() instead: after this turn.
       setImmediate(collectGarbage);
       pool.listeners = started[0]!.map(({ url, transport }) => ({ url, transport }));
+      // The first pages, as one thread makes them at its start, but once for every thread.
+      pool.pages.pack(pool.current, utcYmd(o.clock()));
       // Once for every thread, once they listen: not N times over, nor beside the start.
       packBest(openapiBody()).then(
         ({ br, gzip }) => {
@@ -260,7 +272,7 @@ export class Pool {
     const setup: WorkerSetup = {
       thread: index, host: o.host, port, httpPort, tls: this.tls, ...(o.limits ? { limits: o.limits } : {}), trustProxy: o.trustProxy, corsOrigin: o.corsOrigin,
       faults: this.faults, snapshot: shared, gate: gate.port2, quota: counted?.setup ?? null, redis: remote?.setup ?? null, dashboard: dashboard?.port2 ?? null,
-      ticketKeys: this.ticketKeys, logLevels: LOG_LEVELS.filter((l) => o.log.enabled?.(l) ?? true), observe: o.observe !== null, observed, observeDetail: o.observeDetail, clockOffset: this.clockOffset, answered: this.answered, openapiPacked: this.openapi,
+      ticketKeys: this.ticketKeys, logLevels: LOG_LEVELS.filter((l) => o.log.enabled?.(l) ?? true), observe: o.observe !== null, observed, observeDetail: o.observeDetail, clockOffset: this.clockOffset, answered: this.answered, openapiPacked: this.openapi, pages: this.pages.of(this.current),
     };
     const transfer = dashboard ? [gate.port2, dashboard.port2] : [gate.port2];
     let worker: Worker;
@@ -328,6 +340,7 @@ export class Pool {
 
   private sendState(): void {
     this.followClock();
+    this.pages.daily(this.current, utcYmd(this.o.clock()));
     const m: ToWorker = ['state', this.o.health(), this.o.metrics()];
     for (const t of this.threads) t?.worker.postMessage(m);
   }
@@ -359,7 +372,9 @@ export class Pool {
       t.worker.once('exit', resolve);
       t.worker.postMessage(m);
     }))));
-    return (this.current = revive<Snapshot>(shared));
+    this.current = revive<Snapshot>(shared);
+    this.pages.pack(this.current, utcYmd(this.o.clock()));
+    return this.current;
   }
 
   /** New handshakes on every thread's HTTPS listener use `pair` (checked by the caller); so do threads started later. */
@@ -377,6 +392,7 @@ export class Pool {
   async close(deadlineMs: number): Promise<number> {
     this.closing = true;
     clearInterval(this.timer);
+    this.pages.stop();
     const cut = await Promise.all(this.threads.map((t) => (t === null ? 0 : new Promise<number>((resolve) => {
       let n = 0;
       t.worker.once('closed', (c: number) => {

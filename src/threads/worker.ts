@@ -20,6 +20,7 @@ import { SharedGate, type SharedQuotaSetup } from './shared-quota.ts';
 import type { RedisGate, RedisQuotaSetup } from './redis-gate.ts';
 import { MountedProxy } from './mounted-link.ts';
 import { revive } from './share.ts';
+import { unsharePages, type SharedPages } from './pages.ts';
 import { ANSWERED_STRIDE, routeCode, type Observation, type ToMain, type ToWorker } from './messages.ts';
 import { FULL, QUIET, Reports } from './ring.ts';
 
@@ -54,6 +55,8 @@ export interface WorkerSetup {
   readonly clockOffset: Float64Array;
   /** The OpenAPI document's best compressed forms (br, gzip), or null: they come in an 'openapi' message once the main thread has made them. */
   readonly openapiPacked: readonly [Uint8Array, Uint8Array] | null;
+  /** The first pages' best compressed forms of this snapshot, or null: they come in a 'pages' message once the main thread has made them. */
+  readonly pages: SharedPages | null;
   /** Answers sent, one slot per thread (messages.ts ANSWERED_STRIDE apart); this thread writes only its own (no lock needed). */
   readonly answered: Float64Array;
 }
@@ -139,6 +142,7 @@ const app = new App({
   corsOrigin: setup.corsOrigin,
   openapi: openapiBody,
   openapiPacked,
+  pagesGiven: true,
   // The main thread's text, refreshed every 250 ms; loopback clients only, as with one thread.
   metrics: (req) => (metricsText !== null && fromLoopback(req) ? metricsText : null),
   draining: () => draining,
@@ -148,6 +152,11 @@ const app = new App({
   dashboard: setup.dashboard === null ? null : new MountedProxy(setup.dashboard),
 });
 app.faults = setup.faults.length > 0 ? new Faults(setup.faults) : null;
+// The first pages' forms, made by the main thread for every thread; those of another snapshot (a swap since) are dropped.
+const givePages = (shared: SharedPages) => {
+  if (shared.version === snapshot.version) app.givePages(snapshot, unsharePages(shared));
+};
+if (setup.pages !== null) givePages(setup.pages);
 
 let listeners: Listener[] = [];
 // A session ticket issued by one thread resumes on another: the kernel may send the next connection anywhere.
@@ -174,6 +183,9 @@ handle = (m: ToWorker) => {
       return;
     case 'openapi':
       openapiArrived({ br: asBuffer(m[1]), gzip: asBuffer(m[2]) });
+      return;
+    case 'pages':
+      givePages(m[1]);
       return;
     case 'faults':
       app.faults = m[1].length > 0 ? new Faults(m[1]) : null;

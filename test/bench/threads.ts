@@ -176,9 +176,9 @@ async function main(): Promise<void> {
         // the requests on one core beside wrk's.
         if (!flags.unpinned) pinServer(pid);
         memory.push({ side, startMs: server.startMs, rss: memoryOf(pid).rss });
-        // The start's own work goes on after `listening` (each thread compresses its first pages
-        // ahead, off its event loop): measured, it would be counted to the first scenario, twice
-        // with 2 threads. Wait until the server is below 5% of a core over a second (at most 60 s).
+        // The start's own work goes on after `listening` (the first pages compressed ahead, off the
+        // event loop: with threads by the main thread, once for all): measured, it would be counted
+        // to the first scenario. Wait until the server is below 5% of a core over a second (at most 60 s).
         for (let i = 0; i < 60; i++) {
           const before = cpuUs(pid);
           await new Promise((r) => setTimeout(r, 1000));
