@@ -6,7 +6,7 @@ import { RESOURCE_LIST, RESOURCES } from '../resources/index.ts';
 import type { ResourceDefinition } from '../resources/types.ts';
 import { detailPlan, embedFields, type Details, type Embed } from './detail-layout.ts';
 import type { Fragments, Offsets, RecordOffsets } from './fragments.ts';
-import { linkEmbeds, type CollectionIndex, type PostingTable } from './indexes.ts';
+import { linkEmbeds, SMALL_POSTING, type CollectionIndex, type PostingTable } from './indexes.ts';
 import { gramsConsistent, type GramPostings } from './search-index.ts';
 import { searchField, type SearchFrom } from './search-text.ts';
 import { slotBits, slugSlots, type SlugTable, type StringTable } from './string-table.ts';
@@ -120,7 +120,17 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, .
     const bits = sec(p.bits, 'u32') as Uint32Array;
     check(bits.length === dense * ((n + 31) >>> 5) && offsets[0] === 0);
     check(p.sorted.length === def.sorts.length);
-    return { param: p.param, keys, offsets, ids, sorted: p.sorted.map((s) => i32(s, ids.length)), bitsAt, bits };
+    // The postings kept in every order: ascending numbers, each of more than SMALL_POSTING ids and
+    // as long as its ascending list (a request slices `sorted` at these offsets).
+    const sortedKeys = i32(p.sortedKeys);
+    const sortedOffsets = i32(p.sortedOffsets, sortedKeys.length + 1);
+    check(sortedOffsets[0] === 0);
+    for (let j = 0; j < sortedKeys.length; j++) {
+      const k = sortedKeys[j]!;
+      const n = k >= 0 && k < count && (j === 0 || k > sortedKeys[j - 1]!) ? offsets[k + 1]! - offsets[k]! : -1;
+      check(n > SMALL_POSTING && sortedOffsets[j + 1]! - sortedOffsets[j]! === n);
+    }
+    return { param: p.param, keys, offsets, ids, sortedKeys, sortedOffsets, sorted: p.sorted.map((s) => i32(s, sortedOffsets[sortedKeys.length]!)), bitsAt, bits };
   };
 
   const lateIn = (fields: readonly unknown[]) => def.late !== undefined && fields.includes(def.late.field);

@@ -76,6 +76,8 @@ class SectionWriter {
       keys: this.table(p.keys),
       offsets: this.add('i32', p.offsets),
       ids: this.add('i32', p.ids),
+      sortedKeys: this.add('i32', p.sortedKeys),
+      sortedOffsets: this.add('i32', p.sortedOffsets),
       sorted: p.sorted.map((ids) => this.add('i32', ids)),
       bitsAt: this.add('i32', p.bitsAt),
       bits: this.add('u32', p.bits),
