@@ -73,7 +73,8 @@ class SectionWriter {
   posting(p: PostingTable): PostingRef {
     return {
       param: p.param,
-      keys: this.table(p.keys),
+      keys: p.keys && this.table(p.keys),
+      embed: p.embed,
       offsets: this.add('i32', p.offsets),
       ids: this.add('i32', p.ids),
       sortedKeys: this.add('i32', p.sortedKeys),
