@@ -24,7 +24,7 @@ import type { CollectionName } from '../resources/types.ts';
 import type { CollectionIndex } from './indexes.ts';
 
 /** Bump when the layout, or anything the structures are built from that the fingerprint misses, changes. */
-export const BOOT_CACHE_FORMAT = 14;
+export const BOOT_CACHE_FORMAT = 16;
 export const MAGIC = Buffer.from('CAPIBOOT');
 /** Data files changed this recently before the load may change again within one timestamp tick. */
 const RACY_MS = 100;
@@ -147,7 +147,7 @@ export interface FragmentsRef { readonly bytes: number; readonly starts: number;
 /** `planned`: the detail-only layout of detail-layout.ts (else `own` holds whole bodies). */
 export interface DetailsRef { readonly planned: boolean; readonly own: FragmentsRef; readonly cuts: number; readonly ownCuts: number }
 export interface GramsRef { readonly keys: number; readonly offsets: number; readonly lows: number; readonly blocks: number; readonly at: number; readonly bitsAt: number; readonly bits: number; readonly bitCounts: number }
-export interface PostingRef { readonly param: string; readonly keys: TableRef; readonly offsets: number; readonly ids: number; readonly sorted: readonly number[]; readonly bitsAt: number; readonly bits: number }
+export interface PostingRef { readonly param: string; readonly keys: TableRef | null; readonly embed: number; readonly offsets: number; readonly ids: number; readonly sortedKeys: number; readonly sortedOffsets: number; readonly sorted: readonly number[]; readonly bitsAt: number; readonly bits: number }
 /** An embed (detail-layout.ts Embed): the ids it holds; the index it reads is the snapshot's collection `target`. */
 export interface EmbedRef { readonly field: string; readonly target: CollectionName; readonly ids: number; readonly starts: number | null; readonly at: number | null }
 export interface CollectionRef {

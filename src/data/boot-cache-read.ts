@@ -6,7 +6,7 @@ import { RESOURCE_LIST, RESOURCES } from '../resources/index.ts';
 import type { ResourceDefinition } from '../resources/types.ts';
 import { detailPlan, embedFields, type Details, type Embed } from './detail-layout.ts';
 import type { Fragments, Offsets, RecordOffsets } from './fragments.ts';
-import { linkEmbeds, type CollectionIndex, type PostingTable } from './indexes.ts';
+import { linkEmbeds, SMALL_POSTING, type CollectionIndex, type PostingTable } from './indexes.ts';
 import { gramsConsistent, type GramPostings } from './search-index.ts';
 import { searchField, type SearchFrom } from './search-text.ts';
 import { slotBits, slugSlots, type SlugTable, type StringTable } from './string-table.ts';
@@ -110,17 +110,32 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, .
     return out;
   };
   const posting = (p: PostingRef): PostingTable => {
-    const keys = table(p.keys);
-    const count = keys.starts.length - 1;
-    const offsets = i32(p.offsets, count + 1);
+    // Numbered by keys, or by the ids of an embedded record (an object embed; linkEmbeds checks
+    // that there is a posting for each record of its collection).
+    check((p.keys === null) === (p.embed >= 0) && (p.embed < 0 || (p.embed < ref.embeds.length && ref.embeds[p.embed]!.starts === null)));
+    const keys = p.keys && table(p.keys);
+    const offsets = i32(p.offsets, keys ? keys.starts.length : undefined);
+    check(offsets.length > 0);
+    const count = offsets.length - 1;
     const ids = i32(p.ids, offsets[count]);
-    const bitsAt = i32(p.bitsAt, count);
+    const bitsAt = i32(p.bitsAt);
+    check(bitsAt.length === 0 || bitsAt.length === count);
     let dense = 0;
-    for (let k = 0; k < count; k++) if (bitsAt[k]! >= 0) dense++;
+    for (let k = 0; k < bitsAt.length; k++) if (bitsAt[k]! >= 0) dense++;
     const bits = sec(p.bits, 'u32') as Uint32Array;
     check(bits.length === dense * ((n + 31) >>> 5) && offsets[0] === 0);
     check(p.sorted.length === def.sorts.length);
-    return { param: p.param, keys, offsets, ids, sorted: p.sorted.map((s) => i32(s, ids.length)), bitsAt, bits };
+    // The postings kept in every order: ascending numbers, each of more than SMALL_POSTING ids and
+    // as long as its ascending list (a request slices `sorted` at these offsets).
+    const sortedKeys = i32(p.sortedKeys);
+    const sortedOffsets = i32(p.sortedOffsets, sortedKeys.length + 1);
+    check(sortedOffsets[0] === 0);
+    for (let j = 0; j < sortedKeys.length; j++) {
+      const k = sortedKeys[j]!;
+      const n = k >= 0 && k < count && (j === 0 || k > sortedKeys[j - 1]!) ? offsets[k + 1]! - offsets[k]! : -1;
+      check(n > SMALL_POSTING && sortedOffsets[j + 1]! - sortedOffsets[j]! === n);
+    }
+    return { param: p.param, keys, embed: p.embed, offsets, ids, sortedKeys, sortedOffsets, sorted: p.sorted.map((s) => i32(s, sortedOffsets[sortedKeys.length]!)), bitsAt, bits };
   };
 
   const lateIn = (fields: readonly unknown[]) => def.late !== undefined && fields.includes(def.late.field);

@@ -73,9 +73,12 @@ class SectionWriter {
   posting(p: PostingTable): PostingRef {
     return {
       param: p.param,
-      keys: this.table(p.keys),
+      keys: p.keys && this.table(p.keys),
+      embed: p.embed,
       offsets: this.add('i32', p.offsets),
       ids: this.add('i32', p.ids),
+      sortedKeys: this.add('i32', p.sortedKeys),
+      sortedOffsets: this.add('i32', p.sortedOffsets),
       sorted: p.sorted.map((ids) => this.add('i32', ids)),
       bitsAt: this.add('i32', p.bitsAt),
       bits: this.add('u32', p.bits),

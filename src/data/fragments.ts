@@ -89,6 +89,10 @@ export class GrowingI32 {
     }
     this.a[this.length++] = v;
   }
+  /** The value pushed last. */
+  get last(): number {
+    return this.a[this.length - 1]!;
+  }
   finish(): Int32Array {
     return this.a.slice(0, this.length);
   }

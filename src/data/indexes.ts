@@ -24,19 +24,27 @@ export interface RangeIndex {
 
 /**
  * The postings of one equality filter in compressed (CSR) form: key k (a string of `keys`) holds the
- * ascending ids `ids[offsets[k], offsets[k + 1])`; the same lists in each sort order lie at the same
- * offsets in `sorted`; a posting holding at least 1/64 of the records also has a bitmap, words
+ * ascending ids `ids[offsets[k], offsets[k + 1])`; a posting of more than SMALL_POSTING ids is also
+ * kept in each sort order (`sorted`, see `sortedKeys`), a shorter one is put in order by the sort's
+ * ranks when asked; a posting holding at least 1/64 of the records also has a bitmap, words
  * `bits[bitsAt[k] * words, ...)`. No Map entry and no object per key: a key per celebrity is three
  * numbers, and the boot cache maps the arrays back as they are.
  */
 export interface PostingTable {
   readonly param: string;
-  readonly keys: StringTable;
+  /** The keys, posting k is key k; null when posting k is that of the record `embeds[embed]` reads with id k. */
+  readonly keys: StringTable | null;
+  /** The embed (its number in the collection's `embeds`) whose record ids number the postings, or -1. */
+  readonly embed: number;
   readonly offsets: Int32Array;
   readonly ids: Int32Array;
-  /** Per sort of the definition (in its order): the lists in that order, at the offsets of `ids`. */
+  /** The postings (ascending numbers) of more than SMALL_POSTING ids: those kept in every sort order. */
+  readonly sortedKeys: Int32Array;
+  /** Where posting `sortedKeys[j]` lies in each array of `sorted`: `[sortedOffsets[j], sortedOffsets[j + 1])`. */
+  readonly sortedOffsets: Int32Array;
+  /** Per sort of the definition (in its order): the postings of `sortedKeys` in that order, back to back. */
   readonly sorted: readonly Int32Array[];
-  /** Posting -> its bitmap's number in `bits`, or -1. */
+  /** Posting -> its bitmap's number in `bits`, or -1; empty when no posting has one. */
   readonly bitsAt: Int32Array;
   /** The bitmaps of the dense postings, (size + 31) >>> 5 words each, back to back. */
   readonly bits: Uint32Array;
@@ -110,14 +118,28 @@ function table(ix: CollectionIndex, param: string): PostingTable | null {
 /** Ascending ids of the records whose filter `param` has `key` (empty when none). */
 export function postingIds(ix: CollectionIndex, param: string, key: string): Int32Array {
   const t = table(ix, param);
-  const k = t === null ? -1 : lookup(t.keys, key);
-  return k === -1 ? EMPTY : t!.ids.subarray(t!.offsets[k]!, t!.offsets[k + 1]!);
+  if (t === null) return EMPTY;
+  const k = t.keys !== null ? lookup(t.keys, key) : slugId(embedTarget(ix, t), key);
+  // (k past the postings: a collection without records, whose table has none.)
+  return k === -1 || k >= t.offsets.length - 1 ? EMPTY : t.ids.subarray(t.offsets[k]!, t.offsets[k + 1]!);
 }
 
-/** The filter keys of `param`, in table order (decoded; for tests and tools). */
+/** The collection whose record ids number the postings of `t`. */
+function embedTarget(ix: CollectionIndex, t: PostingTable): CollectionIndex {
+  const target = ix.embeds[t.embed]?.index;
+  if (!target) throw new Error(`${ix.def.name} filter ${t.param}: its embed is not linked`);
+  return target;
+}
+
+/** The filter keys of `param` that select records, in table order (decoded; for tests and tools). */
 export function postingKeys(ix: CollectionIndex, param: string): string[] {
   const t = table(ix, param);
-  return t === null ? [] : Array.from({ length: count(t.keys) }, (_, k) => stringAt(t.keys, k));
+  if (t === null) return [];
+  if (t.keys !== null) return Array.from({ length: count(t.keys) }, (_, k) => stringAt(t.keys!, k));
+  const target = embedTarget(ix, t);
+  const out: string[] = [];
+  for (let k = 0; k + 1 < t.offsets.length; k++) if (t.offsets[k + 1]! > t.offsets[k]!) out.push(slugOf(target, k));
+  return out;
 }
 
 /**
@@ -132,16 +154,16 @@ function postingOf(ix: CollectionIndex, ids: Int32Array): { t: PostingTable; k: 
     if (ids.buffer !== all.buffer || ids.byteOffset < all.byteOffset || ids.byteOffset >= all.byteOffset + all.byteLength) continue;
     const start = (ids.byteOffset - all.byteOffset) >>> 2;
     const offsets = t.offsets;
+    // The last posting that starts at or before `start`: empty postings (a celebrity without news)
+    // share their offset with the next one.
     let lo = 0;
     let hi = offsets.length - 2;
-    while (lo <= hi) {
-      const mid = (lo + hi) >>> 1;
-      const v = offsets[mid]!;
-      if (v === start) return offsets[mid + 1]! - start === ids.length ? { t, k: mid } : null;
-      if (v < start) lo = mid + 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      if (offsets[mid]! <= start) lo = mid;
       else hi = mid - 1;
     }
-    return null;
+    return offsets[lo] === start && offsets[lo + 1]! - start === ids.length ? { t, k: lo } : null;
   }
   return null;
 }
@@ -150,18 +172,54 @@ function postingOf(ix: CollectionIndex, ids: Int32Array): { t: PostingTable; k: 
 export function postingBits(ix: CollectionIndex, ids: Int32Array): Uint32Array | null {
   const p = postingOf(ix, ids);
   if (p === null) return null;
-  const n = p.t.bitsAt[p.k]!;
+  const n = p.t.bitsAt.length === 0 ? -1 : p.t.bitsAt[p.k]!;
   if (n < 0) return null;
   const words = (ix.size + 31) >>> 5;
   return p.t.bits.subarray(n * words, (n + 1) * words);
 }
 
+/**
+ * Postings of at most this many ids are not kept in each sort order: put in order when asked (a
+ * copy sorted by the sort's ranks, a few random reads), they saved 6.5 MB at 100k (a celebrity's
+ * outfits and news: 455k ids in 7 orders), where the ids in order cost 4 bytes per id and order.
+ */
+export const SMALL_POSTING = 16;
+
 /** A posting's ids in the order of `sort`, or null when `ids` is not a posting. */
 export function postingInOrder(ix: CollectionIndex, ids: Int32Array, sort: string): Int32Array | null {
   const p = postingOf(ix, ids);
   if (p === null) return null;
-  const sorted = p.t.sorted[sortNumber(ix, sort)];
-  return sorted === undefined ? null : sorted.subarray(p.t.offsets[p.k]!, p.t.offsets[p.k + 1]!);
+  const s = sortNumber(ix, sort);
+  const sorted = p.t.sorted[s];
+  if (sorted === undefined) return null;
+  const keys = p.t.sortedKeys;
+  let lo = 0;
+  let hi = keys.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const k = keys[mid]!;
+    if (k === p.k) return sorted.subarray(p.t.sortedOffsets[mid]!, p.t.sortedOffsets[mid + 1]!);
+    if (k < p.k) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  // A posting of one id is in every order (a celebrity with a single outfit or article).
+  return ids.length < 2 ? ids : inRankOrder(ids, ix.ranks[s]!);
+}
+
+/** A copy of `ids` in ascending order of their ranks (an insertion sort: `ids` is a small posting). */
+function inRankOrder(ids: Int32Array, rank: Int32Array): Int32Array {
+  const out = new Int32Array(ids.length);
+  for (let i = 0; i < ids.length; i++) {
+    const id = ids[i]!;
+    const r = rank[id]!;
+    let j = i;
+    while (j > 0 && rank[out[j - 1]!]! > r) {
+      out[j] = out[j - 1]!;
+      j--;
+    }
+    out[j] = id;
+  }
+  return out;
 }
 
 /**
@@ -236,6 +294,10 @@ export function linkEmbeds<T extends Partial<Record<CollectionName, CollectionIn
         for (let i = 0; i < e.ids.length; i++) if (e.ids[i]! >= target.size) throw new Error(`${ix.def.name} embeds ${e.target} record ${e.ids[i]}, past its ${target.size}`);
         return { ...e, index: target };
       });
+      // Postings numbered by the embedded records' ids: one for each record of that collection.
+      for (const t of ix.postings) {
+        if (t.embed >= 0 && t.offsets.length > 1 && t.offsets.length - 1 !== embeds[t.embed]!.index.size) throw new Error(`${ix.def.name} filter ${t.param} has ${t.offsets.length - 1} postings for ${embeds[t.embed]!.index.size} ${embeds[t.embed]!.target}`);
+      }
       out[ix.def.name] = { ...ix, embeds };
       changed = true;
     }
@@ -277,7 +339,8 @@ type EqualityFilter = Exclude<ResourceDefinition['filters'][number], { kind: 'ra
 
 /**
  * One filter's keys while records are added: key numbers in order of first appearance, and which
- * keys each record holds (CSR: record id -> key numbers).
+ * keys each record holds (CSR: record id -> key numbers). For a slug filter of an embedded record
+ * (`embed` >= 0, the number of that embed), the key number is the embedded record's id (`addId`).
  */
 class PostingCollector {
   private readonly number = new Map<string, number>();
@@ -285,7 +348,20 @@ class PostingCollector {
   private readonly members: number[] = [];
   private readonly perRecord: number[] = [0];
 
-  constructor(readonly filter: EqualityFilter) {}
+  constructor(
+    readonly filter: EqualityFilter,
+    readonly embed = -1,
+  ) {}
+
+  /** Adds the next record, whose key is the record with id `id` (-1: none) of the embed's collection. */
+  addId(id: number): void {
+    if (id >= 0) {
+      while (this.counts.length <= id) this.counts.push(0);
+      this.counts[id]!++;
+      this.members.push(id);
+    }
+    this.perRecord.push(this.members.length);
+  }
 
   add(r: LinkedRecord): void {
     const raw = this.filter.get(r);
@@ -311,36 +387,63 @@ class PostingCollector {
   }
 
   /**
-   * The table: ascending ids per key, the same lists in every sort order (one linear pass per sort:
-   * walk the order and append each id to the lists that hold it), and bitmaps of the postings that
-   * hold at least 1/64 of the records (their bitmap is then at most 2x the posting).
+   * The table: ascending ids per key, the lists of more than SMALL_POSTING ids in every sort order
+   * (one linear pass per sort: walk the order and append each id to the lists that hold it), and
+   * bitmaps of the postings that hold at least 1/64 of the records (their bitmap is then at most 2x
+   * the posting).
    */
-  finish(size: number, orders: readonly Int32Array[]): PostingTable {
+  finish(size: number, orders: readonly Int32Array[], targetSize = 0): PostingTable {
+    // Numbered by an embedded record's id: a posting for each record of its collection (empty for some).
+    while (this.embed >= 0 && this.counts.length < targetSize) this.counts.push(0);
     const keys = this.counts.length;
     const perRecord = Int32Array.from(this.perRecord);
     const member = Int32Array.from(this.members);
     const offsets = new Int32Array(keys + 1);
     for (let k = 0; k < keys; k++) offsets[k + 1] = offsets[k]! + this.counts[k]!;
-    const fill = (order: Int32Array | null): Int32Array => {
-      const flat = new Int32Array(offsets[keys]!);
-      const cursor = offsets.slice(0, keys);
+    // Where each posting starts in a list of `total` ids; -1: not in that list.
+    const fill = (order: Int32Array | null, starts: Int32Array, total: number): Int32Array => {
+      const flat = new Int32Array(total);
+      const cursor = starts.slice();
       for (let pos = 0; pos < size; pos++) {
         const id = order === null ? pos : order[pos]!;
-        for (let m = perRecord[id]!; m < perRecord[id + 1]!; m++) flat[cursor[member[m]!]!++] = id;
+        for (let m = perRecord[id]!; m < perRecord[id + 1]!; m++) {
+          const c = cursor[member[m]!]!;
+          if (c < 0) continue;
+          flat[c] = id;
+          cursor[member[m]!] = c + 1;
+        }
       }
       return flat;
     };
-    const ids = fill(null);
-    const bitsAt = new Int32Array(keys).fill(-1);
+    const ids = fill(null, offsets.subarray(0, keys), offsets[keys]!);
+    let large = 0;
+    for (let k = 0; k < keys; k++) if (offsets[k + 1]! - offsets[k]! > SMALL_POSTING) large++;
+    const sortedKeys = new Int32Array(large);
+    const sortedOffsets = new Int32Array(large + 1);
+    const sortedStarts = new Int32Array(keys).fill(-1);
+    for (let k = 0, j = 0; k < keys; k++) {
+      const n = offsets[k + 1]! - offsets[k]!;
+      if (n <= SMALL_POSTING) continue;
+      sortedKeys[j] = k;
+      sortedStarts[k] = sortedOffsets[j]!;
+      sortedOffsets[j + 1] = sortedOffsets[j]! + n;
+      j++;
+    }
     const words = (size + 31) >>> 5;
     let dense = 0;
-    for (let k = 0; k < keys; k++) if ((offsets[k + 1]! - offsets[k]!) * 64 >= size) bitsAt[k] = dense++;
+    for (let k = 0; k < keys; k++) if ((offsets[k + 1]! - offsets[k]!) * 64 >= size) dense++;
+    // A table of small postings only (a celebrity's) keeps no number per posting.
+    const bitsAt = new Int32Array(dense === 0 ? 0 : keys).fill(-1);
+    dense = 0;
+    if (bitsAt.length > 0) for (let k = 0; k < keys; k++) if ((offsets[k + 1]! - offsets[k]!) * 64 >= size) bitsAt[k] = dense++;
     const bits = new Uint32Array(dense * words);
-    for (let k = 0; k < keys; k++) {
+    for (let k = 0; k < bitsAt.length; k++) {
       if (bitsAt[k]! < 0) continue;
       bits.set(bitmapOf(ids.subarray(offsets[k]!, offsets[k + 1]!), size), bitsAt[k]! * words);
     }
-    return { param: this.filter.param, keys: stringTable([...this.number.keys()]), offsets, ids, sorted: orders.map(fill), bitsAt, bits };
+    const sorted = orders.map((order) => fill(order, sortedStarts, sortedOffsets[large]!));
+    const keyTable = this.embed >= 0 ? null : stringTable([...this.number.keys()]);
+    return { param: this.filter.param, keys: keyTable, embed: this.embed, offsets, ids, sortedKeys, sortedOffsets, sorted, bitsAt, bits };
   }
 }
 
@@ -400,7 +503,12 @@ export function indexBuilder(def: ResourceDefinition, hint: { readonly records: 
   /** Per sort, an earlier sort with the same key function, or -1; and this record's keys. */
   const sharedKey = sorts.map((s, i) => sorts.findIndex((t, j) => j < i && t.key === s.key));
   const keyValues: unknown[] = sorts.map(() => null);
-  const collectors = def.filters.flatMap((f) => (f.kind === 'range' ? [] : [new PostingCollector(f)]));
+  // A slug filter of an embedded record: numbered by that record's id when this build has the embed.
+  const collectors = def.filters.flatMap((f) => {
+    if (f.kind === 'range') return [];
+    const e = f.kind === 'slug' && f.embed !== undefined ? embedded.findIndex((x) => x.field === f.embed && !x.refs) : -1;
+    return [new PostingCollector(f, e)];
+  });
 
   const grow = (a: Uint32Array<ArrayBuffer>, need: number): Uint32Array<ArrayBuffer> => {
     if (need <= a.length) return a;
@@ -556,7 +664,23 @@ export function indexBuilder(def: ResourceDefinition, hint: { readonly records: 
       const v = rangeFilter.get(r);
       rangeValues.push(typeof v === 'number' ? v : NaN);
     }
-    for (let i = 0; i < collectors.length; i++) collectors[i]!.add(r);
+    for (let i = 0; i < collectors.length; i++) {
+      const c = collectors[i]!;
+      if (c.embed < 0) {
+        c.add(r);
+        continue;
+      }
+      const tid = embedIds[c.embed]!.last;
+      // The filter's key is the embedded record's slug, by the definition (`embed`): checked here
+      // against the slug the embed's id was found by (above), so it is that record's.
+      const key = c.filter.get(r);
+      const v = r[embedded[c.embed]!.field] as { slug?: unknown } | null | undefined;
+      const slug = v !== null && typeof v === 'object' ? v.slug : undefined;
+      if ((key === null || key === undefined) !== (tid < 0) || (tid >= 0 && slug !== key)) {
+        throw new Error(`${def.name} record ${id}: filter ${c.filter.param} is not the slug of the ${embedded[c.embed]!.target} record it embeds`);
+      }
+      c.addId(tid);
+    }
   };
 
   const finish = (): CollectionIndex => {
@@ -580,7 +704,7 @@ export function indexBuilder(def: ResourceDefinition, hint: { readonly records: 
       withValue.sort((a, b) => byId[a]! - byId[b]! || a - b);
       range = { param: rangeFilter.minParam, ids: withValue, values: Float64Array.from(withValue, (i) => byId[i]!), byId };
     }
-    const postings = collectors.map((c) => c.finish(size, orders));
+    const postings = collectors.map((c) => c.finish(size, orders, c.embed >= 0 && size > 0 ? (embedTargets ??= targetsOf())[c.embed]!.size : 0));
     const listFragments = list.finish();
     const detail: Details = { plan, own: own.finish(), cuts: recordOffsetsOf(cuts.slice(0, size * cutsPerRecord)), ownCuts: recordOffsetsOf(ownCuts.slice(0, size * ownCutsPerRecord)) };
     const search = buildSearchIndex(texts);

@@ -6,7 +6,7 @@ import type { Logger } from '../log.ts';
 import { collectionKey, readDataIdentity, type DataIdentity } from './boot-cache-format.ts';
 import { readCollectionCache } from './boot-cache-read.ts';
 import { saveCollectionCache } from './boot-cache-write.ts';
-import { collectGarbage } from './gc.ts';
+import { releaseMemory } from './gc.ts';
 import { indexBuilder, linkEmbeds, type CollectionIndex } from './indexes.ts';
 import { knownCollection } from './known.ts';
 import { loadCollections, type DataInput, type KnownCollections } from './load.ts';
@@ -140,7 +140,7 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
       }
     }
     // The load's garbage goes back now, so the RSS at ready is the snapshot's, not the load's peak.
-    collectGarbage();
+    await releaseMemory();
     return stamp(complete(collections), stable ? keys : null);
   }
 }

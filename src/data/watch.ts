@@ -3,7 +3,7 @@
 import { statSync, watch, type FSWatcher } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { Logger } from '../log.ts';
-import { collectGarbage } from './gc.ts';
+import { releaseMemory } from './gc.ts';
 import { DataError } from './load.ts';
 import { formatProblem } from './validate.ts';
 import type { Snapshot } from './snapshot.ts';
@@ -27,7 +27,7 @@ export function createReloader(service: Reloadable, log: Logger, onResult: (ok: 
       // The collections the new snapshot rebuilt are garbage in the old one now that it is out of
       // service: given back at once, where V8 kept their arrays (half a GB at 100k) until memory was
       // tight and every reload grew the process.
-      collectGarbage();
+      await releaseMemory();
       log.info('data reloaded', { reason, version: next.version });
       onResult(true, next);
       return true;

@@ -36,7 +36,7 @@ export const news = {
   ],
   filters: [
     { kind: 'text', param: 'category', get: (r) => r.category as string | null },
-    { kind: 'slug', param: 'celebrity', get: (r) => (r.celebrity as { slug: string }).slug },
+    { kind: 'slug', param: 'celebrity', get: (r) => (r.celebrity as { slug: string }).slug, embed: 'celebrity' },
     { kind: 'boolean', param: 'featured', get: (r) => r.featured as boolean | null },
   ],
   sorts: [

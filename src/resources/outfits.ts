@@ -40,7 +40,7 @@ export const outfits = {
     'description',
   ],
   filters: [
-    { kind: 'slug', param: 'celebrity', get: (r) => (r.celebrity as { slug: string }).slug },
+    { kind: 'slug', param: 'celebrity', get: (r) => (r.celebrity as { slug: string }).slug, embed: 'celebrity' },
     { kind: 'text', param: 'category', get: (r) => r.category as string | null },
     { kind: 'text', param: 'brand', get: (r) => r.brand as string | null },
   ],

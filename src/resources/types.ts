@@ -47,8 +47,11 @@ export interface EmbeddedField {
 export type FilterDef =
   /** Whole-value match, case- and accent-insensitive; an array matches if any element does (CONTRACT 3). */
   | { readonly kind: 'text'; readonly param: string; readonly get: (r: LinkedRecord) => string | readonly string[] | null }
-  /** Exact match on a slug. */
-  | { readonly kind: 'slug'; readonly param: string; readonly get: (r: LinkedRecord) => string | null }
+  /**
+   * Exact match on a slug. `embed`: the slug is that of the record this field embeds (an object of
+   * another collection): the postings are then numbered by that record's id, and no key is kept.
+   */
+  | { readonly kind: 'slug'; readonly param: string; readonly get: (r: LinkedRecord) => string | null; readonly embed?: string }
   /** One of a fixed set of values, anything else is a 400. */
   | { readonly kind: 'enum'; readonly param: string; readonly values: readonly string[]; readonly get: (r: LinkedRecord) => string | null }
   /** `true` or `false` exactly; false selects only the records that are not flagged. */
