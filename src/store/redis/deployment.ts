@@ -2,7 +2,8 @@
 // Redis Cluster (createCluster: node-redis routes each command by its key's slot and follows MOVED
 // and failovers) and a Sentinel-managed primary (createSentinel: node-redis asks the sentinels which
 // node is the primary, again on their events, on a lost connection and every second). No slot
-// routing or failover logic of our own.
+// routing or failover logic of our own: on a cluster, only a nudge to node-redis to look the topology
+// up again while it cannot route (topologyRepair).
 import type { RedisClusterOptions, RedisClusterType, RedisScripts, RedisSentinelOptions, RedisSentinelType } from 'redis';
 import type { ScriptName } from './scripts.ts';
 import { nodeAddress, type RedisMode, type RedisTarget } from './url.ts';
@@ -45,6 +46,8 @@ export interface Deployment {
   primaries(): string[];
   /** host:port of the primary that holds `key` (the last one asked for), as far as the client knows (a cluster looks it up). */
   nodeFor(key: string): string | Promise<string>;
+  /** A call failed or a connection reported an error (link.ts): a cluster checks that it can still route. */
+  failed(): void;
   close(): Promise<void>;
   destroy(): void;
 }
@@ -102,6 +105,7 @@ function single(redis: Redis, o: DeploymentOptions, url: string, on: DeploymentE
     },
     primaries: () => [address],
     nodeFor: () => address,
+    failed: () => undefined,
     close: async () => void (await Promise.allSettled([client.close(), subscriber.close()])),
     destroy() {
       client.destroy();
@@ -128,7 +132,8 @@ function cluster(redis: Redis, o: DeploymentOptions, t: MultiTarget, credentials
   c.on('node-ready', () => ready && on.ready());
   const scripted = c as unknown as Scripted;
   const primaries = () => c.masters.map((m) => `${m.host}:${m.port}`).sort();
-  const resubscribe = resubscriber(c, on);
+  const repair = topologyRepair(c, on);
+  const resubscribe = resubscriber(c, on, repair.failed);
   return {
     mode: 'cluster',
     get isReady() {
@@ -150,7 +155,10 @@ function cluster(redis: Redis, o: DeploymentOptions, t: MultiTarget, credentials
       );
     },
     subscribe: async (channel, listener) => {
-      await c.sSubscribe(channel, listener);
+      await c.sSubscribe(channel, listener).catch((err: unknown) => {
+        repair.failed();
+        throw err;
+      });
       resubscribe.add(channel, listener);
     },
     primaries,
@@ -159,13 +167,85 @@ function cluster(redis: Redis, o: DeploymentOptions, t: MultiTarget, credentials
       const socket = node.options?.socket as { host?: string; port?: number } | undefined;
       return socket?.host ? `${socket.host}:${socket.port}` : '';
     },
+    failed: repair.failed,
     close: () => {
       resubscribe.stop();
+      repair.stop();
       return c.close();
     },
     destroy: () => {
       resubscribe.stop();
+      repair.stop();
       c.destroy();
+    },
+  };
+}
+
+/** The slot table node-redis's cluster routes by (RedisCluster._slots, cluster-slots.js), as far as it is used here. */
+interface SlotTable {
+  /** A shard per slot; a slot no master held when the topology was last looked up is empty. */
+  readonly slots: readonly unknown[];
+  /** Looks the topology up again (CLUSTER SLOTS from a known node); one at a time, callers share it. */
+  rediscover(): Promise<void>;
+}
+
+/** While the cluster client cannot route, node-redis is asked to look the topology up again this often. */
+const REDISCOVER_MS = 250;
+
+/**
+ * node-redis looks the topology up again only on a MOVED and while a connection to a node it had is
+ * being made again. A look-up made mid-failover left a slot range with no master in its table (CI,
+ * Redis 7.0.15, 2 trains of 4, once all three servers at once; where the holes come from, Redis's
+ * reply or node-redis, is not pinned down: CLUSTER SLOTS polled every few ms through failovers never
+ * showed one). In a slot table with holes every call for those slots throws a TypeError
+ * ("Cannot destructure property 'master' of this.slots[...]") before anything is sent, so no MOVED
+ * ever comes, and the failed master's connection, no longer in the topology, was closed: nothing
+ * made it look again, 503 for good. So after a failure (a call, a connection, a re-subscription):
+ * at once if the table has holes, then every REDISCOVER_MS while it has holes or calls keep failing,
+ * ask it to look again; done once the table is whole and no failure came in the last REDISCOVER_MS.
+ * A failover adds a few look-ups to those node-redis makes itself (a look-up under way is shared).
+ */
+function topologyRepair(c: RedisClusterType, on: DeploymentEvents) {
+  const table = (c as unknown as { _slots?: Partial<SlotTable> })._slots;
+  // Only if node-redis still works this way: with another, the repair is left out, not guessed at.
+  if (!table || !Array.isArray(table.slots) || typeof table.rediscover !== 'function') return { failed: () => undefined, stop: () => undefined };
+  const slots = table as SlotTable;
+  // The array is replaced at each look-up (cluster-slots.js #resetSlots): read it each time. A hole reads as undefined.
+  const holes = () => slots.slots.length < 16384 || slots.slots.includes(undefined);
+  let timer: NodeJS.Timeout | null = null;
+  let lastFailure = 0;
+  let looking = false;
+  let stopped = false;
+  const lookAgain = () => {
+    if (looking) return;
+    looking = true;
+    slots
+      .rediscover()
+      .catch((err: Error) => on.background(err))
+      .finally(() => (looking = false));
+  };
+  const end = () => {
+    if (timer) clearInterval(timer);
+    timer = null;
+  };
+  const tick = () => {
+    if (stopped) return end();
+    const failing = Date.now() - lastFailure < REDISCOVER_MS;
+    if (holes() || failing) lookAgain();
+    else end();
+  };
+  return {
+    failed() {
+      if (stopped) return;
+      lastFailure = Date.now();
+      if (timer) return;
+      timer = setInterval(tick, REDISCOVER_MS);
+      timer.unref();
+      if (holes()) lookAgain();
+    },
+    stop() {
+      stopped = true;
+      end();
     },
   };
 }
@@ -183,7 +263,7 @@ const RESUBSCRIBE_RETRY_MS = 250;
  * cluster's own handler is replaced by this one: it subscribes this server's channels again itself,
  * reports a failure and tries again until the subscription holds. A lost message only costs the poll.
  */
-function resubscriber(c: RedisClusterType, on: DeploymentEvents) {
+function resubscriber(c: RedisClusterType, on: DeploymentEvents, failed: () => void) {
   const channels = new Map<string, (message: string) => void>();
   const retrying = new Set<string>();
   let stopped = false;
@@ -198,6 +278,7 @@ function resubscriber(c: RedisClusterType, on: DeploymentEvents) {
       },
       (err: Error) => {
         on.subscription(err);
+        failed();
         setTimeout(() => {
           retrying.delete(channel);
           again(channel);
@@ -301,6 +382,7 @@ function sentinel(redis: Redis, o: DeploymentOptions, t: MultiTarget, credential
     subscribe: async (channel, listener) => void (await s.subscribe(channel, listener)),
     primaries: () => [primary()],
     nodeFor: () => primary(),
+    failed: () => undefined,
     close: () => s.close(),
     // Only ever a client given up on (open failed): how its teardown ends is of no interest, but it must not reject unobserved.
     destroy: () => void s.destroy().catch(() => undefined),

@@ -270,6 +270,7 @@ export class RedisLink {
    */
   private failing(err?: Error): void {
     this.answering = false;
+    this.redis.failed(); // a cluster client that cannot route asks for the topology again (deployment.ts)
     const now = Date.now();
     this.lastFailMs = now;
     if (this.downSince !== 0) return;
