@@ -63,10 +63,105 @@ const GZIP_NOW: zlib.ZlibOptions = { level: 1 };
 const BR_BEST: zlib.BrotliOptions = { params: { [BROTLI_PARAM_QUALITY]: BROTLI_MAX_QUALITY, [BROTLI_PARAM_MODE]: BROTLI_MODE_TEXT } };
 const GZIP_BEST: zlib.ZlibOptions = { level: 9 };
 
-/** Compresses now, on this thread, with the per-request settings. */
+/**
+ * Compresses now, on this thread, with the per-request settings, into an ArrayBuffer of the exact
+ * size: Node's synchronous zlib answers a view of the 16 KB chunk it wrote into, and the caches that
+ * keep these bodies (AnswerCache, details, first pages) then held 16 KB for a 1.5 KB body outside
+ * the heap (at 16 MB of answers, 160 MB of chunks, and V8's full collections that external memory
+ * sets off).
+ */
 export function compressNow(body: Buffer, encoding: Encoding): Buffer {
-  return encoding === 'br' ? zlib.brotliCompressSync(body, BR_NOW) : zlib.gzipSync(body, GZIP_NOW);
+  const reused = encoding === 'br' ? brNow : gzipNow;
+  const out = reused === null || body.length > REUSED_MAX_BYTES ? null : reused.compress(body);
+  return out ?? exact(encoding === 'br' ? zlib.brotliCompressSync(body, BR_NOW) : zlib.gzipSync(body, GZIP_NOW));
 }
+
+/** `b` itself when it is its whole ArrayBuffer, else a copy in one of its own size. */
+function exact(b: Buffer): Buffer {
+  if (b.byteOffset === 0 && b.length === b.buffer.byteLength) return b;
+  const own = Buffer.allocUnsafeSlow(b.length);
+  b.copy(own);
+  return own;
+}
+
+/** What Node's zlib and brotli objects hold in `_handle` (node_zlib.cc): the same on Node 20 and 26. */
+interface NativeHandle {
+  writeSync(flush: number, input: Buffer, inOffset: number, inLength: number, out: Buffer, outOffset: number, outLength: number): void;
+  reset(): void;
+  init(params: Uint32Array, writeState: Uint32Array, processCallback: () => void): unknown;
+}
+
+/** Bodies larger than this are compressed by the public API (the scratch buffer grows to the largest body). */
+const REUSED_MAX_BYTES = 1024 * 1024;
+const { BROTLI_OPERATION_FINISH, Z_FINISH } = zlib.constants;
+
+/**
+ * One compressor per format, made once and reused by every request on this thread (issue 20): Node's
+ * synchronous API makes a stream object, a native handle and its compressor for each call and closes
+ * them at the end, about 7 µs of the 27-45 µs a 6.4 KB page costs, and 8-10 µs for a body of 10 bytes.
+ * Here a call is one `writeSync` of the whole body with FINISH into a scratch buffer, then the
+ * compressor made fresh for the next (gzip: `deflateReset`; brotli: a new encoder with the same
+ * parameters through `init`, as its `reset` would give it brotli's defaults). Not a public API, so
+ * it is used only after it made, for a sample, the very bytes the public API makes; and a body whose
+ * output does not fit the scratch buffer, or an error, goes to the public API.
+ */
+class ReusedCompressor {
+  private scratch = Buffer.allocUnsafeSlow(64 * 1024);
+  private readonly state: Uint32Array;
+  private readonly handle: NativeHandle;
+
+  constructor(
+    private readonly engine: zlib.Gzip | zlib.BrotliCompress,
+    private readonly brotliParams: Uint32Array | null,
+  ) {
+    const internal = engine as unknown as { _handle?: NativeHandle; _writeState?: Uint32Array };
+    if (internal._handle === undefined || !(internal._writeState instanceof Uint32Array)) throw new Error('no zlib handle');
+    this.handle = internal._handle;
+    this.state = internal._writeState;
+    engine.on('error', () => {}); // an error destroys the engine: seen below, the body goes to the public API
+  }
+
+  /** `body` compressed into a buffer of its own size, or null (then the public API does it). */
+  compress(body: Buffer): Buffer | null {
+    if (this.engine.destroyed) return null;
+    const room = body.length + (body.length >>> 6) + 64;
+    if (this.scratch.length < room) this.scratch = Buffer.allocUnsafeSlow(room);
+    const out = this.scratch;
+    if (this.brotliParams !== null) this.handle.init(this.brotliParams, this.state, noop);
+    this.handle.writeSync(this.brotliParams !== null ? BROTLI_OPERATION_FINISH : Z_FINISH, body, 0, body.length, out, 0, out.length);
+    const left = this.state[0]!;
+    const unread = this.state[1]!;
+    if (this.brotliParams === null) this.handle.reset();
+    if (this.engine.destroyed || left === 0 || unread !== 0) return null;
+    const n = out.length - left;
+    const own = Buffer.allocUnsafeSlow(n);
+    out.copy(own, 0, 0, n);
+    return own;
+  }
+}
+const noop = (): void => {};
+
+/** The reused compressor of one format, or null when it does not make the public API's bytes here. */
+function reused(encoding: Encoding): ReusedCompressor | null {
+  try {
+    let c: ReusedCompressor;
+    if (encoding === 'br') {
+      const params = new Uint32Array(Math.max(...Object.entries(zlib.constants).filter(([k]) => k.startsWith('BROTLI_PARAM_')).map(([, v]) => v)) + 1).fill(0xffffffff);
+      for (const [k, v] of Object.entries(BR_NOW.params!)) params[Number(k)] = Number(v);
+      c = new ReusedCompressor(zlib.createBrotliCompress(BR_NOW), params);
+    } else {
+      c = new ReusedCompressor(zlib.createGzip(GZIP_NOW), null);
+    }
+    const sample = Buffer.from(JSON.stringify({ data: Array.from({ length: 64 }, (_, i) => ({ id: i, name: `sample ${i * 7}`, tags: ['a', 'b'] })) }));
+    const want = encoding === 'br' ? zlib.brotliCompressSync(sample, BR_NOW) : zlib.gzipSync(sample, GZIP_NOW);
+    for (let i = 0; i < 2; i++) if (!c.compress(sample)?.equals(want)) return null; // twice: the compressor made fresh too
+    return c;
+  } catch {
+    return null;
+  }
+}
+const brNow = reused('br');
+const gzipNow = reused('gzip');
 
 /** Compresses on the libuv thread pool with the best settings, for bodies that are reused. */
 export function compressBest(body: Buffer, encoding: Encoding): Promise<Buffer> {

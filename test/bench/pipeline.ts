@@ -4,7 +4,7 @@
 // one request in flight, and so is a bare node:http handler sending the very same bytes. Sides run in
 // short interleaved slices; the figure is CPU µs per request, the best slice of each side (the
 // least disturbed on a shared machine: two runs of the same code agree within about 5%).
-//   npm run bench:pipeline -- DATA_DIR [--against OTHER_CHECKOUT] [--rounds 40] [--slice-ms 60] [--only a,b] [--gc] [--kept N]
+//   npm run bench:pipeline -- DATA_DIR [--against OTHER_CHECKOUT] [--rounds 40] [--slice-ms 60] [--only a,b] [--gc] [--kept N] [--cache DIR]
 // With --against, that checkout's server (an older commit, say) runs beside this one: A/B of a change.
 // `--only "first request"` runs the two scenarios of a page compressed per request (br, gzip), each
 // request a target never asked before; the bare handler sends the first side's compressed bytes.
@@ -12,8 +12,11 @@
 // --kept N: before the scenarios, N other list pages asked twice on each of our sides, so they are kept
 // (src/http/kept-pages.ts) as on a busy server, whose store holds about a thousand: a cache's costs
 // can grow with its entries (a Map's buckets), which a store of two or three pages does not show.
+// --cache DIR: the boot cache kept in DIR across runs (each side's state directory links its cache/
+// there), so a run at 100k restarts from it in seconds instead of loading the data files for minutes;
+// sides whose src/data or src/resources differ rebuild it in turn.
 import http from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { Duplex } from 'node:stream';
@@ -23,7 +26,7 @@ import v8 from 'node:v8';
 
 const { values: flags, positionals } = parseArgs({
   allowPositionals: true,
-  options: { gc: { type: 'boolean', default: false }, kept: { type: 'string', default: '0' }, against: { type: 'string' }, rounds: { type: 'string', default: '40' }, 'slice-ms': { type: 'string', default: '60' }, only: { type: 'string' } },
+  options: { cache: { type: 'string' }, gc: { type: 'boolean', default: false }, kept: { type: 'string', default: '0' }, against: { type: 'string' }, rounds: { type: 'string', default: '40' }, 'slice-ms': { type: 'string', default: '60' }, only: { type: 'string' } },
 });
 const DATA = resolve(positionals[0] ?? 'data');
 const HERE = fileURLToPath(new URL('../../', import.meta.url));
@@ -81,6 +84,10 @@ async function ours(root: string, name: string): Promise<Side> {
   const metrics = new Metrics({ clock: Date.now, draining: () => false, store: () => null });
   const accessLog = createAccessLog(log, false);
   const state = mkdtempSync(join(os.tmpdir(), 'bench-pipeline-'));
+  if (flags.cache !== undefined) {
+    mkdirSync(resolve(flags.cache), { recursive: true });
+    symlinkSync(resolve(flags.cache), join(state, 'cache'));
+  }
   const before = made.length;
   const observe = (req: unknown, route: unknown, status: number, id: string, startNs: bigint) => {
     metrics.observe(route, status, startNs);

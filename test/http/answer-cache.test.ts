@@ -22,6 +22,15 @@ test('AnswerCache: same tag, target and coding -> the kept bytes (a hit); anothe
   assert.equal(cache.size.entries, 4);
 });
 
+test('AnswerCache: a kept answer holds an ArrayBuffer of its own size, not the 16 KB chunk zlib wrote it into', () => {
+  const cache = new AnswerCache();
+  for (const coding of ['br', 'gzip'] as const) {
+    const a = cache.get('"t-1"', '/t', coding, body(1));
+    assert.ok(a.length < 4096, `${coding}: ${a.length} bytes`);
+    assert.equal(a.buffer.byteLength, a.length, coding);
+  }
+});
+
 test('AnswerCache: over its byte budget -> the least recently used go first', () => {
   const one = new AnswerCache().get('"x"', '/t', 'gzip', body(1)).length + 6; // and its key: g"x"/t
   const cache = new AnswerCache(one * 2 + one / 2); // room for two

@@ -4,7 +4,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import zlib from 'node:zlib';
-import { parseAcceptEncoding } from '../../src/http/compress.ts';
+import { compressNow, parseAcceptEncoding } from '../../src/http/compress.ts';
 import { startTestServer, type RawReply, type TestServer } from '../helpers/server.ts';
 import { eventually } from '../helpers/serve-harness.ts';
 import { EVENTUALLY_MS } from '../helpers/deadlines.ts';
@@ -37,6 +37,36 @@ describe('parseAcceptEncoding', () => {
 
 const decode = (r: RawReply): Buffer =>
   r.headers['content-encoding'] === 'br' ? zlib.brotliDecompressSync(r.body) : r.headers['content-encoding'] === 'gzip' ? zlib.gunzipSync(r.body) : r.body;
+
+describe('compressNow (one compressor per format, reused by every request)', () => {
+  const BR1 = { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 1, [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_TEXT } };
+  const json = (n: number) => Buffer.from(JSON.stringify({ data: Array.from({ length: n }, (_, i) => ({ i, name: `name ${(i * 7919) % 1000}` })) }));
+  // Random bytes do not compress: the output is larger than the body (the scratch room's edge).
+  let seed = 7;
+  const noise = (n: number) => Buffer.from(Array.from({ length: n }, () => ((seed = (seed * 1103515245 + 12345) >>> 0) >>> 24)));
+  const bodies = [Buffer.alloc(0), Buffer.from('x'), json(1), json(30), noise(3000), json(3000), noise(70_000), json(40_000)];
+
+  it('the very bytes of the public API, body after body (the compressor made fresh between them), each in an ArrayBuffer of its own size', () => {
+    for (let round = 0; round < 2; round++) {
+      for (const body of bodies) {
+        const br = compressNow(body, 'br');
+        const gzip = compressNow(body, 'gzip');
+        assert.deepEqual(br, zlib.brotliCompressSync(body, BR1), `br, ${body.length} bytes`);
+        assert.deepEqual(gzip, zlib.gzipSync(body, { level: 1 }), `gzip, ${body.length} bytes`);
+        assert.equal(br.buffer.byteLength, br.length);
+        assert.equal(gzip.buffer.byteLength, gzip.length);
+      }
+    }
+  });
+
+  it('a body past the limit of the reused compressor (1 MiB) is compressed all the same', () => {
+    const big = json(60_000);
+    assert.ok(big.length > 1024 * 1024);
+    assert.deepEqual(zlib.gunzipSync(compressNow(big, 'gzip')), big);
+    assert.deepEqual(zlib.brotliDecompressSync(compressNow(big, 'br')), big);
+    assert.deepEqual(compressNow(json(30), 'br'), zlib.brotliCompressSync(json(30), BR1), 'and the next body by the reused one');
+  });
+});
 
 describe('compressed responses', () => {
   let server: TestServer;
