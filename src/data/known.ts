@@ -72,8 +72,8 @@ export function knownCollection(ix: CollectionIndex): KnownCollection {
   };
 }
 
-/** A Fragments without its definition's late field (a function): what structured clone can carry. */
-type Arena = Pick<Fragments, 'bytes' | 'starts' | 'gaps' | 'keys'>;
+/** A Fragments without its definition's late field (a function), its bytes a plain Uint8Array: what structured clone can carry. */
+type Arena = Pick<Fragments, 'starts' | 'gaps' | 'keys'> & { readonly bytes: Uint8Array };
 
 /**
  * What knownCollection and an embed of the collection read of an index (slugs, list items, detail-only
@@ -97,7 +97,8 @@ export interface KnownParts {
  * arena's buffer is resizable, which Node 20 cannot clone, and a clone copies a view's whole buffer.
  */
 export function knownParts(ix: CollectionIndex): KnownParts {
-  const arena = (f: Fragments): Arena => ({ bytes: Buffer.from(new Uint8Array(f.bytes)), starts: f.starts.slice(), gaps: f.gaps && f.gaps.slice(), keys: f.keys && f.keys.slice() });
+  // A Uint8Array of its own, not a Buffer: a small Buffer lies in the Buffer pool, which Node 26 refuses to transfer.
+  const arena = (f: Fragments): Arena => ({ bytes: new Uint8Array(f.bytes), starts: f.starts.slice(), gaps: f.gaps && f.gaps.slice(), keys: f.keys && f.keys.slice() });
   const { at, slots, bits } = ix.slugs;
   const d = ix.detail;
   return { size: ix.size, slugs: { at: at.slice(), slots: slots.slice(), bits }, list: arena(ix.list), own: arena(d.own), cuts: d.cuts.slice(), ownCuts: d.ownCuts.slice(), embedded: ix.embeds.length > 0 };
