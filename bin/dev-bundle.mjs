@@ -12,11 +12,12 @@
 // the error as it always did. `npm ci` builds it once (package.json "prepare"); the packed tarball
 // has no sources and runs dist/ (bin/celebrity-api), so nothing here ships.
 //
-// Layout: .dev-bundle/cli.js and worker.js (src/threads/pool.ts starts worker.js from beside the
-// CLI's bundle), one level under the root as dist/ is (src/config.ts finds ../data from it), and
-// inputs.json, the record of what they were built from. Files are written to temporary names and
-// renamed, worker.js first and inputs.json last: a start that runs at the same time as a build sees
-// whole files, and inputs.json never vouches for a bundle not yet in place.
+// Layout: .dev-bundle/cli.js, worker.js and build-thread.js (src/threads/pool.ts and
+// src/data/build-split.ts start them from beside the CLI's bundle), one level under the root as
+// dist/ is (src/config.ts finds ../data from it), and inputs.json, the record of what they were
+// built from. Files are written to temporary names and renamed, the threads' entries first and
+// inputs.json last: a start that runs at the same time as a build sees whole files, and
+// inputs.json never vouches for a bundle not yet in place.
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -98,7 +99,7 @@ export const REQUIRE_BANNER = "import { createRequire as __createRequire } from 
 export function bundleOptions(root, outdir, print) {
   return {
     absWorkingDir: root,
-    entryPoints: { cli: 'src/cli/main.ts', worker: 'src/threads/worker.ts' },
+    entryPoints: { cli: 'src/cli/main.ts', worker: 'src/threads/worker.ts', 'build-thread': 'src/data/build-thread.ts' },
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -153,9 +154,9 @@ async function build(warn) {
     files.push([rel, before.has(rel) ? settled(id, started) : null]); // outside src/: not known from before the build
   }
   mkdirSync(OUT, { recursive: true });
-  const order = (f) => (f.path.endsWith('worker.js') || f.path.endsWith('worker.js.map') ? 0 : 1);
+  const order = (f) => (/(worker|build-thread)\.js(\.map)?$/.test(f.path) ? 0 : 1);
   for (const f of [...result.outputFiles].sort((a, b) => order(a) - order(b))) writeAtomically(f.path, f.contents);
-  for (const out of ['cli.js', 'worker.js']) files.push([`.dev-bundle/${out}`, identity(`.dev-bundle/${out}`)]);
+  for (const out of ['cli.js', 'worker.js', 'build-thread.js']) files.push([`.dev-bundle/${out}`, identity(`.dev-bundle/${out}`)]);
   writeAtomically(MANIFEST, JSON.stringify({ files }));
   return pathToFileURL(join(OUT, 'cli.js')).href;
 }

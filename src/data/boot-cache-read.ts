@@ -12,7 +12,7 @@ import { searchField, type SearchFrom } from './search-text.ts';
 import { slotBits, slugSlots, type SlugTable, type StringTable } from './string-table.ts';
 import {
   align8, cacheFile, collectionKey, crc32, KIND_BYTES, MAGIC, PREFIX_BYTES, READ_CHUNK, readDataIdentity,
-  type CollectionRef, type Collections, type DataIdentity, type DetailsRef, type FragmentsRef, type GramsRef, type Header, type Kind, type PostingRef, type SlugRef, type TableRef, type View,
+  type CollectionRef, type Collections, type DataIdentity, type DetailsRef, type FragmentsRef, type GramsRef, type Header, type Kind, type PostingRef, type Section, type SlugRef, type TableRef, type View,
 } from './boot-cache-format.ts';
 
 /** Why the cache was not used; thrown and turned into a miss by the caller. */
@@ -293,4 +293,15 @@ export async function loadSnapshotCache(stateDir: string, dataDir: string, share
     collections[def.name] = got.index;
   }
   return linkEmbeds(collections);
+}
+
+/**
+ * The index of packIndex (boot-cache-write.ts) over its sections' typed arrays, as another thread
+ * handed them over; checked as a cache file's sections are (sizes, record boundaries).
+ */
+export function unpackIndex(def: ResourceDefinition, ref: CollectionRef, sections: readonly Section[], views: readonly View[]): CollectionIndex {
+  return rebuild(def, ref, (i, ...kinds) => {
+    check(kinds.includes(sections[i]?.kind as Kind) && views[i] !== undefined);
+    return views[i]!;
+  });
 }

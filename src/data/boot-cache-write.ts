@@ -21,10 +21,13 @@ class SectionWriter {
   readonly views: View[] = [];
   private pos = 0;
 
+  /** `checksums`: a CRC-32 per index section (the file's); none for a hand-over between threads (packIndex). */
+  constructor(private readonly checksums = true) {}
+
   /** `index`: a structure the server indexes with (checksummed); else a JSON arena (checked per record). */
   add(kind: Kind, view: View, index = true): number {
     const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
-    this.sections.push({ kind, offset: this.pos, bytes: view.byteLength, crc: index ? crc32!(bytes) : null });
+    this.sections.push({ kind, offset: this.pos, bytes: view.byteLength, crc: index && this.checksums ? crc32!(bytes) : null });
     this.views.push(view);
     this.pos += align8(view.byteLength);
     return this.sections.length - 1;
@@ -108,6 +111,16 @@ class SectionWriter {
 
 /** A write that can be called off goes in pieces of this size, so it stops soon after (a drain deadline). */
 const ABORTABLE_CHUNK = 16 << 20;
+
+/**
+ * A collection's index as the boot cache lays it out, for another thread: the header's structure and
+ * each section's typed array as it is (boot-cache-read.ts unpackIndex makes the index again, no copy).
+ */
+export function packIndex(ix: CollectionIndex): { readonly ref: CollectionRef; readonly sections: readonly Section[]; readonly views: readonly View[] } {
+  const w = new SectionWriter(false);
+  const ref = w.collection(ix);
+  return { ref, sections: w.sections, views: w.views };
+}
 
 async function writeAll(fh: FileHandle, data: Uint8Array, signal?: AbortSignal): Promise<void> {
   const chunk = signal ? ABORTABLE_CHUNK : READ_CHUNK;

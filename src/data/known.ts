@@ -4,8 +4,9 @@
 // on demand from its served JSON (list item and detail-only text), never from its data file again.
 import type { ResourceDefinition, SourceRecord } from '../resources/types.ts';
 import type { KnownCollection } from './load.ts';
-import { fragment, utcYmd } from './fragments.ts';
-import { ownFieldsJson } from './detail-layout.ts';
+import { fragment, utcYmd, type Fragments, type Offsets, type RecordOffsets } from './fragments.ts';
+import { detailPlan, ownFieldsJson } from './detail-layout.ts';
+import type { SlugTable } from './string-table.ts';
 import { slugId, type CollectionIndex } from './indexes.ts';
 
 /**
@@ -69,4 +70,62 @@ export function knownCollection(ix: CollectionIndex): KnownCollection {
       return r;
     },
   };
+}
+
+/** A Fragments without its definition's late field (a function), its bytes a plain Uint8Array: what structured clone can carry. */
+type Arena = Pick<Fragments, 'starts' | 'gaps' | 'keys'> & { readonly bytes: Uint8Array };
+
+/**
+ * What knownCollection and an embed of the collection read of an index (slugs, list items, detail-only
+ * text), as typed arrays another thread can be sent (a copy: src/data/build-split.ts). The search,
+ * sort and filter structures stay behind.
+ */
+export interface KnownParts {
+  readonly size: number;
+  readonly slugs: SlugTable;
+  readonly list: Arena;
+  readonly own: Arena;
+  readonly cuts: RecordOffsets;
+  readonly ownCuts: RecordOffsets;
+  /** Whether the index was built with its embeds (the detail plan depends on it). */
+  readonly embedded: boolean;
+}
+
+/**
+ * A copy of `ix`'s KnownParts, each array with a buffer of its own, for the receiver to take over
+ * (postMessage's transfer list: knownBuffers). Not a structured clone of the arrays themselves: an
+ * arena's buffer is resizable, which Node 20 cannot clone, and a clone copies a view's whole buffer.
+ */
+export function knownParts(ix: CollectionIndex): KnownParts {
+  // A Uint8Array of its own, not a Buffer: a small Buffer lies in the Buffer pool, which Node 26 refuses to transfer.
+  const arena = (f: Fragments): Arena => ({ bytes: new Uint8Array(f.bytes), starts: f.starts.slice(), gaps: f.gaps && f.gaps.slice(), keys: f.keys && f.keys.slice() });
+  const { at, slots, bits } = ix.slugs;
+  const d = ix.detail;
+  return { size: ix.size, slugs: { at: at.slice(), slots: slots.slice(), bits }, list: arena(ix.list), own: arena(d.own), cuts: d.cuts.slice(), ownCuts: d.ownCuts.slice(), embedded: ix.embeds.length > 0 };
+}
+
+/** The buffers of a knownParts copy, to transfer. */
+export function knownBuffers(p: KnownParts): ArrayBuffer[] {
+  const arrays = [p.slugs.at, p.slugs.slots, p.list.bytes, p.list.starts, p.list.gaps, p.list.keys, p.own.bytes, p.own.starts, p.own.gaps, p.own.keys, p.cuts, p.ownCuts];
+  return [...new Set(arrays.flatMap((a) => (a ? [a.buffer as ArrayBuffer] : [])))];
+}
+
+/**
+ * An index of `def` holding only its KnownParts, for knownCollection and for the embeds of a build
+ * (slugId and size): nothing else of it may be read. `parts` as structured clone delivers them (a
+ * Buffer arrives as a Uint8Array).
+ */
+export function fromKnownParts(def: ResourceDefinition, parts: KnownParts): CollectionIndex {
+  const plan = detailPlan(def, parts.embedded);
+  const lateIn = (fields: readonly unknown[]) => (def.late !== undefined && fields.includes(def.late.field) ? def.late : null);
+  const arena = (a: Arena, late: Fragments['late']): Fragments => ({
+    bytes: Buffer.from(a.bytes.buffer, a.bytes.byteOffset, a.bytes.byteLength),
+    starts: a.starts as Offsets,
+    gaps: a.gaps,
+    keys: a.keys,
+    late,
+  });
+  const list = arena(parts.list, lateIn(def.listFields));
+  const own = arena(parts.own, plan === null ? lateIn(def.detailFields) : null);
+  return { def, size: parts.size, slugs: parts.slugs, list, detail: { plan, own, cuts: parts.cuts, ownCuts: parts.ownCuts } } as unknown as CollectionIndex;
 }

@@ -1,6 +1,9 @@
 // One immutable, fully indexed version of the data. A reload builds a new one beside the old and the
 // server swaps it in one step; requests in flight finish on the snapshot they started with.
-import { RESOURCE_LIST } from '../resources/index.ts';
+import { stat } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { RESOURCE_LIST, RESOURCES } from '../resources/index.ts';
 import type { CollectionName, ResourceDefinition } from '../resources/types.ts';
 import type { Logger } from '../log.ts';
 import { collectionKey, readDataIdentity, type DataIdentity } from './boot-cache-format.ts';
@@ -9,7 +12,8 @@ import { saveCollectionCache } from './boot-cache-write.ts';
 import { releaseMemory } from './gc.ts';
 import { indexBuilder, linkEmbeds, type CollectionIndex } from './indexes.ts';
 import { knownCollection } from './known.ts';
-import { loadCollections, type DataInput, type KnownCollections } from './load.ts';
+import { DataError, loadCollections, type DataInput, type KnownCollections } from './load.ts';
+import { BuildThread, SPLIT } from './build-split.ts';
 
 export interface Snapshot {
   /** Identifies the data that is live, for logs and /metrics. */
@@ -31,6 +35,11 @@ export interface LoadOptions {
   readonly previous?: Snapshot;
   /** Read the boot cache into SharedArrayBuffers, for threads to share without a copy (boot-cache-read.ts). */
   readonly shared?: boolean;
+  /**
+   * Whether a build from the files puts some collections on a worker thread (build-split.ts): 'auto'
+   * (default) where there are two cores and enough data to be worth it, 'always' (tests), 'never'.
+   */
+  readonly buildThreads?: BuildThreads;
   /**
    * Takes the boot cache write of what this load built instead of writing it before returning: the
    * caller starts it when it suits (a server once it listens: a first start at 100k is ready about 3 s
@@ -123,6 +132,10 @@ export class CacheWrite {
   }
 }
 
+export type BuildThreads = 'auto' | 'always' | 'never';
+/** What a build did with a second thread, for the load's log line: the collections built there, or why it was not used. */
+type BuildReport = { thread?: readonly CollectionName[]; threadFailed?: string };
+
 let loads = 0;
 
 function stamp(collections: Record<CollectionName, CollectionIndex>, keys: Record<CollectionName, string> | null): Snapshot {
@@ -141,7 +154,14 @@ async function build(
   input: DataInput,
   only: ReadonlySet<CollectionName> | null,
   have: Partial<Record<CollectionName, CollectionIndex>> = {},
+  threads: BuildThreads = 'auto',
+  report: BuildReport = {},
 ): Promise<Partial<Record<CollectionName, CollectionIndex>>> {
+  if (typeof input === 'string' && threads !== 'never') {
+    const split = await splitOf(input, only, threads);
+    const got = split && (await buildOnTwoThreads(input, only, have, split, report));
+    if (got) return got;
+  }
   const known: KnownCollections = Object.fromEntries(Object.entries(have).map(([name, ix]) => [name, knownCollection(ix)]));
   // What an embed reads: a collection indexed earlier in this load, or one it stands in for (the
   // loader indexes what others embed from first: celebrities before outfits and news).
@@ -151,6 +171,75 @@ async function build(
     return { add: builder.add, finish: () => (indexed[def.name] = builder.finish()) };
   };
   return loadCollections(input, indexer, only === null ? {} : { only, known });
+}
+
+/** Builds `only` of a data directory on this thread alone, as a load always did (build-thread.ts). */
+export function buildCollections(dir: string, only: ReadonlySet<CollectionName>, have: Partial<Record<CollectionName, CollectionIndex>>): Promise<Partial<Record<CollectionName, CollectionIndex>>> {
+  return build(dir, only, have, 'never');
+}
+
+/**
+ * Below this many bytes of the thread's files, a second thread is not worth its start (a thread and
+ * its modules: 0.1-0.5 s of CPU); test fixtures stay on one thread unless a test asks ('always').
+ */
+const SPLIT_MIN_BYTES = 16 << 20;
+
+/** The collections a build puts on a second thread (SPLIT), or null: none, nothing left for this one, one core. */
+async function splitOf(dir: string, only: ReadonlySet<CollectionName> | null, threads: BuildThreads): Promise<CollectionName[] | null> {
+  const want = only ?? new Set(RESOURCE_LIST.map((d) => d.name));
+  const split = SPLIT.filter((n) => want.has(n));
+  if (split.length === 0 || split.length === want.size) return null;
+  if (threads === 'always') return split;
+  if (availableParallelism() < 2) return null;
+  const sizes = await Promise.all(split.map((n) => stat(join(dir, RESOURCES[n].file)).then((s) => s.size, () => 0)));
+  return sizes.reduce((a, b) => a + b, 0) >= SPLIT_MIN_BYTES ? split : null;
+}
+
+/**
+ * `only` built with `split` on a worker thread (build-split.ts); null when that cannot be done
+ * (no thread, or either thread failed): the caller then builds on one thread, which also reports
+ * invalid data exactly as a load on one thread always has (the thread's load stops at its first
+ * invalid collection, and the main thread's never sees the thread's files).
+ */
+async function buildOnTwoThreads(
+  dir: string,
+  only: ReadonlySet<CollectionName> | null,
+  have: Partial<Record<CollectionName, CollectionIndex>>,
+  split: readonly CollectionName[],
+  report: BuildReport,
+): Promise<Partial<Record<CollectionName, CollectionIndex>> | null> {
+  const thread = BuildThread.start(dir, split);
+  if (thread === null) return null;
+  for (const [name, ix] of Object.entries(have)) thread.offer(name as CollectionName, ix);
+  const rest = new Set([...(only ?? RESOURCE_LIST.map((d) => d.name))].filter((n) => !split.includes(n)));
+  const known: KnownCollections = Object.fromEntries(Object.entries(have).map(([name, ix]) => [name, knownCollection(ix)]));
+  const indexed: Partial<Record<CollectionName, CollectionIndex>> = { ...have };
+  const indexer = (def: ResourceDefinition, hint: { bytes: number }) => {
+    const builder = indexBuilder(def, { records: 0, bytes: hint.bytes }, (name) => indexed[name]);
+    return {
+      add: builder.add,
+      finish: () => {
+        const ix = (indexed[def.name] = builder.finish());
+        thread.offer(def.name, ix); // the thread waits for it
+        return ix;
+      },
+    };
+  };
+  let mine: Partial<Record<CollectionName, CollectionIndex>>;
+  try {
+    mine = await loadCollections(dir, indexer, { only: rest, known });
+  } catch (err) {
+    thread.stop();
+    if (err instanceof DataError) return null;
+    throw err;
+  }
+  const theirs = await thread.result;
+  if ('built' in theirs) {
+    report.thread = split;
+    return { ...mine, ...theirs.built };
+  }
+  if (!theirs.data) report.threadFailed = theirs.error;
+  return null;
 }
 
 /** The snapshot of `collections`, every embed pointed at the collection it reads. */
@@ -211,14 +300,16 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
     }
     if (cacheDir !== undefined) log?.info('boot cache not used for some collections; loading them from the data files', { misses });
     // Only the files of what is rebuilt are read: the other collections are link targets as they are.
-    Object.assign(collections, await build(input, missing, { ...collections })); // throws on invalid data: nothing is saved
+    const report: BuildReport = {};
+    Object.assign(collections, await build(input, missing, { ...collections }, options.buildThreads, report));
+    if (report.threadFailed !== undefined) log?.warn('the build thread failed; built on this thread', { error: report.threadFailed }); // throws on invalid data: nothing is saved
     const after = await readDataIdentity(input).catch(() => null);
     const stable = after !== null && after.files.join('\n') === before.files.join('\n');
     if (!stable && attempt < TRIES) {
       log?.info('data files changed while loading; loading again', { attempt });
       continue;
     }
-    log?.info('data read and indexed', { ms: Math.round(performance.now() - started), built: [...missing], kept, cached });
+    log?.info('data read and indexed', { ms: Math.round(performance.now() - started), built: [...missing], kept, cached, ...(report.thread ? { thread: report.thread } : {}) });
     if (cacheDir !== undefined && stable) {
       const write = new CacheWrite(cacheDir, input, before, keys, new Map([...missing].map((name) => [name, collections[name]!])), log);
       if (options.writeLater) options.writeLater(write);

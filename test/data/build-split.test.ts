@@ -1,0 +1,97 @@
+// A load over two threads (src/data/build-split.ts: reviews and news built on a worker thread) builds
+// every collection byte for byte as a load on one thread does, after an edit too, and invalid data in
+// any file gives the very error a load on one thread gives.
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { packIndex } from '../../src/data/boot-cache-write.ts';
+import { DataError } from '../../src/data/load.ts';
+import { loadSnapshot, type Snapshot } from '../../src/data/snapshot.ts';
+import { writeDataset } from '../../src/generate/write-dataset.ts';
+import { COLLECTIONS } from '../../src/resources/types.ts';
+
+let root: string;
+let n = 0;
+before(async () => (root = await mkdtemp(join(tmpdir(), 'build-split-'))));
+after(() => rm(root, { recursive: true, force: true }));
+
+async function dataset(): Promise<string> {
+  const data = join(root, `data-${++n}`);
+  await writeDataset(data, { scale: 60 });
+  await sleep(150); // older than the boot cache's racy window
+  return data;
+}
+
+/** Every collection of `b` has the layout and the bytes of every array of `a`'s. */
+function assertSameIndexes(a: Snapshot, b: Snapshot, names: readonly string[] = COLLECTIONS): void {
+  for (const name of names) {
+    const x = packIndex(a.collections[name as keyof Snapshot['collections']]);
+    const y = packIndex(b.collections[name as keyof Snapshot['collections']]);
+    assert.deepEqual(y.ref, x.ref, `${name}: layout`);
+    assert.deepEqual(y.sections, x.sections, `${name}: sections`);
+    x.views.forEach((v, i) => assert.ok(Buffer.from(v.buffer, v.byteOffset, v.byteLength).equals(Buffer.from(y.views[i]!.buffer, y.views[i]!.byteOffset, y.views[i]!.byteLength)), `${name}: section ${i}`));
+  }
+}
+
+async function errorOf(load: Promise<unknown>): Promise<string> {
+  try {
+    await load;
+  } catch (err) {
+    assert.ok(err instanceof DataError, String(err));
+    return err.message;
+  }
+  assert.fail('loaded invalid data');
+}
+
+describe('a build over two threads', () => {
+  it('every collection, and after an edit of news.json with celebrities from the cache -> byte for byte the arrays of a build on one thread', async () => {
+    const data = await dataset();
+    const one = await loadSnapshot(data, { buildThreads: 'never' });
+    const lines: [string, Record<string, unknown> | undefined][] = [];
+    const log = { debug() {}, info: (m: string, f?: Record<string, unknown>) => void lines.push([m, f]), warn: (m: string, f?: Record<string, unknown>) => void lines.push([m, f]), error() {} };
+    const two = await loadSnapshot(data, { buildThreads: 'always', log });
+    assert.deepEqual(lines.find(([m]) => m === 'data read and indexed')?.[1]?.thread, ['reviews', 'news'], JSON.stringify(lines));
+    assertSameIndexes(one, two);
+    // news and outfits rebuilt (the news on the thread), celebrities and movies kept: sent to the thread from the live snapshot.
+    const now = new Date();
+    await utimes(join(data, 'news.json'), now, now);
+    await utimes(join(data, 'outfits.json'), now, now);
+    lines.length = 0;
+    const reloaded = await loadSnapshot(data, { previous: two, buildThreads: 'always', log });
+    assert.deepEqual(lines.find(([m]) => m === 'data read and indexed')?.[1]?.thread, ['news'], JSON.stringify(lines));
+    assert.equal(reloaded.collections.celebrities, two.collections.celebrities);
+    assert.notEqual(reloaded.collections.news, two.collections.news);
+    assertSameIndexes(one, reloaded);
+  });
+
+  for (const [file, edit] of [
+    ['news.json', (r: Record<string, unknown>[]) => ((r[3]!.celebrity = 'nobody-at-all'), (r[5]!.title = 7))],
+    ['reviews.json', (r: Record<string, unknown>[]) => (r[2]!.rating = 'ten')],
+    ['celebrities.json', (r: Record<string, unknown>[]) => (r[1]!.slug = r[0]!.slug)],
+  ] as const) {
+    it(`invalid ${file} -> the same DataError (file, record, field) as on one thread`, async () => {
+      const data = await dataset();
+      const path = join(data, file);
+      const records = JSON.parse(await readFile(path, 'utf8')) as Record<string, unknown>[];
+      edit(records);
+      await writeFile(path, JSON.stringify(records, null, 2));
+      const one = await errorOf(loadSnapshot(data, { buildThreads: 'never' }));
+      assert.match(one, new RegExp(file.replace('.', '\\.')));
+      assert.equal(await errorOf(loadSnapshot(data, { buildThreads: 'always' })), one);
+    });
+  }
+
+  it('a syntax error in reviews.json -> the same line and column as on one thread', async () => {
+    const data = await dataset();
+    const path = join(data, 'reviews.json');
+    const text = await readFile(path, 'utf8');
+    const at = text.indexOf('"rating"', text.length / 2);
+    await writeFile(path, `${text.slice(0, at)}"rating" 5,${text.slice(at + '"rating":'.length + 2)}`);
+    const one = await errorOf(loadSnapshot(data, { buildThreads: 'never' }));
+    assert.match(one, /reviews\.json.*line \d+, column \d+/s);
+    assert.equal(await errorOf(loadSnapshot(data, { buildThreads: 'always' })), one);
+  });
+});
