@@ -132,7 +132,7 @@ function cluster(redis: Redis, o: DeploymentOptions, t: MultiTarget, credentials
   c.on('node-ready', () => ready && on.ready());
   const scripted = c as unknown as Scripted;
   const primaries = () => c.masters.map((m) => `${m.host}:${m.port}`).sort();
-  const repair = topologyRepair(c, on);
+  const repair = topologyRepair(c, base.socket.connectTimeout, on);
   const resubscribe = resubscriber(c, on, repair.failed);
   return {
     mode: 'cluster',
@@ -187,6 +187,8 @@ interface SlotTable {
   readonly slots: readonly unknown[];
   /** Looks the topology up again (CLUSTER SLOTS from a known node); one at a time, callers share it. */
   rediscover(): Promise<void>;
+  /** Every node of the topology by host:port: its connection, and the promise of its first connect while that is under way. */
+  readonly nodeByAddress: Map<string, { client?: { readonly isReady: boolean; destroy(): void }; connectPromise?: Promise<unknown> }>;
 }
 
 /** While the cluster client cannot route, node-redis is asked to look the topology up again this often. */
@@ -204,25 +206,39 @@ const REDISCOVER_MS = 250;
  * at once if the table has holes, then every REDISCOVER_MS while it has holes or calls keep failing,
  * ask it to look again; done once the table is whole and no failure came in the last REDISCOVER_MS.
  * A failover adds a few look-ups to those node-redis makes itself (a look-up under way is shared).
+ *
+ * And a look-up that meets a node it did not know connects to it and waits for that connection
+ * before it is over; to a node that is down (a stale view naming the failed master again after a
+ * look-up dropped it) the connection is tried again for good, so that look-up never ends, and every
+ * later one shares it: the slot stayed the dead node's, 503 for good (slots.test.ts). A look-up
+ * still under way after `stuckMs` (as long as one connection attempt may take) is waiting on such a
+ * node: the first connections under way are closed, which ends it (the node is connected again,
+ * lazily, if a call needs it).
  */
-function topologyRepair(c: RedisClusterType, on: DeploymentEvents) {
+function topologyRepair(c: RedisClusterType, stuckMs: number, on: DeploymentEvents) {
   const table = (c as unknown as { _slots?: Partial<SlotTable> })._slots;
   // Only if node-redis still works this way: with another, the repair is left out, not guessed at.
-  if (!table || !Array.isArray(table.slots) || typeof table.rediscover !== 'function') return { failed: () => undefined, stop: () => undefined };
+  if (!table || !Array.isArray(table.slots) || typeof table.rediscover !== 'function' || !(table.nodeByAddress instanceof Map)) return { failed: () => undefined, stop: () => undefined };
   const slots = table as SlotTable;
   // The array is replaced at each look-up (cluster-slots.js #resetSlots): read it each time. A hole reads as undefined.
   const holes = () => slots.slots.length < 16384 || slots.slots.includes(undefined);
   let timer: NodeJS.Timeout | null = null;
   let lastFailure = 0;
-  let looking = false;
+  let looking = 0; // since when (ms), while a look-up asked for here is under way
   let stopped = false;
   const lookAgain = () => {
-    if (looking) return;
-    looking = true;
+    if (looking !== 0) return unstick();
+    looking = Date.now();
     slots
       .rediscover()
       .catch((err: Error) => on.background(err))
-      .finally(() => (looking = false));
+      .finally(() => (looking = 0));
+  };
+  const unstick = () => {
+    if (Date.now() - looking < stuckMs) return;
+    for (const node of slots.nodeByAddress.values()) {
+      if (node.connectPromise && node.client && !node.client.isReady) node.client.destroy();
+    }
   };
   const end = () => {
     if (timer) clearInterval(timer);

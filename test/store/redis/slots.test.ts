@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { RedisLink } from '../../../src/store/redis/link.ts';
-import { startCluster, type RedisServer } from '../../helpers/redis.ts';
+import { startCluster, startRedis, type RedisServer } from '../../helpers/redis.ts';
 import { captureLog, EVENTUALLY_MS, within } from '../../helpers/state.ts';
 
 const SLOTS = 16384;
@@ -93,6 +93,66 @@ test('a slot range with no master when node-redis looked the topology up: served
     assert.ok(link.healthy, 'the link is healthy again');
   } finally {
     await link?.close();
+    await cluster.stop();
+  }
+});
+
+const nodeId = async (node: RedisServer) => (await node.command('CLUSTER', 'MYID')).split('\r\n')[1]!;
+
+/** Gives `slot` to `owner` on every node of `nodes` (`owner` first, its epoch bumped so that its claim wins). */
+async function giveSlot(nodes: readonly RedisServer[], slot: number, owner: RedisServer): Promise<void> {
+  assert.match(await owner.command('CLUSTER', 'BUMPEPOCH'), /BUMPED|STILL/);
+  const id = await nodeId(owner);
+  for (const n of [owner, ...nodes.filter((n) => n !== owner)]) assert.match(await n.command('CLUSTER', 'SETSLOT', String(slot), 'NODE', id), /OK/);
+  await within(EVENTUALLY_MS, async () => (await Promise.all(nodes.map((n) => n.command('CLUSTER', 'SLOTS')))).every((r) => slotOwnerPort(r, slot) === owner.port));
+}
+
+/** The port of the master of `slot` in a CLUSTER SLOTS reply (RESP as sent), 0 if none. */
+function slotOwnerPort(reply: string, slot: number): number {
+  for (const m of reply.matchAll(/\*\d+\r\n:(\d+)\r\n:(\d+)\r\n\*\d+\r\n\$\d+\r\n[^\r]*\r\n:(\d+)/g)) {
+    if (Number(m[1]) <= slot && slot <= Number(m[2])) return Number(m[3]);
+  }
+  return 0;
+}
+
+test('a look-up that names a master node-redis never met, which is down: served again once the slot is elsewhere', async () => {
+  const cluster = await startCluster({ masters: 3 });
+  let extra: RedisServer | null = null;
+  const log = captureLog();
+  let link: RedisLink | null = null;
+  try {
+    for (const n of cluster.nodes) assert.match(await n.command('CONFIG', 'SET', 'cluster-require-full-coverage', 'no'), /OK/);
+    const key = 'slots-test:down';
+    const [first] = cluster.nodes;
+    const slot = await keySlot(first!, key);
+    const a = await cluster.masterOf(key);
+    link = await RedisLink.open({ url: cluster.url, timeoutMs: 2000, connectTimeoutMs: 10_000, log });
+    await link.command('report', ['GET', key]);
+
+    // D joins after node-redis looked the topology up (it never met it), takes the key's slot, and is killed.
+    extra = await startRedis({ clusterBus: true, args: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '1000'] });
+    const d = extra;
+    const bus = /127\.0\.0\.1:\d+@(\d+) myself/.exec(await a.command('CLUSTER', 'NODES'))![1]!;
+    assert.match(await d.command('CLUSTER', 'MEET', '127.0.0.1', String(a.port), bus), /OK/);
+    const dId = await nodeId(d);
+    await within(EVENTUALLY_MS, async () => (await Promise.all(cluster.nodes.map((n) => n.command('CLUSTER', 'NODES')))).every((r) => r.includes(`${dId} `)));
+    await giveSlot([...cluster.nodes, d], slot, d);
+    await d.kill();
+
+    // The call goes to A, which answers MOVED: node-redis looks the topology up, meets D there and
+    // waits for a connection to it before the look-up is over (a connection tried again for good).
+    await assert.rejects(link.command('report', ['GET', key]), /did not answer|Redis/);
+
+    // The slot back on A (as a replica promoted in D's place would take it).
+    await giveSlot(cluster.nodes, slot, a);
+
+    // Before: every later look-up waited on that one, which waited on D: the slot stayed D's for good.
+    const served = link;
+    await within(EVENTUALLY_MS, async () => (await served.command('report', ['GET', key]), true));
+    assert.ok(link.healthy, 'the link is healthy again');
+  } finally {
+    await link?.close();
+    await extra?.stop();
     await cluster.stop();
   }
 });
