@@ -106,19 +106,28 @@ class SectionWriter {
   }
 }
 
-async function writeAll(fh: FileHandle, data: Uint8Array): Promise<void> {
-  for (let off = 0; off < data.length; ) off += (await fh.write(data, off, Math.min(data.length - off, READ_CHUNK))).bytesWritten;
+/** A write that can be called off goes in pieces of this size, so it stops soon after (a drain deadline). */
+const ABORTABLE_CHUNK = 16 << 20;
+
+async function writeAll(fh: FileHandle, data: Uint8Array, signal?: AbortSignal): Promise<void> {
+  const chunk = signal ? ABORTABLE_CHUNK : READ_CHUNK;
+  for (let off = 0; off < data.length; ) {
+    signal?.throwIfAborted();
+    off += (await fh.write(data, off, Math.min(data.length - off, chunk))).bytesWritten;
+  }
 }
 
 /**
  * Writes the cache of collection `name` loaded from `dataDir`, keyed to `before`: the identity read
  * before the files were. Returns false (nothing written) when its files changed since, or too
- * recently to be told apart from a later change.
+ * recently to be told apart from a later change. `signal`: calls the write off (it rejects with the
+ * signal's reason): the temp file is removed and nothing is renamed into place.
  */
-export async function saveCollectionCache(stateDir: string, dataDir: string, name: CollectionName, ix: CollectionIndex, before: DataIdentity): Promise<boolean> {
+export async function saveCollectionCache(stateDir: string, dataDir: string, name: CollectionName, ix: CollectionIndex, before: DataIdentity, signal?: AbortSignal): Promise<boolean> {
   if (!crc32) return false;
   const now = await readDataIdentity(dataDir);
   if (now.files.join('\n') !== before.files.join('\n') || racy(before)) return false;
+  signal?.throwIfAborted();
   const w = new SectionWriter();
   const collection = w.collection(ix);
   const key = await collectionKey(name, dataDir, before);
@@ -143,14 +152,15 @@ export async function saveCollectionCache(stateDir: string, dataDir: string, nam
   const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   const fh = await open(tmp, 'w', 0o600);
   try {
-    await writeAll(fh, head);
+    await writeAll(fh, head, signal);
     const pad = Buffer.alloc(8);
     for (const v of w.views) {
-      await writeAll(fh, new Uint8Array(v.buffer, v.byteOffset, v.byteLength));
-      if (v.byteLength % 8 !== 0) await writeAll(fh, pad.subarray(0, 8 - (v.byteLength % 8)));
+      await writeAll(fh, new Uint8Array(v.buffer, v.byteOffset, v.byteLength), signal);
+      if (v.byteLength % 8 !== 0) await writeAll(fh, pad.subarray(0, 8 - (v.byteLength % 8)), signal);
     }
     await fh.sync();
     await fh.close();
+    signal?.throwIfAborted(); // never renamed into place once called off
     await rename(tmp, file);
   } catch (err) {
     await fh.close().catch(() => {});

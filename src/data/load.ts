@@ -127,6 +127,9 @@ class Links implements LinkContext {
     // Valid data only (the caller checks): every record an object, so record i is refs[i]'s.
     for (const target of RESOURCE_LIST) {
       if (!target.referrers?.includes(def.name)) continue;
+      // A target that stands in for its file (known: from the boot cache) is not linked in this load,
+      // so nothing asks for its back-references (movies rebuilt for reviews, celebrities cached).
+      if (!this.ids.has(target.name) && this.known[target.name] !== undefined) continue;
       const table: Backref[][] = [];
       this.back.set(`${target.name}>${def.name}`, table);
       got.refs.forEach((sites, i) => {

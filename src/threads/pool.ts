@@ -66,6 +66,8 @@ export interface ThreadListener {
 const STATE_EVERY_MS = 250;
 /** A thread that dies this soon after its start is not restarted in a loop faster than this. */
 const RESTART_DELAY_MS = 200;
+/** How long past the drain deadline close() waits for a thread before it ends it. */
+const DRAIN_GRACE_MS = 2000;
 
 /**
  * Starts a worker thread on worker.ts: from a checkout through tsx, registered in the thread as
@@ -151,6 +153,8 @@ interface Thread {
 
 export class Pool {
   private readonly threads: (Thread | null)[];
+  /** Every thread started and not yet exited, in its slot or not (close() ends them all). */
+  private readonly started = new Set<Worker>();
   /**
    * The data as the threads see it (over the shared memory). Only this form is kept here: a thread
    * started later gets share(current), which finds every array already shared and copies none.
@@ -282,9 +286,12 @@ export class Pool {
     if (dashboard) serveMounted(dashboard.port1, o.dashboard!);
     const thread: Thread = { worker, release: () => (readObserved(), this.bell.delete(readObserved), link.release(), dashboard?.port1.close()) };
     this.threads[index] = thread;
+    this.started.add(worker);
+    worker.once('exit', () => this.started.delete(worker));
     return new Promise((resolve, reject) => {
       let listening = false;
-      worker.on('message', (m: ToMain) => {
+      // Every message counts as the bell (an empty 'observed' is the bell itself): Bell.listen.
+      this.bell.listen(worker, (m: ToMain) => {
         switch (m[0]) {
           case 'listening':
             listening = true;
@@ -293,7 +300,6 @@ export class Pool {
           case 'log':
             return o.log[m[1]](m[2], m[3]);
           case 'observed':
-            this.bell.rang(); // it may carry the bell with observations (shared-quota.ts)
             if (m[1].length === 0) return;
             readObserved();
             if (o.observe !== null) {
@@ -388,20 +394,29 @@ export class Pool {
     for (const t of this.threads) t?.worker.postMessage(['faults', rules] satisfies ToWorker);
   }
 
-  /** Drains every thread within `deadlineMs`; resolves with the connections the deadline cut. */
+  /**
+   * Drains every thread within `deadlineMs`; resolves with the connections the deadline cut. A thread
+   * that has not ended DRAIN_GRACE_MS after the deadline (a drain stuck, a setup still on its way) is
+   * ended; so, at once, is any thread out of its slot (one that died and is still exiting, or one
+   * replaced): close() resolves once every thread this pool started has exited.
+   */
   async close(deadlineMs: number): Promise<number> {
     this.closing = true;
     clearInterval(this.timer);
     this.pages.stop();
-    const cut = await Promise.all(this.threads.map((t) => (t === null ? 0 : new Promise<number>((resolve) => {
+    const slotted = new Set(this.threads.map((t) => t?.worker));
+    const cut = await Promise.all([...this.started].map((worker) => new Promise<number>((resolve) => {
       let n = 0;
-      t.worker.once('closed', (c: number) => {
+      const end = () => void worker.terminate();
+      const timer = setTimeout(end, slotted.has(worker) ? Math.max(0, deadlineMs) + DRAIN_GRACE_MS : 0);
+      worker.once('exit', () => (clearTimeout(timer), resolve(n)));
+      if (!slotted.has(worker)) return;
+      worker.once('closed', (c: number) => {
         n = c;
-        void t.worker.terminate();
+        end();
       });
-      t.worker.once('exit', () => resolve(n));
-      t.worker.postMessage(['close', deadlineMs] satisfies ToWorker);
-    }))));
+      worker.postMessage(['close', deadlineMs] satisfies ToWorker);
+    })));
     return cut.reduce((a, b) => a + b, 0);
   }
 }

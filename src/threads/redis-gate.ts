@@ -123,9 +123,8 @@ export class RedisTable {
     const count = (slot: number, status: number, now: number) => this.remote.record(this.accounts[slot]!, this.calendar.moment(now).day, status, now);
     const read = () => reports.read(count);
     bell.add(read);
-    port.on('message', ([asks, spilled, status, said]: Up) => {
-      // The ring's bell alone (ring.ts): read a little later, with what follows it.
-      bell.rang(); // it may carry the bell with the rest (shared-quota.ts)
+    // Every message counts as the bell (it may carry it, alone or with the rest): Bell.listen.
+    bell.listen(port, ([asks, spilled, status, said]: Up) => {
       if (asks.length === 0 && spilled.length === 0 && status === undefined && said === undefined) return;
       if (said !== undefined) this.said(thread, said);
       read(); // written before this message was posted

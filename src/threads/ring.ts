@@ -83,8 +83,8 @@ export class Reports {
  * The main thread's side of the pool's bell: every ring's reader, run BELL_MS after the bell rang,
  * then every BELL_MS while they find entries (the bell stays rung meanwhile: the workers write and
  * post nothing); a look that finds none clears the bell and looks once more, for the entries written
- * before the clear by workers that saw it rung. Every message from a thread rings it too (it may
- * carry the bell), and its handler reads that thread's ring at once (the message came after its entries).
+ * before the clear by workers that saw it rung. Every message from a thread rings it too (listen():
+ * it may carry the bell), and its handler reads that thread's ring at once (the message came after its entries).
  */
 export class Bell {
   /** Shared with every ring (Reports.memory), alone on its cache line. */
@@ -104,7 +104,21 @@ export class Bell {
     this.readers.delete(read);
   }
 
-  rang(): void {
+  /**
+   * Takes every message of a thread (its MessagePort, or the Worker itself) through here: each
+   * counts as the bell before `handle` gets it, for any may carry the bell (a report of the same
+   * turn of that thread rang it and left it to this message). A message handled without this would
+   * leave the bell rung with no look to come, and no report of any thread would be read again until
+   * usage was asked for (the train-7 bug of the one-bell step).
+   */
+  listen<M>(port: { on(event: 'message', listener: (m: M) => void): unknown }, handle: (m: M) => void): void {
+    port.on('message', (m: M) => {
+      this.rang();
+      handle(m);
+    });
+  }
+
+  private rang(): void {
     if (this.due) return;
     this.due = true;
     this.later(this.fire);

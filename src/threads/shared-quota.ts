@@ -131,10 +131,8 @@ export class QuotaTable {
     const reader = () => reports.read(count);
     bell.add(reader);
     this.readers.add(reader);
-    port.on('message', ([asks, spilled]: Up) => {
-      // Every message may carry the bell (a report of its turn rang it): a look comes, or the bell
-      // would stay rung with none to come, and every later report of every thread would go unread.
-      bell.rang();
+    // Every message counts as the bell (it may carry it): Bell.listen.
+    bell.listen(port, ([asks, spilled]: Up) => {
       if (asks.length === 0 && spilled.length === 0) return;
       reader(); // written before this message was posted
       for (let i = 0; i < spilled.length; i += REPORT) count(spilled[i]!, spilled[i + 1]!, spilled[i + 2]!, spilled[i + 3]!);

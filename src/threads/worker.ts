@@ -64,6 +64,9 @@ export interface WorkerSetup {
 /** The first message to a thread started before the data was loaded (pool.ts Prepared); else its workerData. */
 export type Setup = ['setup', WorkerSetup];
 
+/** The most a drain waits for the thread's Redis connection to close. */
+const REDIS_CLOSE_MS = 1000;
+
 const main = parentPort!;
 // One listener from the first moment: messages that come before the thread is set up wait in `early`.
 const early: ToWorker[] = [];
@@ -194,7 +197,8 @@ handle = (m: ToWorker) => {
       draining = true;
       void closeListeners(listeners, m[1]).then(async (cut) => {
         if (due) flush();
-        await redis?.close().catch(() => {});
+        // Its connection's close waits at most REDIS_CLOSE_MS (a Redis that does not answer keeps no drain waiting).
+        if (redis !== null) await Promise.race([redis.close().catch(() => {}), new Promise((r) => setTimeout(r, REDIS_CLOSE_MS).unref())]);
         post(['closed', cut]);
       });
       return;

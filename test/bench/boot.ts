@@ -10,11 +10,12 @@
 // passes --max-rss-gb (18 by default: the machine is shared), saying where.
 //   npm run bench:boot -- [--scales 10k,100k] [--touch outfits.json] [--reloads 2] [--no-touch] [--latency-seconds 5] [--max-rss-gb 18] [--work DIR] [--seed S]
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { CLI, cli, fetchOnce, memoryOf, stop, stopAll } from './server.ts';
 import { ensureWrk, runLoad, type LoadResult } from './wrk.ts';
@@ -77,9 +78,34 @@ function baseline(dir: string): Promise<{ total: number; files: Record<string, n
   });
 }
 
+/** CPU seconds (user + system) a process has used so far, from /proc (NaN where there is none). */
+function cpuOf(pid: number): number {
+  try {
+    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th, in clock ticks (100 a second on Linux).
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+/** Resolves once the boot cache of a first start is on disk: a file per collection, no temp file left. */
+async function cacheWritten(state: string, child: ChildProcess): Promise<number> {
+  const dir = join(state, 'cache');
+  const t0 = performance.now();
+  for (;;) {
+    const names = existsSync(dir) ? await readdir(dir) : [];
+    if (names.filter((f) => f.endsWith('.bin')).length === 5 && names.every((f) => f.endsWith('.bin'))) return (performance.now() - t0) / 1000;
+    if (child.exitCode !== null || performance.now() - t0 > BOOT_TIMEOUT_MS) throw new Error(`no boot cache in ${dir}: ${names.join(', ')}`);
+    await sleep(100);
+  }
+}
+
 interface Server {
   readonly child: ChildProcess;
   readonly seconds: number;
+  /** CPU seconds of the process at its `listening on` line. */
+  readonly cpu: number;
   /** The `listening on` address, with 127.0.0.1 for localhost. */
   readonly url: string;
   /** Resolves at the next stderr line that contains `text`, with the time it was seen. */
@@ -127,7 +153,8 @@ function serve(data: string, state: string, watch: boolean): Promise<Server> {
       const m = /listening on (\S+)/.exec(out);
       if (m) {
         clearTimeout(timer);
-        resolve({ child, seconds: (performance.now() - t0) / 1000, url: m[1]!.replace('localhost', '127.0.0.1'), until });
+        const cpu = cpuOf(child.pid!);
+        resolve({ child, seconds: (performance.now() - t0) / 1000, cpu, url: m[1]!.replace('localhost', '127.0.0.1'), until });
       }
     });
     child.once('exit', (code) => {
@@ -234,6 +261,7 @@ interface Row {
   scale: number;
   dataMB: number;
   first: number;
+  firstCpu: number;
   base: number;
   restart: number;
   touched: number;
@@ -262,6 +290,10 @@ async function measure(scale: number): Promise<Row> {
     log(`scale ${scale}: first start`);
     const first = await serve(data, state, false);
     const mem = memoryOf(first.child.pid!);
+    // The server writes its boot cache once it listens: the latency and the restart wait for it.
+    log(`scale ${scale}: first start listening after ${first.seconds.toFixed(1)} s, ${first.cpu.toFixed(1)} s CPU (load ${os.loadavg().map(f1).join(' ')}); waiting for the boot cache`);
+    const written = await cacheWritten(state, first.child);
+    log(`scale ${scale}: boot cache written ${written.toFixed(1)} s after listening`);
     let latency: Row['latency'] = null;
     if (LATENCY_SECONDS > 0) {
       log(`scale ${scale}: latency on the first start, ${LATENCY_SECONDS} s of wrk per endpoint`);
@@ -292,7 +324,7 @@ async function measure(scale: number): Promise<Row> {
       afterTouch = s;
     }
     return {
-      scale, dataMB: bytes / 1e6, first: first.seconds, base: base.total, restart: again.seconds, touched: afterTouch.seconds,
+      scale, dataMB: bytes / 1e6, first: first.seconds, firstCpu: first.cpu, base: base.total, restart: again.seconds, touched: afterTouch.seconds,
       touchedBase: base.files[flags.touch!] ?? NaN, reloads, reloadRss, rss: mem.rss, peak: mem.peak, restartRss, cacheMB, latency,
     };
   } finally {
@@ -309,12 +341,12 @@ try {
 }
 console.log(`Node ${process.version}, ${os.cpus().length} cores; touched file: ${flags.touch}; reload = touch to the "data reloaded" line (300 ms debounce included)\n`);
 console.log(`latency: wrk, 2 connections, ${LATENCY_SECONDS} s per endpoint on the first start, p50 / p99 ms; load average ${os.loadavg().map(f1).join(' ')}\n`);
-console.log('| scale | data MB | first start s | baseline s | ratio | restart s | restart after touch s | touched file baseline s | reload s | RSS MB at ready | peak RSS MB | RSS MB at restart | RSS MB after reloads | boot cache MB | list ms | filter ms | search ms | detail ms |');
-console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|');
+console.log('| scale | data MB | first start s | first start CPU s | baseline s | ratio | restart s | restart after touch s | touched file baseline s | reload s | RSS MB at ready | peak RSS MB | RSS MB at restart | RSS MB after reloads | boot cache MB | list ms | filter ms | search ms | detail ms |');
+console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|');
 const lat = (r: Row, e: Endpoint) => (r.latency ? `${f2(r.latency[e].p50)} / ${f2(r.latency[e].p99)}` : '-');
 for (const r of rows) {
   console.log(
-    `| ${r.scale} | ${f0(r.dataMB)} | ${f1(r.first)} | ${f1(r.base)} | ${f2(r.first / r.base)} | ${f2(r.restart)} | ${f1(r.touched)} | ${f1(r.touchedBase)} | ` +
+    `| ${r.scale} | ${f0(r.dataMB)} | ${f1(r.first)} | ${f1(r.firstCpu)} | ${f1(r.base)} | ${f2(r.first / r.base)} | ${f2(r.restart)} | ${f1(r.touched)} | ${f1(r.touchedBase)} | ` +
       `${r.reloads.map(f1).join(', ') || '-'} | ${f0(r.rss * 1.048576)} | ${f0(r.peak * 1.048576)} | ${f0(r.restartRss * 1.048576)} | ${r.reloadRss.map((x) => f0(x * 1.048576)).join(' -> ') || '-'} | ${f0(r.cacheMB)} | ` +
       `${ENDPOINTS.map((e) => lat(r, e)).join(' | ')} |`,
   );

@@ -16,7 +16,13 @@
 // NODE_ARGS=a,b gives node flags of its own). The ratio
 // compares the first side with every other.
 //   npm run bench:threads -- [--data DIR | --scale 10000] [--duration 5] [--warmup 1] [--connections 50] [--rounds 2]
-//     [--redis] [--only list,429] [--threads 1,2 | --server=ARGS ...] [--unpinned]
+//     [--redis] [--only list,429] [--threads 1,2 | --server=ARGS ...] [--unpinned] [--together]
+// --together: every side's server runs at once (each on its own state directory, all pinned to the
+// same core), and each round measures every scenario on every side back to back (the sides' order
+// turned each round), so a side's figure and the other's are seconds apart rather than minutes on
+// a machine whose load moves; the warm-up is done once, in the first round. It prints each side's
+// median and spread (min-max) over the rounds, and the median and spread of the paired ratios
+// (each round's figure over the first side's in the same round).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
@@ -41,6 +47,7 @@ const { values: flags } = parseArgs({
     threads: { type: 'string', default: '1,2' },
     server: { type: 'string', multiple: true },
     unpinned: { type: 'boolean', default: false },
+    together: { type: 'boolean', default: false },
   },
 });
 const log = (line: string) => process.stderr.write(`[bench:threads] ${line}\n`);
@@ -152,6 +159,110 @@ async function key(state: string, email: string, plan: string): Promise<string> 
 
 interface Row { side: number; scenario: string; rps: number; p99: number; cpuUsPerReq: number; kinds: Record<Kind, number>; runsPerReq: number }
 
+/** Waits until the start's own work after `listening` is done (below 5% of a core over a second, at most 60 s). */
+async function settle(pid: number): Promise<void> {
+  // The start's own work goes on after `listening` (the first pages compressed ahead, off the
+  // event loop: with threads by the main thread, once for all): measured, it would be counted
+  // to the first scenario.
+  for (let i = 0; i < 60; i++) {
+    const before = cpuUs(pid);
+    await new Promise((r) => setTimeout(r, 1000));
+    if (cpuUs(pid) - before < 50_000) break;
+  }
+}
+
+/** The scenarios on `url` (the free key's month used up first, so its requests are the 429 scenario). */
+async function scenariosOf(url: string, enterprise: string, free: string, only: readonly string[]): Promise<[string, string, string][]> {
+  const first = JSON.parse((await fetchOnce(`${url}/api/v1/celebrities?limit=1`, { 'x-api-key': enterprise })).body.toString()).data[0];
+  const category = JSON.parse((await fetchOnce(`${url}/api/v1/outfits?limit=1`, { 'x-api-key': enterprise })).body.toString()).data[0].category;
+  for (let i = 0; i < 100; i++) await fetchOnce(`${url}/api/v1/news?limit=1`, { 'x-api-key': free });
+  return ([
+    ['list', '/api/v1/celebrities', enterprise],
+    ['filter', `/api/v1/outfits?category=${encodeURIComponent(category)}&sort=popular`, enterprise],
+    ['detail', `/api/v1/celebrities/${first.slug}`, enterprise],
+    ['429', '/api/v1/news', free],
+  ] as [string, string, string][]).filter(([name]) => only.includes(name));
+}
+
+/** One measured load of `path` on the server `pid` at `url` (after `warmup` seconds of it, if any). */
+async function measure(wrk: string, pid: number, url: string, path: string, k: string, warmup: number): Promise<Omit<Row, 'side' | 'scenario'>> {
+  const load = (seconds: number) => runLoad(wrk, { url: `${url}${path}`, seconds, connections: Number(flags.connections), headers: { 'x-api-key': k } });
+  if (warmup > 0) await load(warmup);
+  const tasks0 = tasksUs(pid);
+  const r = await load(Number(flags.duration));
+  const { us: kinds, runs } = byKind(tasks0, tasksUs(pid));
+  let cpu = 0;
+  for (const kind of KINDS) (cpu += kinds[kind]), (kinds[kind] /= r.requests);
+  if (r.non2xx > 0 && !path.startsWith('/api/v1/news')) log(`  ${r.non2xx} answers not 2xx`);
+  return { rps: r.rps, p99: r.p99, cpuUsPerReq: cpu / r.requests, kinds, runsPerReq: runs / r.requests };
+}
+
+const median = (xs: number[]) => {
+  const a = [...xs].sort((x, y) => x - y);
+  return a.length % 2 === 1 ? a[a.length >> 1]! : (a[a.length / 2 - 1]! + a[a.length / 2]!) / 2;
+};
+const spread = (xs: number[], digits = 1) => `${Math.min(...xs).toFixed(digits)}-${Math.max(...xs).toFixed(digits)}`;
+
+/** --together: every side's server at once, each round every scenario on every side back to back. */
+async function together(wrk: string, data: string, work: string, only: readonly string[]): Promise<void> {
+  const servers: { child: ChildProcess; url: string; startMs: number; scenarios: [string, string, string][]; rss: number }[] = [];
+  const rows: (Row & { round: number; load: number })[] = [];
+  try {
+    for (const [side, args] of sides.entries()) {
+      const state = join(work, `state-${side}`);
+      const enterprise = await key(state, 'bench@example.com', 'enterprise');
+      const free = await key(state, 'free@example.com', 'free');
+      await stop((await serve(data, state, args)).child); // writes the boot cache; the start measured reads it
+      const server = await serve(data, state, args);
+      if (!flags.unpinned) pinServer(server.child.pid!);
+      await settle(server.child.pid!);
+      servers.push({ ...server, scenarios: await scenariosOf(server.url, enterprise, free, only), rss: memoryOf(server.child.pid!).rss });
+      log(`[${label(side)}] started in ${server.startMs.toFixed(0)} ms, pid ${server.child.pid}`);
+    }
+    for (let round = 0; round < Number(flags.rounds); round++) {
+      for (const [i, scenario] of only.entries()) {
+        const order = [...sides.keys()];
+        if ((round + i) % 2 === 1) order.reverse(); // neither side always first
+        for (const side of order) {
+          const server = servers[side]!;
+          const [, path, k] = server.scenarios.find(([name]) => name === scenario)!;
+          const r = await measure(wrk, server.child.pid!, server.url, path, k, round === 0 ? Number(flags.warmup) : 0);
+          const load = os.loadavg()[0]!;
+          rows.push({ side, scenario, round, load, ...r });
+          server.rss = Math.max(server.rss, memoryOf(server.child.pid!).rss);
+          log(`round ${round} [${label(side)}] ${scenario}: ${r.rps.toFixed(0)} req/s, p99 ${r.p99.toFixed(2)} ms, ${r.cpuUsPerReq.toFixed(1)} us CPU/req (${KINDS.map((kd) => `${kd} ${r.kinds[kd].toFixed(1)}`).join(', ')}), ${r.runsPerReq.toFixed(3)} times on a core per request, load ${load.toFixed(1)}`);
+        }
+      }
+    }
+  } finally {
+    for (const server of servers) await stop(server.child);
+  }
+  const pick = (side: number, s: string) => rows.filter((r) => r.side === side && r.scenario === s);
+  const loads = rows.map((r) => r.load);
+  console.log(`Together: every side's server running at once, ${flags.rounds} rounds of ${flags.duration} s per scenario and side (warm-up ${flags.warmup} s in the first); ${flags.unpinned ? 'unpinned' : 'servers on one core, wrk on the other'}; load average ${spread(loads)} (median ${median(loads).toFixed(1)}); CPU in us per request, medians (min-max over the rounds).\n`);
+  console.log(`| scenario | side | req/s | p99 (worst) | CPU us/req | ${KINDS.map((k) => KIND_TITLES[k]).join(' | ')} | on a core per request |`);
+  console.log(`|---|---|---|---|---|${KINDS.map(() => '---|').join('')}---|`);
+  for (const s of only) {
+    for (const side of sides.keys()) {
+      const a = pick(side, s);
+      const cpu = a.map((r) => r.cpuUsPerReq);
+      console.log(`| ${s}${redis ? ' (Redis)' : ''} | ${label(side)} | ${median(a.map((r) => r.rps)).toFixed(0)} | ${Math.max(...a.map((r) => r.p99)).toFixed(2)} ms | ${median(cpu).toFixed(1)} (${spread(cpu)}) | ${KINDS.map((k) => median(a.map((r) => r.kinds[k])).toFixed(1)).join(' | ')} | ${median(a.map((r) => r.runsPerReq)).toFixed(3)} |`);
+    }
+  }
+  if (sides.length >= 2) {
+    console.log(`\n| scenario | side | CPU ratio to [${label(0)}], median of the rounds' | spread | each round |\n|---|---|---|---|---|`);
+    for (const s of only) {
+      for (let side = 1; side < sides.length; side++) {
+        const ratios = pick(side, s).map((r, i) => r.cpuUsPerReq / pick(0, s)[i]!.cpuUsPerReq);
+        console.log(`| ${s} | ${label(side)} | ${median(ratios).toFixed(2)}x | ${spread(ratios, 2)} | ${ratios.map((x) => x.toFixed(2)).join(', ')} |`);
+      }
+    }
+  }
+  const [r0, s0] = [servers[0]!.rss, servers[0]!.startMs];
+  console.log(`\n| side | RSS after the load (max) | start (boot cache, one each: see bench:start) |\n|---|---|---|`);
+  for (const [side, server] of servers.entries()) console.log(`| ${label(side)} | ${server.rss.toFixed(0)} MiB (${(server.rss / r0).toFixed(2)}x) | ${server.startMs.toFixed(0)} ms (${(server.startMs / s0).toFixed(2)}x) |`);
+}
+
 async function main(): Promise<void> {
   const wrk = ensureWrk(log);
   const data = await dataDir();
@@ -161,6 +272,15 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   const memory: { side: number; startMs: number; rss: number }[] = [];
   log(`sides: ${sides.map((_, i) => `[${label(i)}]`).join(' against ')}; ${flags.unpinned ? 'unpinned' : 'server pinned to one core, wrk to the other'}; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  if (flags.together) {
+    try {
+      await together(wrk, data, work, only);
+    } finally {
+      await redis?.stop();
+      await rm(work, { recursive: true, force: true });
+    }
+    return;
+  }
   try {
     const state = join(work, 'state');
     const enterprise = await key(state, 'bench@example.com', 'enterprise');

@@ -2,7 +2,7 @@
 // serves; any change to the data files, or damage to the cache, is a miss; invalid data is never cached.
 import assert from 'node:assert/strict';
 import { existsSync, writeFileSync } from 'node:fs';
-import { mkdtemp, open, readFile, rm, stat, truncate, utimes, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, open, readdir, readFile, rm, stat, truncate, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -14,7 +14,7 @@ import { RESOURCE_LIST, RESOURCES } from '../../src/resources/index.ts';
 import type { CollectionName, LinkContext } from '../../src/resources/types.ts';
 import { generateRecords } from '../../src/generate/generate.ts';
 import { DataError } from '../../src/data/load.ts';
-import { loadSnapshot, type Snapshot } from '../../src/data/snapshot.ts';
+import { loadSnapshot, type CacheWrite, type Snapshot } from '../../src/data/snapshot.ts';
 import { writeDataset } from '../../src/generate/write-dataset.ts';
 import { detail, listPage } from '../../src/http/handlers.ts';
 import { linkEmbeds, postingKeys, searchTextOf, slugOf, type CollectionIndex } from '../../src/data/indexes.ts';
@@ -373,6 +373,7 @@ describe('boot cache', () => {
     }
     const service = await startService({ data, state: dir, tls: false, port: 0, host: '127.0.0.1' });
     try {
+      await service.cacheWritten();
       assert.ok(await loadSnapshotCache(dir, data), 'start writes the cache');
       await rm(cacheFile(dir));
       await touchFile(join(data, 'celebrities.json'));
@@ -381,6 +382,77 @@ describe('boot cache', () => {
     } finally {
       await service.close();
     }
+  });
+});
+
+describe('the boot cache written after the server listens', () => {
+  const logLines = () => {
+    const lines: string[] = [];
+    const log = { enabled: () => true, debug() {}, info: (m: string) => void lines.push(m), warn: (m: string) => void lines.push(m), error: (m: string) => void lines.push(m) };
+    return { lines, log };
+  };
+  const leftovers = async (state: string) => (await readdir(join(state, 'cache')).catch(() => [] as string[])).filter((f) => !f.endsWith('.bin'));
+
+  it('a first start -> listening before the cache is written; close finishes the write', async () => {
+    const { data, state } = await setup();
+    const { lines, log } = logLines();
+    const service = await startService({ data, state, tls: false, port: 0, host: '127.0.0.1', log });
+    assert.equal(lines.includes('boot cache written'), false, 'not written before startService resolves');
+    assert.equal(existsSync(cacheFile(state)), false);
+    await service.close();
+    assert.ok(lines.includes('boot cache written'), lines.join('\n'));
+    assert.ok(await loadSnapshotCache(state, data), 'every collection cached');
+    assert.deepEqual(await leftovers(state), []);
+  });
+
+  it('a kill part-way through the write (any set of cache files present) -> a restart builds the missing collections, same answers', async () => {
+    const data = join(root, `data-${++n}`);
+    await writeDataset(data, { scale: 20 });
+    await sleep(SETTLE_MS);
+    const full = join(root, `state-${n}`);
+    const fresh = await loadSnapshot(data, { cacheDir: full });
+    for (let mask = 1; mask < 1 << COLLECTIONS.length; mask++) {
+      const gone = COLLECTIONS.filter((_, i) => mask & (1 << i));
+      const state = join(root, `state-${n}-${mask}`);
+      await cp(full, state, { recursive: true });
+      for (const name of gone) await rm(collectionFile(state, name));
+      assertSameAnswers(fresh, await loadSnapshot(data, { cacheDir: state }));
+    }
+  });
+
+  it('close with a deadline of 0 -> the pending write dropped: no temp file left, no torn cache', async () => {
+    const { data, state } = await setup();
+    const { lines, log } = logLines();
+    const service = await startService({ data, state, tls: false, port: 0, host: '127.0.0.1', log });
+    await service.close(0);
+    // Dropped, unless the write won the race with a timer of 0 ms.
+    assert.ok(lines.includes('shutdown deadline reached; the boot cache not yet written is dropped') || lines.includes('boot cache written'), lines.join('\n'));
+    assert.deepEqual(await leftovers(state), []);
+    // What was written before the deadline is whole; the next start reads it or builds what is missing.
+    const id = await readDataIdentity(data);
+    for (const def of RESOURCE_LIST) {
+      const got = await readCollectionCache(state, data, def, id);
+      assert.ok(got.index !== null || got.miss === 'none yet', `${def.name}: ${got.miss}`);
+    }
+  });
+
+  it('a reload before the first write ran -> the first write lets go of what the reload rebuilt and hands it what it kept', async () => {
+    const { data, state } = await setup();
+    let first: CacheWrite | null = null;
+    const snap = await loadSnapshot(data, { cacheDir: state, writeLater: (w) => (first = w) });
+    await touchFile(join(data, 'reviews.json'));
+    let second: CacheWrite | null = null;
+    const next = await loadSnapshot(data, { cacheDir: state, previous: snap, writeLater: (w) => (second = w) });
+    assert.notEqual(next.collections.reviews, snap.collections.reviews);
+    second!.follow(next);
+    first!.follow(next, second!);
+    await first!.start();
+    assert.equal(existsSync(join(state, 'cache')), false, 'the first write has nothing left to write');
+    await second!.start();
+    const cached = await loadSnapshotCache(state, data);
+    assert.ok(cached, 'every collection cached, keyed to the files as they are now');
+    assertSameAnswers(next, { ...next, collections: cached });
+    assert.deepEqual(await leftovers(state), []);
   });
 });
 

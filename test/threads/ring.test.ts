@@ -3,13 +3,21 @@
 // never lost in a read. The bell's BELL_MS wait is the test's own here (`look()`), not a timer.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { EventEmitter } from 'node:events';
 import { Bell, FULL, QUIET, RANG, Reports } from '../../src/threads/ring.ts';
 
-/** A bell whose waits end when the test says (look()); how many are pending. */
+/**
+ * A bell whose waits end when the test says (look()); how many are pending; `message()` is a message
+ * from a thread, through Bell.listen as the pool takes every one (here on an EventEmitter: a
+ * MessagePort's 'message' events, delivered at once).
+ */
 function manualBell() {
   const due: (() => void)[] = [];
   const bell = new Bell((f) => void due.push(f));
-  return { bell, look: () => due.splice(0).forEach((f) => f()), pending: () => due.length };
+  const port = new EventEmitter();
+  const handled: unknown[] = [];
+  bell.listen(port, (m) => void handled.push(m));
+  return { bell, look: () => due.splice(0).forEach((f) => f()), pending: () => due.length, message: (m: unknown = []) => void port.emit('message', m), handled };
 }
 const ring = (bell: Bell) => {
   const memory = Reports.memory(bell.memory);
@@ -22,7 +30,7 @@ const drain = (main: Reports) => {
 };
 
 test('the first entry rings, the next ones are quiet, on every ring of the bell, until the main thread stops looking', () => {
-  const { bell, look, pending } = manualBell();
+  const { bell, look, pending, message } = manualBell();
   const a = ring(bell);
   const b = ring(bell);
   const seen: number[][] = [];
@@ -31,7 +39,7 @@ test('the first entry rings, the next ones are quiet, on every ring of the bell,
   assert.equal(a.worker.write(1, 200, 10, 0), RANG);
   assert.equal(a.worker.write(2, 429, 11, 0), QUIET);
   assert.equal(b.worker.write(3, 200, 12, 0), QUIET, 'one bell for every ring');
-  for (let i = 0; i < 10; i++) bell.rang();
+  for (let i = 0; i < 10; i++) message();
   assert.equal(pending(), 1, 'one look however often it rang');
   look();
   assert.deepEqual(seen, [[1, 200, 10, 0], [2, 429, 11, 0], [3, 200, 12, 0]]);
@@ -46,7 +54,7 @@ test('the first entry rings, the next ones are quiet, on every ring of the bell,
 });
 
 test('an entry written before the bell is cleared is read by the look after the clear; one written after it rings again', () => {
-  const { bell, look, pending } = manualBell();
+  const { bell, look, pending, message } = manualBell();
   const { worker, main } = ring(bell);
   const seen: number[] = [];
   const after: Record<number, number> = {};
@@ -60,7 +68,7 @@ test('an entry written before the bell is cleared is read by the look after the 
     return n;
   });
   assert.equal(worker.write(1, 200, 0, 0), RANG);
-  bell.rang();
+  message();
   look(); // call 1 reads 1: looks again
   look(); // call 2 finds nothing (2 comes after it); clear; call 3 reads 2
   assert.deepEqual([after[2], seen], [QUIET, [1, 2]]);
@@ -68,7 +76,7 @@ test('an entry written before the bell is cleared is read by the look after the 
   look(); // call 4 finds nothing; clear; call 5 finds nothing, 4 comes after it
   assert.equal(after[4], RANG, 'an entry after the clear rings the bell (its message makes the main thread look)');
   assert.equal(pending(), 0);
-  bell.rang();
+  message();
   look();
   assert.deepEqual(seen, [1, 2, 4]);
 });
@@ -98,4 +106,26 @@ test('readAll() reads every ring at once; a ring deleted is not read', () => {
   bell.delete(readB);
   b.worker.write(3, 200, 0, 0);
   assert.equal(bell.readAll(), 0);
+});
+
+test('any message a thread posts rings the bell (Bell.listen): a look comes, whatever the message, and the handler gets it', () => {
+  const { bell, look, pending, message, handled } = manualBell();
+  const { worker, main } = ring(bell);
+  const seen: number[] = [];
+  bell.add(() => main.read((a) => seen.push(a)));
+  // A report rang the bell; the thread's message this turn is not the empty 'observed' but a key to
+  // resolve (or a log line, a 200 held for the disk): it must count as the bell all the same.
+  assert.equal(worker.write(1, 200, 0, 0), RANG);
+  message(['a key to resolve']);
+  assert.deepEqual(handled, [['a key to resolve']], 'the handler got the message');
+  assert.equal(pending(), 1, 'and a look is due');
+  look();
+  assert.deepEqual(seen, [1]);
+  look(); // found nothing: cleared
+  assert.equal(pending(), 0);
+  assert.equal(worker.write(2, 200, 0, 0), RANG, 'the bell was cleared: the next report rings it again');
+  for (let i = 0; i < 3; i++) message({ log: i });
+  assert.equal(pending(), 1, 'one look however many messages');
+  look();
+  assert.deepEqual(seen, [1, 2]);
 });

@@ -20,7 +20,8 @@ function runServe(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: 
     const child = spawn(process.execPath, [BIN, 'serve', ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d));
-    child.once('exit', (code) => resolve({ code, stderr }));
+    // 'close', not 'exit': the exit may come before the last of stderr has been read (the line judged).
+    child.once('close', (code) => resolve({ code, stderr }));
   });
 }
 

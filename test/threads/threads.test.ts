@@ -343,6 +343,62 @@ if (sharesPorts()) {
       assert.ok(counted <= received + inFlightAtKill, `counted ${counted} > received ${received} + in flight ${inFlightAtKill}`);
     });
 
+    it('a free key, strict, 1,000 concurrent requests, SIGKILL mid-load -> every 200 received is counted, counted <= received + in flight; after a restart exactly the rest of the 100', async () => {
+      const state = join(tmp.dir, 'strict-free');
+      const key = await createKey(state, 'strict-free@example.com', 'free');
+      const start = () => spawnServe(['--insecure-http', '--port', '0', '--state', state, '--data', data, '--threads', '2', '--usage-durability', 'strict', '--log-level', 'warn'], 1, 60_000);
+      const usedOnDisk = async () => {
+        const usage = await runCli(['usage', '--state', state, '--email', 'strict-free@example.com', '--json']);
+        assert.equal(usage.code, 0, usage.stderr);
+        return JSON.parse(usage.stdout).used as number;
+      };
+      // Round 1: 1,000 connections, each sending requests back to back, killed once 30 200s arrived.
+      const serve = await start();
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 1000 });
+      let received = 0;
+      let inFlight = 0;
+      let inFlightAtKill = 0;
+      let stopped = false;
+      const one = () =>
+        new Promise<void>((resolve) => {
+          inFlight++;
+          const req = http.get(`${serve.url}/api/v1/celebrities?limit=1`, { agent, headers: { 'x-api-key': key } }, (res) => {
+            res.resume();
+            res.on('end', () => {
+              inFlight--;
+              if (res.statusCode === 200 && ++received === 30) {
+                inFlightAtKill = inFlight;
+                stopped = true;
+                serve.child.kill('SIGKILL');
+              }
+              resolve();
+            });
+            res.on('error', () => (inFlight--, resolve()));
+          });
+          req.on('error', () => (inFlight--, (stopped = true), resolve()));
+        });
+      await Promise.all(Array.from({ length: 1000 }, async () => {
+        while (!stopped) await one();
+      }));
+      agent.destroy();
+      await serve.exited;
+      const counted = await usedOnDisk();
+      assert.ok(received >= 30, `received ${received}`);
+      assert.ok(counted >= received, `counted ${counted} < received ${received}`);
+      assert.ok(counted <= received + inFlightAtKill, `counted ${counted} > received ${received} + in flight ${inFlightAtKill}`);
+      assert.ok(counted <= 100, `counted ${counted} on a free plan`);
+      // Round 2: restarted on the count on disk, 1,000 at once: exactly what is left of the month.
+      const again = await start();
+      const fresh = new http.Agent({ keepAlive: false, maxSockets: Infinity });
+      try {
+        assert.deepEqual(await burst(getter(again.url, key, fresh), 1000), counted === 100 ? { 429: 1000 } : { 200: 100 - counted, 429: 900 + counted });
+      } finally {
+        fresh.destroy();
+        assert.equal(await again.stop(), 0);
+      }
+      assert.equal(await usedOnDisk(), 100, 'the whole month, counted once');
+    });
+
     it('--watch: a data edit under load -> every answer is the old or the new data, never a mix, then the new', async () => {
       const dir = join(tmp.dir, 'watched');
       await writeData(dir);

@@ -60,6 +60,8 @@ export class RedisLink {
   private firstError = '';
   private lossTimer: NodeJS.Timeout | null = null;
   private reconnects = 0;
+  /** Set by close(): no client of this link connects again after it (see the reconnect strategy). */
+  private closed = false;
   private failovers = 0;
   /** The primaries when Redis last answered: a different set when it answers again is a failover. */
   private primaries: string[];
@@ -91,6 +93,7 @@ export class RedisLink {
     const redis = await loadRedis();
     const scripts = scriptsFor(target.mode === 'cluster');
     let opened = false;
+    let gaveUp = false;
     const started = Date.now();
     let link: RedisLink | null = null;
     const deployment = createDeployment(
@@ -103,10 +106,15 @@ export class RedisLink {
         // At start, give up after connectTimeoutMs (the command fails clearly); once running, retry
         // forever, quickly at first, at most every second (a quarter of a second on a cluster, where
         // each attempt on a lost master also looks the topology up again), so serving resumes by itself.
+        // Once the link is closed (or failed to open), never: node-redis's Sentinel can still move a
+        // pub/sub client to a new node after close() (a race in @redis/client 6.3.1's changeNode),
+        // and that client would retry the dead primary every second and keep the process alive.
         reconnect: (retries, cause) =>
-          !opened && Date.now() - started > options.connectTimeoutMs
-            ? new Error(`cannot reach Redis at ${described}: ${cause.message}`)
-            : Math.min(50 * 2 ** retries, target.mode === 'cluster' ? 250 : 1000),
+          gaveUp || link?.closed
+            ? new Error(`Redis link to ${described} closed`)
+            : !opened && Date.now() - started > options.connectTimeoutMs
+              ? new Error(`cannot reach Redis at ${described}: ${cause.message}`)
+              : Math.min(50 * 2 ** retries, target.mode === 'cluster' ? 250 : 1000),
       },
       {
         error: (err) => link?.connectionError(err),
@@ -125,6 +133,7 @@ export class RedisLink {
       await deployment.connect();
       await link.loadScripts();
     } catch (err) {
+      gaveUp = true;
       deployment.destroy();
       throw new StoreUnavailableError((err as Error).message, { cause: err });
     }
@@ -328,6 +337,7 @@ export class RedisLink {
   }
 
   close(): Promise<void> {
+    this.closed = true;
     if (this.lossTimer) clearTimeout(this.lossTimer);
     return this.redis.close();
   }
