@@ -4,12 +4,14 @@
 // log lines and per-request observations in batches; the main thread sends the data, health and the
 // /metrics text, and says when to drain.
 import type { Http2SecureServer } from 'node:http2';
+import { createRequire } from 'node:module';
 import type { Server as TlsServer } from 'node:tls';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import type { Snapshot } from '../data/snapshot.ts';
 import { App, type Observer } from '../http/app.ts';
 import { Faults, type FaultRule } from '../http/faults.ts';
 import { fromLoopback } from '../http/metrics.ts';
+import { fixedTag } from '../http/conditional.ts';
 import { openapiBody } from '../http/openapi.ts';
 import type { HealthReport } from '../http/respond.ts';
 import { closeListeners, listen, type Limits, type Listener } from '../http/server.ts';
@@ -74,6 +76,14 @@ let handle = (m: ToWorker): void => void early.push(m);
 let arrived: (s: WorkerSetup) => void = () => {};
 const setupArrived = new Promise<WorkerSetup>((resolve) => (arrived = resolve));
 main.on('message', (m: ToWorker | Setup) => (m[0] === 'setup' ? arrived(m[1]) : handle(m)));
+if (workerData === null) {
+  // Started before the data is loaded (pool.ts Prepared): what the setup does not change is made
+  // while it is on its way, not after, when the threads' start is what `listening on` waits for: the
+  // OpenAPI document and its tag (App's constructor) and node:cluster (which net loads at the first
+  // listen(), with child_process and dgram).
+  fixedTag('openapi', openapiBody());
+  createRequire(import.meta.url)('node:cluster');
+}
 const setup: WorkerSetup = (workerData as WorkerSetup | null) ?? (await setupArrived);
 const post = (m: ToMain) => main.postMessage(m);
 
