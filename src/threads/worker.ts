@@ -97,6 +97,8 @@ let snapshot = revive<Snapshot>(setup.snapshot);
 let health: HealthReport = { status: 'ok', store: null };
 let metricsText: string | null = null;
 let draining = false;
+let sayDrain = () => {};
+const drainSaid = new Promise<void>((resolve) => (sayDrain = resolve));
 
 // Observations with their request leave in one message per turn of the event loop, not one per
 // request; those without it go into a ring in shared memory (ring.ts), whose bell is that message
@@ -204,13 +206,18 @@ handle = (m: ToWorker) => {
       app.faults = m[1].length > 0 ? new Faults(m[1]) : null;
       return;
     case 'close':
-      draining = true;
-      void closeListeners(listeners, m[1]).then(async (cut) => {
+      // Stops accepting now; answers as before until every thread has ('drain'): see closeListeners.
+      void closeListeners(listeners, m[1], drainSaid).then(async (cut) => {
         if (due) flush();
         // Its connection's close waits at most REDIS_CLOSE_MS (a Redis that does not answer keeps no drain waiting).
         if (redis !== null) await Promise.race([redis.close().catch(() => {}), new Promise((r) => setTimeout(r, REDIS_CLOSE_MS).unref())]);
         post(['closed', cut]);
       });
+      post(['stopped']);
+      return;
+    case 'drain':
+      draining = true;
+      sayDrain();
       return;
   }
 };
