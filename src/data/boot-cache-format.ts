@@ -24,7 +24,7 @@ import type { CollectionName } from '../resources/types.ts';
 import type { CollectionIndex } from './indexes.ts';
 
 /** Bump when the layout, or anything the structures are built from that the fingerprint misses, changes. */
-export const BOOT_CACHE_FORMAT = 16;
+export const BOOT_CACHE_FORMAT = 18;
 export const MAGIC = Buffer.from('CAPIBOOT');
 /** Data files changed this recently before the load may change again within one timestamp tick. */
 const RACY_MS = 100;
@@ -121,10 +121,27 @@ export const DEPENDS: Readonly<Record<CollectionName, readonly CollectionName[]>
   reviews: ['reviews', 'movies'],
 };
 
+/** The identities (readDataIdentity) of the files collection `name` is made from, in DEPENDS order. */
+export function keyFiles(name: CollectionName, id: DataIdentity): string[] {
+  return DEPENDS[name].map((c) => id.files[RESOURCE_LIST.findIndex((d) => d.name === c)]!);
+}
+
 /** A collection's key: format, code, data directory and the identity of the files it depends on. */
 export async function collectionKey(name: CollectionName, dataDir: string, id: DataIdentity): Promise<string> {
-  const files = DEPENDS[name].map((c) => id.files[RESOURCE_LIST.findIndex((d) => d.name === c)]!);
-  return JSON.stringify({ format: BOOT_CACHE_FORMAT, code: await fingerprint(), dir: resolve(dataDir), collection: name, files });
+  return JSON.stringify({ format: BOOT_CACHE_FORMAT, code: await fingerprint(), dir: resolve(dataDir), collection: name, files: keyFiles(name, id) });
+}
+
+/**
+ * A key apart: its files' identities, and the rest (format, code, directory, collection). Two keys
+ * with the same rest differ only in the files' identities, which the files' bytes may still match.
+ */
+export function splitKey(key: string): { readonly rest: string; readonly files: readonly string[] } | null {
+  try {
+    const { files, ...rest } = JSON.parse(key) as { files?: unknown };
+    return Array.isArray(files) && files.every((f) => typeof f === 'string') ? { rest: JSON.stringify(rest), files } : null;
+  } catch {
+    return null;
+  }
 }
 
 /** One file per collection, so an edit rewrites only what it affects. */
@@ -166,9 +183,15 @@ export interface CollectionRef {
   readonly unigrams: GramsRef;
   readonly bigrams: GramsRef;
   readonly trigrams: GramsRef;
+  /** search-index.ts TextGroups: the sections of its starts and ids (both empty: no groups). */
+  readonly searchGroups: { readonly starts: number; readonly ids: number };
 }
-/** `size`: the whole file's length, so a truncated or extended file is a miss before any section is read. */
-export interface Header { readonly key: string; readonly size: number; readonly sections: readonly Section[]; readonly collection: CollectionRef }
+/**
+ * `size`: the whole file's length, so a truncated or extended file is a miss before any section is read.
+ * `digests`: the SHA-256 of each file of the key (content-digest.ts), null where it was not known:
+ * a file whose identity changed since is still this cache's when its bytes hash the same.
+ */
+export interface Header { readonly key: string; readonly size: number; readonly digests: readonly (string | null)[] | null; readonly sections: readonly Section[]; readonly collection: CollectionRef }
 
 /** `n` rounded up to a multiple of 8, in doubles: a section or a file passes 2 GiB at scale 1M (a bitwise `& ~7` wraps there). */
 export const align8 = (n: number) => (n % 8 === 0 ? n : n + 8 - (n % 8));

@@ -4,14 +4,15 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { RESOURCE_LIST, RESOURCES } from '../resources/index.ts';
 import type { ResourceDefinition } from '../resources/types.ts';
+import { rememberDigest, sameData } from './content-digest.ts';
 import { detailPlan, embedFields, type Details, type Embed } from './detail-layout.ts';
 import type { Fragments, Offsets, RecordOffsets } from './fragments.ts';
 import { linkEmbeds, SMALL_POSTING, type CollectionIndex, type PostingTable } from './indexes.ts';
-import { gramsConsistent, type GramPostings } from './search-index.ts';
+import { groupCount, groupsConsistent, gramsConsistent, type GramPostings, type TextGroups } from './search-index.ts';
 import { searchField, type SearchFrom } from './search-text.ts';
 import { slotBits, slugSlots, type SlugTable, type StringTable } from './string-table.ts';
 import {
-  align8, cacheFile, collectionKey, crc32, KIND_BYTES, MAGIC, PREFIX_BYTES, READ_CHUNK, readDataIdentity,
+  align8, cacheFile, collectionKey, crc32, keyFiles, KIND_BYTES, MAGIC, PREFIX_BYTES, READ_CHUNK, readDataIdentity,
   type CollectionRef, type Collections, type DataIdentity, type DetailsRef, type FragmentsRef, type GramsRef, type Header, type Kind, type PostingRef, type Section, type SlugRef, type TableRef, type View,
 } from './boot-cache-format.ts';
 
@@ -97,7 +98,7 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, .
     const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     return { bytes: buf, starts, gaps: f.gaps === null ? null : offsets(f.gaps, n), keys: f.keys === null ? null : f64(f.keys, n), late };
   };
-  const grams = (g: GramsRef, positions: boolean): GramPostings => {
+  const grams = (g: GramsRef, positions: boolean, units = n): GramPostings => {
     const keys = f64(g.keys);
     const offsets = i32(g.offsets, keys.length + 1);
     const lows = sec(g.lows, 'u16') as Uint16Array;
@@ -106,7 +107,7 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, .
       keys, offsets, lows, blocks: i32(g.blocks), at: new Uint8Array(at.buffer, at.byteOffset, at.length),
       bitsAt: i32(g.bitsAt, keys.length), bits: sec(g.bits, 'u32') as Uint32Array, bitCounts: i32(g.bitCounts),
     };
-    check(gramsConsistent(out, n, positions));
+    check(gramsConsistent(out, units, positions));
     return out;
   };
   const posting = (p: PostingRef): PostingTable => {
@@ -177,6 +178,9 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, .
   const r = ref.range;
   const range = r && { param: r.param, ids: i32(r.ids), values: f64(r.values), byId: f64(r.byId, n) };
   check(range === null || range.ids.length === range.values.length);
+  const groups: TextGroups = { starts: i32(ref.searchGroups.starts), ids: i32(ref.searchGroups.ids) };
+  check(groupsConsistent(groups, n));
+  const search = { size: n, groups };
   return {
     def,
     size: n,
@@ -190,7 +194,7 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, .
     range,
     searchText: table(ref.searchText, n),
     searchFrom: searchFrom(ref.searchFrom),
-    search: { size: n, unigrams: grams(ref.unigrams, false), bigrams: grams(ref.bigrams, false), trigrams: grams(ref.trigrams, true) },
+    search: { size: n, unigrams: grams(ref.unigrams, false), bigrams: grams(ref.bigrams, false), trigrams: grams(ref.trigrams, true, groupCount(search)), groups },
   };
 }
 
@@ -215,7 +219,11 @@ function view(kind: Kind, buf: ArrayBufferLike, at: number, bytes: number): View
  */
 const GROUP_BYTES = 2 ** 31;
 
-export type CacheResult = { readonly index: CollectionIndex; readonly miss: null } | { readonly index: null; readonly miss: string };
+/**
+ * `stale`: written for files of other identities but the same bytes (content-digest.ts): the index is
+ * good, and the file is worth writing again under the current key (else each start hashes the file).
+ */
+export type CacheResult = { readonly index: CollectionIndex; readonly miss: null; readonly stale: boolean } | { readonly index: null; readonly miss: string };
 
 /**
  * The cached index of collection `def` when its file matches the data files of `id` exactly; else why not.
@@ -245,8 +253,14 @@ export async function readCollectionCache(stateDir: string, dataDir: string, def
     await readExactly(fh, json, PREFIX_BYTES);
     check(crc32(json) === start.readUInt32LE(MAGIC.length + 4), 'header damaged');
     const header = JSON.parse(json.toString('utf8')) as Header;
-    check(header.key === key, 'written for other data files, another version or other code');
+    const files = keyFiles(def.name, id);
+    const digests = Array.isArray(header.digests) && header.digests.length === files.length ? header.digests : null;
+    // Other identities of the files, but maybe the same bytes (a touch, a copy, a checkout): hashed.
+    const stale = header.key !== key;
+    check(!stale || (await sameData(dataDir, header.key, key, digests)), 'written for other data files, another version or other code');
     check(header.size === size, 'truncated or extended');
+    // The identities are this cache's: so are the digests it was written with (for a reload's sameData).
+    if (!stale && digests) digests.forEach((d, i) => typeof d === 'string' && rememberDigest(files[i]!, d));
     const base = align8(PREFIX_BYTES + jsonLength);
     const views: View[] = [];
     const sections = header.sections;
@@ -275,7 +289,7 @@ export async function readCollectionCache(stateDir: string, dataDir: string, def
       check(kinds.includes(header.sections[i]?.kind as Kind));
       return views[i]!;
     };
-    return { index: rebuild(def, header.collection, sec), miss: null };
+    return { index: rebuild(def, header.collection, sec), miss: null, stale };
   } catch (err) {
     return { index: null, miss: err instanceof Miss ? err.message : `unreadable: ${(err as Error).message}` };
   } finally {

@@ -8,6 +8,7 @@ import type { CollectionName, ResourceDefinition } from '../resources/types.ts';
 import type { Logger } from '../log.ts';
 import { collectionKey, readDataIdentity, type DataIdentity } from './boot-cache-format.ts';
 import { readCollectionCache } from './boot-cache-read.ts';
+import { sameData } from './content-digest.ts';
 import { saveCollectionCache } from './boot-cache-write.ts';
 import { releaseMemory } from './gc.ts';
 import { indexBuilder, linkEmbeds, type CollectionIndex } from './indexes.ts';
@@ -273,11 +274,17 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
     const cached: string[] = [];
     const misses: Record<string, string> = {};
     for (const def of RESOURCE_LIST) keys[def.name] = await collectionKey(def.name, input, before);
-    const reuse = (name: CollectionName) => previous?.keys?.[name] === keys[name];
+    // A live collection is kept when its files are unchanged, or changed in identity only (touched,
+    // copied over: the same bytes, content-digest.ts).
+    const was = previous?.keys;
+    const reused = await Promise.all(RESOURCE_LIST.map((def) => was != null && sameData(input, was[def.name], keys[def.name])));
+    const reuse = (name: CollectionName) => reused[RESOURCE_LIST.findIndex((d) => d.name === name)]!;
     // The cache files are read side by side: the reads overlap on the thread pool.
     const reads = await Promise.all(
       RESOURCE_LIST.map((def) => (reuse(def.name) || cacheDir === undefined ? null : readCollectionCache(cacheDir, input, def, before, options.shared))),
     );
+    /** Read from a cache file written for the same bytes under other identities: written again under the current key. */
+    const stale = new Set<CollectionName>();
     for (const [i, def] of RESOURCE_LIST.entries()) {
       const name = def.name;
       if (reuse(name)) {
@@ -289,13 +296,22 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
       if (got?.index) {
         collections[name] = got.index;
         cached.push(name);
+        if (got.stale) stale.add(name);
       } else {
         missing.add(name);
         if (got) misses[name] = got.miss;
       }
     }
+    const rewrite = (names: Iterable<CollectionName>) => {
+      if (cacheDir === undefined) return;
+      const write = new CacheWrite(cacheDir, input, before, keys, new Map([...names].map((name) => [name, collections[name]!])), log);
+      if (options.writeLater) options.writeLater(write);
+      else return write.start();
+    };
     if (missing.size === 0) {
-      log?.info(kept.length === 0 ? 'data loaded from the boot cache' : 'no data file changed; every collection kept', { ms: Math.round(performance.now() - started), kept, cached });
+      const fields = { ms: Math.round(performance.now() - started), kept, cached, ...(stale.size > 0 ? { sameBytes: [...stale] } : {}) };
+      log?.info(kept.length === 0 ? 'data loaded from the boot cache' : 'no data file changed; every collection kept', fields);
+      if (stale.size > 0) await rewrite(stale);
       return stamp(complete(collections), keys);
     }
     if (cacheDir !== undefined) log?.info('boot cache not used for some collections; loading them from the data files', { misses });
@@ -310,11 +326,7 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
       continue;
     }
     log?.info('data read and indexed', { ms: Math.round(performance.now() - started), built: [...missing], kept, cached, ...(report.thread ? { thread: report.thread } : {}) });
-    if (cacheDir !== undefined && stable) {
-      const write = new CacheWrite(cacheDir, input, before, keys, new Map([...missing].map((name) => [name, collections[name]!])), log);
-      if (options.writeLater) options.writeLater(write);
-      else await write.start();
-    }
+    if (stable) await rewrite([...missing, ...stale]);
     // The load's garbage goes back now, so the RSS at ready is the snapshot's, not the load's peak.
     await releaseMemory();
     return stamp(complete(collections), stable ? keys : null);

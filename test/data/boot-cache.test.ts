@@ -2,7 +2,7 @@
 // serves; any change to the data files, or damage to the cache, is a miss; invalid data is never cached.
 import assert from 'node:assert/strict';
 import { existsSync, writeFileSync } from 'node:fs';
-import { cp, mkdtemp, open, readdir, readFile, rm, stat, truncate, utimes, writeFile } from 'node:fs/promises';
+import { appendFile, cp, mkdtemp, open, readdir, readFile, rm, stat, truncate, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -34,10 +34,23 @@ async function readSnapshotCache(state: string, data: string) {
   return readCollectionCache(state, data, RESOURCES.celebrities, await readDataIdentity(data));
 }
 
-/** A new mtime and ctime for a data file, then long enough for the result to be cacheable. */
+/** An edit of a data file that changes no record (a space more at its end), then long enough for the result to be cacheable. */
+async function editFile(file: string): Promise<void> {
+  await appendFile(file, ' ');
+  await sleep(SETTLE_MS);
+}
+
+/** A new mtime and ctime for a data file, its bytes as they were (a touch, a copy over it, a checkout). */
 async function touchFile(file: string): Promise<void> {
   await utimes(file, new Date(), new Date(Date.now() - 60_000));
   await sleep(SETTLE_MS);
+}
+
+/** A logger that keeps each info line as `message {fields}`. */
+function infoLines(): { lines: string[]; log: never } {
+  const lines: string[] = [];
+  const log = { info: (m: string, f?: unknown) => lines.push(`${m} ${JSON.stringify(f)}`), warn: () => {}, error: () => {}, debug: () => {}, enabled: () => true } as never;
+  return { lines, log };
 }
 
 let root: string;
@@ -128,7 +141,7 @@ describe('boot cache', () => {
   it('an edit rebuilds only the collections made from that file: a reload keeps the others as they are, a restart reads them from the cache', async () => {
     const { data, state } = await setup();
     const first = await loadSnapshot(data, { cacheDir: state });
-    await touchFile(join(data, 'outfits.json'));
+    await editFile(join(data, 'outfits.json'));
     const reloaded = await loadSnapshot(data, { cacheDir: state, previous: first });
     for (const name of COLLECTIONS) {
       if (name === 'outfits') assert.notEqual(reloaded.collections[name], first.collections[name], 'outfits rebuilt');
@@ -138,7 +151,7 @@ describe('boot cache', () => {
 
     const lines: string[] = [];
     const log = { info: (m: string, f?: unknown) => lines.push(`${m} ${JSON.stringify(f)}`), warn: () => {}, error: () => {}, debug: () => {}, enabled: () => true } as never;
-    await touchFile(join(data, 'celebrities.json'));
+    await editFile(join(data, 'celebrities.json'));
     const restarted = await loadSnapshot(data, { cacheDir: state, log });
     const built = lines.find((l) => l.startsWith('data read and indexed'))!;
     assert.match(built, /"built":\["celebrities","outfits","news","movies"\]/, built);
@@ -149,7 +162,7 @@ describe('boot cache', () => {
 
     // Reviews link to movies (detail-only fields included): from the cached movies, movies.json unread.
     lines.length = 0;
-    await touchFile(join(data, 'reviews.json'));
+    await editFile(join(data, 'reviews.json'));
     const again = await loadSnapshot(data, { cacheDir: state, log });
     assert.match(lines.find((l) => l.startsWith('data read and indexed'))!, /"built":\["reviews"\]/);
     assertSameAnswers(await loadSnapshot(data), again);
@@ -158,7 +171,7 @@ describe('boot cache', () => {
   it('an edit of movies -> celebrities rebuilt, and the outfits and news kept read their embedded celebrities from the new index (a copy of each, the old one untouched)', async () => {
     const { data, state } = await setup();
     const first = await loadSnapshot(data, { cacheDir: state });
-    await touchFile(join(data, 'movies.json'));
+    await editFile(join(data, 'movies.json'));
     const reloaded = await loadSnapshot(data, { cacheDir: state, previous: first });
     const celebrities = reloaded.collections.celebrities;
     assert.notEqual(celebrities, first.collections.celebrities, 'celebrities rebuilt (their filmography reads movies)');
@@ -189,7 +202,7 @@ describe('boot cache', () => {
       },
       warn: () => {}, error: () => {}, debug: () => {}, enabled: () => true,
     } as never;
-    await touchFile(file);
+    await editFile(file);
     const next = await loadSnapshot(data, { cacheDir: state, previous: first, log });
     assert.ok(lines.includes('data files changed while loading; loading again'), lines.join('\n'));
     assertSameAnswers(await loadSnapshot(data), next);
@@ -208,6 +221,9 @@ describe('boot cache', () => {
     assert.ok(assertSameAnswers(fresh, { ...fresh, collections: cached }) > 500);
     // And structure by structure: typed arrays, string tables, fragments, gram postings.
     for (const name of COLLECTIONS) assert.deepEqual(cached[name], fresh.collections[name], name);
+    // Text groups (records that share a search text) read back too, and none where texts are their own.
+    const grouped = COLLECTIONS.filter((name) => cached[name].search.groups.starts.length > 0);
+    assert.ok(grouped.length > 0 && grouped.length < COLLECTIONS.length, `grouped: ${grouped}`);
     assertSameAnswers(fresh, viaCache);
     assertSameAnswers(fresh, first);
   });
@@ -258,14 +274,63 @@ describe('boot cache', () => {
     assert.ok(cached, 'rewritten for the new data');
     assertSameAnswers(reloaded, { ...reloaded, collections: cached });
 
-    await utimes(file, new Date(), new Date(Date.now() - 60_000));
-    assert.equal(await loadSnapshotCache(state, data), null, 'touch');
-    await sleep(SETTLE_MS);
-    await loadSnapshot(data, { cacheDir: state });
-    assert.ok(await loadSnapshotCache(state, data));
+    await appendFile(file, ' ');
+    assert.equal(await loadSnapshotCache(state, data), null, 'a byte more');
+  });
 
-    await writeFile(join(data, 'news.json'), await readFile(join(data, 'news.json')));
-    assert.equal(await loadSnapshotCache(state, data), null, 'rewritten with the same bytes');
+  it('a touch, or a file rewritten with the same bytes -> the cache kept (the same bytes), written again under the new identity', async () => {
+    const { data, state } = await setup();
+    const fresh = await loadSnapshot(data, { cacheDir: state });
+    for (const change of [
+      (file: string) => touchFile(file),
+      async (file: string) => (await writeFile(file, await readFile(file)), await sleep(SETTLE_MS)),
+    ]) {
+      await change(join(data, 'celebrities.json'));
+      const id = await readDataIdentity(data);
+      const read = await readCollectionCache(state, data, RESOURCES.celebrities, id);
+      assert.ok(read.index && read.stale, `a hit, to be written again: ${read.miss}`);
+      const { lines, log } = infoLines();
+      const restarted = await loadSnapshot(data, { cacheDir: state, log });
+      const loaded = lines.find((l) => l.startsWith('data loaded from the boot cache'));
+      assert.ok(loaded, `nothing built: ${lines.join('\n')}`);
+      assert.match(loaded, /"sameBytes":\["celebrities","outfits","news","movies"\]/);
+      assertSameAnswers(fresh, restarted);
+      const again = await readCollectionCache(state, data, RESOURCES.celebrities, id);
+      assert.ok(again.index && !again.stale, 'written again for the new identity');
+    }
+  });
+
+  it('a reload after a touch keeps every collection; after an edit of the same size it rebuilds what the file makes', async () => {
+    const { data, state } = await setup();
+    const first = await loadSnapshot(data, { cacheDir: state });
+    const file = join(data, 'outfits.json');
+    await touchFile(file);
+    const touched = await loadSnapshot(data, { cacheDir: state, previous: first });
+    for (const name of COLLECTIONS) assert.equal(touched.collections[name], first.collections[name], `${name} kept`);
+    // Same size, other bytes: a title's first letter.
+    const text = await readFile(file, 'utf8');
+    const at = text.indexOf('"title":"') + '"title":"'.length;
+    await writeFile(file, text.slice(0, at) + (text[at] === 'Q' ? 'X' : 'Q') + text.slice(at + 1));
+    await sleep(SETTLE_MS);
+    const edited = await loadSnapshot(data, { cacheDir: state, previous: touched });
+    assert.notEqual(edited.collections.outfits, touched.collections.outfits, 'outfits rebuilt');
+    assert.equal(edited.collections.news, touched.collections.news, 'news kept');
+    assertSameAnswers(await loadSnapshot(data), edited);
+  });
+
+  it('a touch with no digest known for the old identity (a snapshot loaded without a cache) -> rebuilt, as before', async () => {
+    const { data } = await setup();
+    const first = await loadSnapshot(data, { cacheDir: join(root, `state-nodigest-${n}`) });
+    const other = join(root, `data-copy-${n}`);
+    await cp(data, other, { recursive: true });
+    await sleep(SETTLE_MS);
+    // A directory never cached: its identities have no digest in this process.
+    const base = await loadSnapshot(other);
+    await touchFile(join(other, 'outfits.json'));
+    const next = await loadSnapshot(other, { previous: base });
+    assert.notEqual(next.collections.outfits, base.collections.outfits);
+    assert.equal(next.collections.news, base.collections.news);
+    assertSameAnswers(first, next);
   });
 
   it('a crash while writing leaves the old cache: a half-written temp file beside it is never read', async () => {
@@ -376,7 +441,7 @@ describe('boot cache', () => {
       await service.cacheWritten();
       assert.ok(await loadSnapshotCache(dir, data), 'start writes the cache');
       await rm(cacheFile(dir));
-      await touchFile(join(data, 'celebrities.json'));
+      await editFile(join(data, 'celebrities.json'));
       await service.reload();
       assert.ok(await loadSnapshotCache(dir, data), 'a reload writes the cache of what it rebuilt');
     } finally {
@@ -440,7 +505,7 @@ describe('the boot cache written after the server listens', () => {
     const { data, state } = await setup();
     let first: CacheWrite | null = null;
     const snap = await loadSnapshot(data, { cacheDir: state, writeLater: (w) => (first = w) });
-    await touchFile(join(data, 'reviews.json'));
+    await editFile(join(data, 'reviews.json'));
     let second: CacheWrite | null = null;
     const next = await loadSnapshot(data, { cacheDir: state, previous: snap, writeLater: (w) => (second = w) });
     assert.notEqual(next.collections.reviews, snap.collections.reviews);
