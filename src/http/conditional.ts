@@ -12,10 +12,20 @@ import { headerList } from './respond.ts';
  */
 const tokens = new WeakMap<Snapshot, string>();
 
-function dataToken(snapshot: Snapshot): string {
+/** The snapshot's token, drawn at its first use; threads serving the same data take the main thread's (adoptToken). */
+export function dataToken(snapshot: Snapshot): string {
   let token = tokens.get(snapshot);
   if (token === undefined) tokens.set(snapshot, (token = randomBytes(6).toString('base64url')));
   return token;
+}
+
+/**
+ * `snapshot`, a thread's own view of data shared with it (src/threads/share.ts revive), takes the token
+ * the main thread drew for that data: a tag one thread gave is then valid on every other, which the
+ * kernel may hand the client's next connection to.
+ */
+export function adoptToken(snapshot: Snapshot, token: string): void {
+  tokens.set(snapshot, token);
 }
 
 let last: { readonly token: string; readonly target: string; readonly day: number | null; readonly tag: string } = { token: '', target: '', day: null, tag: '' };
@@ -50,9 +60,19 @@ export function entityTag(snapshot: Snapshot, target: string, day: number | null
   return tag;
 }
 
-/** The tag of a body that is fixed for the life of the process (the OpenAPI document): built once. */
+const fixedTags = new WeakMap<Buffer, Map<string, string>>();
+
+/**
+ * The tag of a body that is fixed for the life of the process (the OpenAPI document): built once per
+ * body (a worker thread builds it while its setup is on its way: hashing the 119 KB document is
+ * some milliseconds of a start).
+ */
 export function fixedTag(name: string, body: Buffer): string {
-  return `"${name}-${targetHash(body.toString('latin1'))}-${body.length.toString(36)}"`;
+  let byName = fixedTags.get(body);
+  if (byName === undefined) fixedTags.set(body, (byName = new Map()));
+  let tag = byName.get(name);
+  if (tag === undefined) byName.set(name, (tag = `"${name}-${targetHash(body.toString('latin1'))}-${body.length.toString(36)}"`));
+  return tag;
 }
 
 /**

@@ -19,6 +19,7 @@ import type { HealthReport } from '../http/respond.ts';
 import type { Route } from '../http/router.ts';
 import type { Limits } from '../http/server.ts';
 import { packBest } from '../http/compress.ts';
+import { adoptToken, dataToken } from '../http/conditional.ts';
 import { openapiBody } from '../http/openapi.ts';
 import { utcYmd } from '../data/fragments.ts';
 import { LOG_LEVELS, type Logger } from '../log.ts';
@@ -68,6 +69,8 @@ const STATE_EVERY_MS = 250;
 const RESTART_DELAY_MS = 200;
 /** How long past the drain deadline close() waits for a thread before it ends it. */
 const DRAIN_GRACE_MS = 2000;
+/** The most close() waits for every thread to stop accepting before it tells them to drain. */
+const STOP_WAIT_MS = 1000;
 
 /**
  * Starts a worker thread on worker.ts: from a checkout through tsx, registered in the thread as
@@ -160,6 +163,8 @@ export class Pool {
    * started later gets share(current), which finds every array already shared and copies none.
    */
   private current: Snapshot;
+  /** The data token of `current` (conditional.ts), the same in every thread: a tag one thread gave revalidates on any. */
+  private token = '';
   private listeners: ThreadListener[] = [];
   private ports: { main: number; http: number | null } = { main: 0, http: null };
   private closing = false;
@@ -219,6 +224,7 @@ export class Pool {
   static async start(o: PoolOptions, snapshot: Snapshot, prepared: Prepared | null = null): Promise<{ pool: Pool; listeners: ThreadListener[] }> {
     const pool = new Pool(o, snapshot);
     const shared = share(snapshot);
+    pool.token = dataToken(snapshot);
     o.log.info('data shared between threads', { threads: o.threads, bytes: sharedBytes(shared) });
     const probes: net.Server[] = [];
     const resolve = async (port: number): Promise<number> => {
@@ -232,6 +238,7 @@ export class Pool {
       pool.ports = { main: await resolve(o.port), http: o.httpPort === null ? null : await resolve(o.httpPort) };
       const started = await Promise.all(Array.from({ length: o.threads }, (_, i) => pool.spawn(i, pool.ports.main, pool.ports.http, shared, prepared?.take(i))));
       pool.current = revive<Snapshot>(shared);
+      adoptToken(pool.current, pool.token);
       // The loaded copy is garbage once the caller holds pool.snapshot() instead: after this turn.
       setImmediate(collectGarbage);
       pool.listeners = started[0]!.map(({ url, transport }) => ({ url, transport }));
@@ -275,7 +282,7 @@ export class Pool {
     this.followClock();
     const setup: WorkerSetup = {
       thread: index, host: o.host, port, httpPort, tls: this.tls, ...(o.limits ? { limits: o.limits } : {}), trustProxy: o.trustProxy, corsOrigin: o.corsOrigin,
-      faults: this.faults, snapshot: shared, gate: gate.port2, quota: counted?.setup ?? null, redis: remote?.setup ?? null, dashboard: dashboard?.port2 ?? null,
+      faults: this.faults, snapshot: shared, token: this.token, gate: gate.port2, quota: counted?.setup ?? null, redis: remote?.setup ?? null, dashboard: dashboard?.port2 ?? null,
       ticketKeys: this.ticketKeys, logLevels: LOG_LEVELS.filter((l) => o.log.enabled?.(l) ?? true), observe: o.observe !== null, observed, observeDetail: o.observeDetail, clockOffset: this.clockOffset, answered: this.answered, openapiPacked: this.openapi, pages: this.pages.of(this.current),
     };
     const transfer = dashboard ? [gate.port2, dashboard.port2] : [gate.port2];
@@ -310,6 +317,9 @@ export class Pool {
           case 'swapped':
           case 'closed':
             worker.emit(m[0], m[1]);
+            return;
+          case 'stopped':
+            worker.emit('stopped');
             return;
         }
       });
@@ -372,13 +382,15 @@ export class Pool {
   /** Shares `snapshot` and swaps every thread to it; resolves once each has (between two of its requests). */
   async publish(snapshot: Snapshot): Promise<Snapshot> {
     const shared = share(snapshot);
-    const m: ToWorker = ['snapshot', shared];
+    this.token = dataToken(snapshot);
+    const m: ToWorker = ['snapshot', shared, this.token];
     await Promise.all(this.threads.map((t) => (t === null ? null : new Promise((resolve) => {
       t.worker.once('swapped', resolve);
       t.worker.once('exit', resolve);
       t.worker.postMessage(m);
     }))));
     this.current = revive<Snapshot>(shared);
+    adoptToken(this.current, this.token);
     this.pages.pack(this.current, utcYmd(this.o.clock()));
     return this.current;
   }
@@ -405,18 +417,30 @@ export class Pool {
     clearInterval(this.timer);
     this.pages.stop();
     const slotted = new Set(this.threads.map((t) => t?.worker));
-    const cut = await Promise.all([...this.started].map((worker) => new Promise<number>((resolve) => {
+    // Two steps: every thread stops accepting, then every thread drains (server.ts closeListeners:
+    // a client told to close before every listener of the port is closed would connect again to
+    // one about to close, and be reset). A thread that does not say it stopped within STOP_WAIT_MS
+    // (or that exits) keeps no other from draining.
+    const stops: Promise<void>[] = [];
+    const cut = Promise.all([...this.started].map((worker) => new Promise<number>((resolve) => {
       let n = 0;
       const end = () => void worker.terminate();
       const timer = setTimeout(end, slotted.has(worker) ? Math.max(0, deadlineMs) + DRAIN_GRACE_MS : 0);
       worker.once('exit', () => (clearTimeout(timer), resolve(n)));
       if (!slotted.has(worker)) return;
+      stops.push(new Promise<void>((stopped) => {
+        const wait = setTimeout(stopped, STOP_WAIT_MS);
+        const done = () => (clearTimeout(wait), worker.off('exit', done), stopped());
+        worker.once('stopped', done).once('exit', done);
+      }));
       worker.once('closed', (c: number) => {
         n = c;
         end();
       });
       worker.postMessage(['close', deadlineMs] satisfies ToWorker);
     })));
-    return cut.reduce((a, b) => a + b, 0);
+    await Promise.all(stops);
+    for (const worker of this.started) if (slotted.has(worker)) worker.postMessage(['drain'] satisfies ToWorker);
+    return (await cut).reduce((a, b) => a + b, 0);
   }
 }

@@ -4,12 +4,14 @@
 // log lines and per-request observations in batches; the main thread sends the data, health and the
 // /metrics text, and says when to drain.
 import type { Http2SecureServer } from 'node:http2';
+import { createRequire } from 'node:module';
 import type { Server as TlsServer } from 'node:tls';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import type { Snapshot } from '../data/snapshot.ts';
 import { App, type Observer } from '../http/app.ts';
 import { Faults, type FaultRule } from '../http/faults.ts';
 import { fromLoopback } from '../http/metrics.ts';
+import { adoptToken, fixedTag } from '../http/conditional.ts';
 import { openapiBody } from '../http/openapi.ts';
 import type { HealthReport } from '../http/respond.ts';
 import { closeListeners, listen, type Limits, type Listener } from '../http/server.ts';
@@ -37,6 +39,8 @@ export interface WorkerSetup {
   readonly corsOrigin: string | null;
   readonly faults: readonly FaultRule[];
   readonly snapshot: unknown;
+  /** The data token the main thread drew for `snapshot` (conditional.ts adoptToken): every thread's tags alike. */
+  readonly token: string;
   readonly gate: MessagePort;
   /** The quota counters in shared memory (SharedGate over `gate`), or null: every admission asks the main thread (RemoteGate). */
   readonly quota: Omit<SharedQuotaSetup, 'port'> | null;
@@ -74,6 +78,14 @@ let handle = (m: ToWorker): void => void early.push(m);
 let arrived: (s: WorkerSetup) => void = () => {};
 const setupArrived = new Promise<WorkerSetup>((resolve) => (arrived = resolve));
 main.on('message', (m: ToWorker | Setup) => (m[0] === 'setup' ? arrived(m[1]) : handle(m)));
+if (workerData === null) {
+  // Started before the data is loaded (pool.ts Prepared): what the setup does not change is made
+  // while it is on its way, not after, when the threads' start is what `listening on` waits for: the
+  // OpenAPI document and its tag (App's constructor) and node:cluster (which net loads at the first
+  // listen(), with child_process and dgram).
+  fixedTag('openapi', openapiBody());
+  createRequire(import.meta.url)('node:cluster');
+}
 const setup: WorkerSetup = (workerData as WorkerSetup | null) ?? (await setupArrived);
 const post = (m: ToMain) => main.postMessage(m);
 
@@ -84,9 +96,12 @@ const line = (level: LogLevel) => (msg: string, fields?: Record<string, unknown>
 const log: Logger = { enabled: (level) => levels.has(level), debug: line('debug'), info: line('info'), warn: line('warn'), error: line('error') };
 
 let snapshot = revive<Snapshot>(setup.snapshot);
+adoptToken(snapshot, setup.token);
 let health: HealthReport = { status: 'ok', store: null };
 let metricsText: string | null = null;
 let draining = false;
+let sayDrain = () => {};
+const drainSaid = new Promise<void>((resolve) => (sayDrain = resolve));
 
 // Observations with their request leave in one message per turn of the event loop, not one per
 // request; those without it go into a ring in shared memory (ring.ts), whose bell is that message
@@ -170,6 +185,7 @@ handle = (m: ToWorker) => {
     case 'snapshot':
       // Between two requests: a request that began on the old data finishes on it (app.ts reads it once).
       snapshot = revive<Snapshot>(m[1]);
+      adoptToken(snapshot, m[2]);
       app.dataChanged();
       post(['swapped', snapshot.version]);
       return;
@@ -194,13 +210,18 @@ handle = (m: ToWorker) => {
       app.faults = m[1].length > 0 ? new Faults(m[1]) : null;
       return;
     case 'close':
-      draining = true;
-      void closeListeners(listeners, m[1]).then(async (cut) => {
+      // Stops accepting now; answers as before until every thread has ('drain'): see closeListeners.
+      void closeListeners(listeners, m[1], drainSaid).then(async (cut) => {
         if (due) flush();
         // Its connection's close waits at most REDIS_CLOSE_MS (a Redis that does not answer keeps no drain waiting).
         if (redis !== null) await Promise.race([redis.close().catch(() => {}), new Promise((r) => setTimeout(r, REDIS_CLOSE_MS).unref())]);
         post(['closed', cut]);
       });
+      post(['stopped']);
+      return;
+    case 'drain':
+      draining = true;
+      sayDrain();
       return;
   }
 };
