@@ -8,10 +8,12 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { packIndex } from '../../src/data/boot-cache-write.ts';
+import { BuildThread } from '../../src/data/build-split.ts';
+import { slugOf } from '../../src/data/indexes.ts';
 import { DataError } from '../../src/data/load.ts';
 import { loadSnapshot, type Snapshot } from '../../src/data/snapshot.ts';
 import { writeDataset } from '../../src/generate/write-dataset.ts';
-import { COLLECTIONS } from '../../src/resources/types.ts';
+import { COLLECTIONS, type SourceRecord } from '../../src/resources/types.ts';
 
 let root: string;
 let n = 0;
@@ -86,6 +88,23 @@ describe('a build over two threads', () => {
       assert.equal(await errorOf(loadSnapshot(data, { buildThreads: 'always' })), one);
     });
   }
+
+  it('celebrities sent to the thread as read, then indexed with other records (an edit between their two reads) -> keptMatch says so (the load is then built on one thread)', async () => {
+    const data = await dataset();
+    const one = await loadSnapshot(data, { buildThreads: 'never' });
+    const celebrities = one.collections.celebrities;
+    const slugs = Array.from({ length: celebrities.size }, (_, i) => slugOf(celebrities, i));
+    const sent = (list: string[]) => {
+      const thread = BuildThread.start(data, ['outfits'])!;
+      thread.offerKept('celebrities', list.map((slug) => ({ _id: slug, slug }) as SourceRecord));
+      const match = thread.keptMatch({ celebrities });
+      thread.stop();
+      return match;
+    };
+    assert.equal(sent(slugs), true);
+    assert.equal(sent([slugs[1]!, slugs[0]!, ...slugs.slice(2)]), false, 'two records swapped');
+    assert.equal(sent(slugs.slice(1)), false, 'one record fewer');
+  });
 
   it('a syntax error in reviews.json -> the same line and column as on one thread', async () => {
     const data = await dataset();
