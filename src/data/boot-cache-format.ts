@@ -24,7 +24,7 @@ import type { CollectionName } from '../resources/types.ts';
 import type { CollectionIndex } from './indexes.ts';
 
 /** Bump when the layout, or anything the structures are built from that the fingerprint misses, changes. */
-export const BOOT_CACHE_FORMAT = 17;
+export const BOOT_CACHE_FORMAT = 18;
 export const MAGIC = Buffer.from('CAPIBOOT');
 /** Data files changed this recently before the load may change again within one timestamp tick. */
 const RACY_MS = 100;
@@ -183,6 +183,8 @@ export interface CollectionRef {
   readonly unigrams: GramsRef;
   readonly bigrams: GramsRef;
   readonly trigrams: GramsRef;
+  /** search-index.ts TextGroups: the sections of its starts and ids (both empty: no groups). */
+  readonly searchGroups: { readonly starts: number; readonly ids: number };
 }
 /**
  * `size`: the whole file's length, so a truncated or extended file is a miss before any section is read.

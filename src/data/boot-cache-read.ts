@@ -8,7 +8,7 @@ import { rememberDigest, sameData } from './content-digest.ts';
 import { detailPlan, embedFields, type Details, type Embed } from './detail-layout.ts';
 import type { Fragments, Offsets, RecordOffsets } from './fragments.ts';
 import { linkEmbeds, SMALL_POSTING, type CollectionIndex, type PostingTable } from './indexes.ts';
-import { gramsConsistent, type GramPostings } from './search-index.ts';
+import { groupCount, groupsConsistent, gramsConsistent, type GramPostings, type TextGroups } from './search-index.ts';
 import { searchField, type SearchFrom } from './search-text.ts';
 import { slotBits, slugSlots, type SlugTable, type StringTable } from './string-table.ts';
 import {
@@ -98,7 +98,7 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, .
     const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     return { bytes: buf, starts, gaps: f.gaps === null ? null : offsets(f.gaps, n), keys: f.keys === null ? null : f64(f.keys, n), late };
   };
-  const grams = (g: GramsRef, positions: boolean): GramPostings => {
+  const grams = (g: GramsRef, positions: boolean, units = n): GramPostings => {
     const keys = f64(g.keys);
     const offsets = i32(g.offsets, keys.length + 1);
     const lows = sec(g.lows, 'u16') as Uint16Array;
@@ -107,7 +107,7 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, .
       keys, offsets, lows, blocks: i32(g.blocks), at: new Uint8Array(at.buffer, at.byteOffset, at.length),
       bitsAt: i32(g.bitsAt, keys.length), bits: sec(g.bits, 'u32') as Uint32Array, bitCounts: i32(g.bitCounts),
     };
-    check(gramsConsistent(out, n, positions));
+    check(gramsConsistent(out, units, positions));
     return out;
   };
   const posting = (p: PostingRef): PostingTable => {
@@ -178,6 +178,9 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, .
   const r = ref.range;
   const range = r && { param: r.param, ids: i32(r.ids), values: f64(r.values), byId: f64(r.byId, n) };
   check(range === null || range.ids.length === range.values.length);
+  const groups: TextGroups = { starts: i32(ref.searchGroups.starts), ids: i32(ref.searchGroups.ids) };
+  check(groupsConsistent(groups, n));
+  const search = { size: n, groups };
   return {
     def,
     size: n,
@@ -191,7 +194,7 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, .
     range,
     searchText: table(ref.searchText, n),
     searchFrom: searchFrom(ref.searchFrom),
-    search: { size: n, unigrams: grams(ref.unigrams, false), bigrams: grams(ref.bigrams, false), trigrams: grams(ref.trigrams, true) },
+    search: { size: n, unigrams: grams(ref.unigrams, false), bigrams: grams(ref.bigrams, false), trigrams: grams(ref.trigrams, true, groupCount(search)), groups },
   };
 }
 

@@ -106,6 +106,7 @@ class SectionWriter {
       unigrams: this.grams(ix.search.unigrams),
       bigrams: this.grams(ix.search.bigrams),
       trigrams: this.grams(ix.search.trigrams),
+      searchGroups: { starts: this.add('i32', ix.search.groups.starts), ids: this.add('i32', ix.search.groups.ids) },
     };
   }
 }

@@ -14,6 +14,11 @@
 // block of 65,536 ids starts among its entries: a posting ascends, so the high bits of an entry are
 // the block it lies in (issue 19: 53 MB less at 100k).
 // Grams are UTF-16 code units, exactly what String.prototype.includes compares.
+// Trigrams index each distinct text once (issue 20): records with the same folded text (a name or a
+// movie title many records share) are one group, and a trigram posting lists groups, not records. A
+// search of 3 units or more intersects the groups' postings, then gives the records of the groups
+// found. Where no two records share a text (or groups would not make the index smaller), group g is
+// record g and nothing more is kept.
 
 export interface GramPostings {
   /** Distinct gram keys, ascending; a key's index is its slot. */
@@ -41,12 +46,27 @@ export interface GramPostings {
   readonly bitCounts: Int32Array;
 }
 
+/** Records by their folded text: the units trigrams index (see above). */
+export interface TextGroups {
+  /** Group g's records are `ids[starts[g], starts[g + 1])`; one extra entry at the end. Empty: group g is record g. */
+  readonly starts: Int32Array;
+  /** Each group's records ascending, groups numbered in the order of their first records. */
+  readonly ids: Int32Array;
+}
+
 export interface SearchIndex {
   /** Records indexed (the bits of each bitmap). */
   readonly size: number;
   readonly unigrams: GramPostings;
   readonly bigrams: GramPostings;
+  /** Over text groups (`groups`), not records. */
   readonly trigrams: GramPostings;
+  readonly groups: TextGroups;
+}
+
+/** Groups the trigrams of `ix` index: its records when they are not grouped. */
+export function groupCount(ix: Pick<SearchIndex, 'size' | 'groups'>): number {
+  return ix.groups.starts.length === 0 ? ix.size : ix.groups.starts.length - 1;
 }
 
 /** A trigram position that does not say where the gram is: the text is read to confirm. */
@@ -216,8 +236,64 @@ function buildGrams(texts: readonly string[], size: 1 | 2 | 3): GramPostings {
   return { keys, offsets, lows, blocks, at, bitsAt, bits, bitCounts };
 }
 
+/**
+ * The distinct texts of `texts` in the order of their first records, and the groups of records by text;
+ * no groups (every text its own) when no text repeats or when the trigram entries the repeats save (3
+ * bytes each: low id and position) weigh less than the groups' arrays (4 bytes per record and group).
+ */
+export function groupTexts(texts: readonly string[]): { readonly distinct: readonly string[]; readonly groups: TextGroups } {
+  const seen = new Map<string, number>();
+  const groupOf = new Int32Array(texts.length);
+  const distinct: string[] = [];
+  let saved = 0;
+  for (let id = 0; id < texts.length; id++) {
+    const t = texts[id]!;
+    let g = seen.get(t);
+    if (g === undefined) {
+      g = distinct.length;
+      seen.set(t, g);
+      distinct.push(t);
+    } else if (t.length > 2) saved += t.length - 2;
+    groupOf[id] = g;
+  }
+  if (saved * 3 <= (texts.length + distinct.length + 1) * 4) return { distinct: texts, groups: { starts: EMPTY, ids: EMPTY } };
+  const starts = new Int32Array(distinct.length + 1);
+  for (let id = 0; id < texts.length; id++) starts[groupOf[id]! + 1]!++;
+  for (let g = 0; g < distinct.length; g++) starts[g + 1]! += starts[g]!;
+  const cursor = starts.slice(0, distinct.length);
+  const ids = new Int32Array(texts.length);
+  for (let id = 0; id < texts.length; id++) ids[cursor[groupOf[id]!]!++] = id;
+  return { distinct, groups: { starts, ids } };
+}
+
 export function buildSearchIndex(texts: readonly string[]): SearchIndex {
-  return { size: texts.length, unigrams: buildGrams(texts, 1), bigrams: buildGrams(texts, 2), trigrams: buildGrams(texts, 3) };
+  const { distinct, groups } = groupTexts(texts);
+  return { size: texts.length, unigrams: buildGrams(texts, 1), bigrams: buildGrams(texts, 2), trigrams: buildGrams(distinct, 3), groups };
+}
+
+/**
+ * Checks groups read back from the boot cache: none, or starts ascending from 0 to `size`, each
+ * group's ids ascending and not empty, every record in one group, groups in the order of their first.
+ */
+export function groupsConsistent(groups: TextGroups, size: number): boolean {
+  const { starts, ids } = groups;
+  if (starts.length === 0) return ids.length === 0;
+  const n = starts.length - 1;
+  if (starts[0] !== 0 || starts[n] !== size || ids.length !== size) return false;
+  const seen = new Uint8Array(size);
+  let firstBefore = -1;
+  for (let g = 0; g < n; g++) {
+    const a = starts[g]!;
+    const b = starts[g + 1]!;
+    if (b <= a || ids[a]! <= firstBefore) return false;
+    firstBefore = ids[a]!;
+    for (let e = a; e < b; e++) {
+      const id = ids[e]!;
+      if (id < 0 || id >= size || seen[id] !== 0 || (e > a && id <= ids[e - 1]!)) return false;
+      seen[id] = 1;
+    }
+  }
+  return true;
 }
 
 /**
@@ -376,7 +452,8 @@ export function searchMatches<C>(ix: SearchIndex, query: string, confirm: Confir
     return idsOfBits(g.bits.subarray(b * words, (b + 1) * words), g.bitCounts[b]!);
   }
   const g = ix.trigrams;
-  const B = blocksFor(ix.size);
+  const B = blocksFor(groupCount(ix));
+  const grouped = ix.groups.starts.length > 0;
   // Trigrams every 3 units and the last one cover every unit of the query once or twice: when they all
   // stand where their offsets say, the query is there. Shortest posting first (insertion sort). A
   // trigram at another unit (queries of up to LEAD_SCAN units) that is rarer than all of those is
@@ -408,7 +485,7 @@ export function searchMatches<C>(ix: SearchIndex, query: string, confirm: Confir
     }
     if (rare !== -1) count = addGram(g, rareSlot, rare, count, B);
   }
-  if (count === 1) return idsOf(g, single, B); // 3 units: exact
+  if (count === 1) return recordsOf(ix, idsOf(g, single, B)); // 3 units: exact
   const lows = g.lows;
   const blocks = g.blocks;
   const at = g.at;
@@ -474,7 +551,52 @@ export function searchMatches<C>(ix: SearchIndex, query: string, confirm: Confir
         }
         continue;
       }
-      if (!unsure || confirm(context, id, query, start)) out[k++] = id;
+      // A group's records share its text: its first one is read.
+      if (!unsure || confirm(context, grouped ? ix.groups.ids[ix.groups.starts[id]!]! : id, query, start)) out[k++] = id;
+    }
+  }
+  return recordsOf(ix, out.subarray(0, k));
+}
+
+// The records of the groups a search found, reused by every query like `matched`; and a bit per record
+// to put the records of several groups in order, all zero between queries (each clears what it set).
+let records = new Int32Array(1024);
+let marks = new Uint32Array(0);
+
+/**
+ * The records of `found` (ascending group numbers, in `matched`), ascending: `found` itself when
+ * groups are records; one group's ids as they are kept; else marked in a bitmap and read back in order
+ * (O(records + the words between the least and the greatest)).
+ */
+function recordsOf(ix: SearchIndex, found: Int32Array): Int32Array {
+  const { starts, ids } = ix.groups;
+  if (starts.length === 0 || found.length === 0) return found;
+  if (found.length === 1) return ids.subarray(starts[found[0]!]!, starts[found[0]! + 1]!);
+  const words = (ix.size + 31) >>> 5;
+  if (marks.length < words) marks = new Uint32Array(words);
+  let total = 0;
+  let lo = words;
+  let hi = 0;
+  for (let i = 0; i < found.length; i++) {
+    const a = starts[found[i]!]!;
+    const b = starts[found[i]! + 1]!;
+    total += b - a;
+    const first = ids[a]! >>> 5;
+    const last = ids[b - 1]! >>> 5;
+    if (first < lo) lo = first;
+    if (last > hi) hi = last;
+    for (let e = a; e < b; e++) marks[ids[e]! >>> 5]! |= 1 << (ids[e]! & 31);
+  }
+  if (records.length < total) records = new Int32Array(Math.max(total, records.length * 2));
+  const out = records;
+  let k = 0;
+  for (let w = lo; w <= hi; w++) {
+    let word = marks[w]!;
+    if (word === 0) continue;
+    marks[w] = 0;
+    while (word !== 0) {
+      out[k++] = (w << 5) + 31 - Math.clz32(word & -word);
+      word &= word - 1;
     }
   }
   return out.subarray(0, k);

@@ -221,6 +221,9 @@ describe('boot cache', () => {
     assert.ok(assertSameAnswers(fresh, { ...fresh, collections: cached }) > 500);
     // And structure by structure: typed arrays, string tables, fragments, gram postings.
     for (const name of COLLECTIONS) assert.deepEqual(cached[name], fresh.collections[name], name);
+    // Text groups (records that share a search text) read back too, and none where texts are their own.
+    const grouped = COLLECTIONS.filter((name) => cached[name].search.groups.starts.length > 0);
+    assert.ok(grouped.length > 0 && grouped.length < COLLECTIONS.length, `grouped: ${grouped}`);
     assertSameAnswers(fresh, viaCache);
     assertSameAnswers(fresh, first);
   });

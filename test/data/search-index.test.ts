@@ -2,7 +2,7 @@
 // cannot decide alone: a gram twice in one text, grams past position 254, repeated grams in the query.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { AMBIGUOUS, buildSearchIndex, gramsConsistent, searchBits, searchMatches } from '../../src/data/search-index.ts';
+import { AMBIGUOUS, buildSearchIndex, groupCount, groupsConsistent, groupTexts, gramsConsistent, searchBits, searchMatches } from '../../src/data/search-index.ts';
 
 // What src/data/indexes.ts searchTextIncludes answers: the query at `start`, or anywhere for -1.
 const includes = (texts: readonly string[], id: number, q: string, start: number) =>
@@ -110,7 +110,7 @@ test('more than 65,536 records -> ids across blocks of their high bits, each sea
       : `${words[i % 9]!} ${words[(i >>> 4) % 9]!}${i % 7 === 0 ? ` ${words[(i >>> 9) % 9]!}` : ''}${i < 500 || i > 139_000 ? ' zulu' : ''}`,
   ); // "zulu": ids in the first and third blocks only, none in the second
   const ix = buildSearchIndex(texts);
-  for (const size of ['unigrams', 'bigrams', 'trigrams'] as const) assert.ok(gramsConsistent(ix[size], texts.length, size === 'trigrams'), size);
+  for (const size of ['unigrams', 'bigrams', 'trigrams'] as const) assert.ok(gramsConsistent(ix[size], size === 'trigrams' ? groupCount(ix) : texts.length, size === 'trigrams'), size);
   for (const q of ['anna', 'nna h', 'banana nana', 'rare anna', 'a ann', 'dress vessa', 'ssa dr', 'savannah joanna', 'nah', 'x', 'e ', 'ess', 'zulu', 'a zulu', 'anna zulu', 'nna zul', 'zu']) {
     assert.deepEqual([...searchMatches(ix, q, includes, texts)], expected(texts, q), q);
   }
@@ -127,4 +127,61 @@ test('full names whose postings hold the same records: the one that rejects is a
   const qs = new Set<string>();
   for (const f of first) for (const l of last) qs.add(`${f} ${l}`).add(`${f.slice(1)} ${l.slice(0, 4)}`).add(`${l} ${f}`);
   for (const q of qs) assert.deepEqual([...searchMatches(ix, q, includes, texts)], expected(texts, q), q);
+});
+
+test('records that share a text: one group, its trigrams once; the records of the groups found, ascending', () => {
+  const texts = ['anna nair', 'zoe vasseur', 'anna nair', 'hannah nair', 'zoe vasseur', 'anna nair', 'x', 'x'];
+  const { distinct, groups } = groupTexts(texts);
+  assert.deepEqual(distinct, ['anna nair', 'zoe vasseur', 'hannah nair', 'x']);
+  assert.deepEqual([...groups.starts], [0, 3, 5, 6, 8]);
+  assert.deepEqual([...groups.ids], [0, 2, 5, 1, 4, 3, 6, 7]);
+  assert.ok(groupsConsistent(groups, texts.length));
+  const ix = buildSearchIndex(texts);
+  assert.equal(groupCount(ix), 4);
+  // One group found, several (their records interleaved), none; a text read: its group's first record.
+  const asked: number[] = [];
+  const confirm = (t: readonly string[], id: number, q: string, start: number) => {
+    asked.push(id);
+    return includes(t, id, q, start);
+  };
+  for (const q of ['anna', 'nair', 'zoe vasseur', 'nna nai', 'hannah', 'vass', 'a nair', 'zzz']) assert.deepEqual([...searchMatches(ix, q, confirm, texts)], expected(texts, q), q);
+  assert.deepEqual([...searchMatches(ix, 'anna nair anna', confirm, texts)], []);
+  assert.ok(asked.every((id) => [0, 1, 3, 6].includes(id)), `texts read: ${asked}`);
+  // No text repeats: no groups, group g is record g.
+  const own = groupTexts(['abc', 'abd']);
+  assert.equal(own.groups.starts.length, 0);
+  assert.equal(groupCount(buildSearchIndex(['abc', 'abd'])), 2);
+  // Short texts repeated: fewer trigram entries saved than the groups' arrays cost, so none.
+  assert.equal(groupTexts(['ab', 'ab', 'abc', 'abc']).groups.starts.length, 0);
+});
+
+test('groupsConsistent -> false for groups read back that do not fit together', () => {
+  const { groups } = groupTexts(['anna nair', 'zoe vasseur', 'anna nair', 'zoe vasseur', 'anna nair', 'hannah nair']);
+  assert.ok(groupsConsistent(groups, 6));
+  assert.ok(groupsConsistent({ starts: new Int32Array(0), ids: new Int32Array(0) }, 6), 'no groups');
+  const i32 = (a: number[]) => Int32Array.from(a);
+  const bad = [
+    { starts: groups.starts, ids: i32([0, 2, 4, 1, 3, 3]) }, // a record twice, one in none
+    { starts: groups.starts, ids: i32([2, 0, 4, 1, 3, 5]) }, // a group's ids not ascending
+    { starts: i32([0, 3, 3, 6]), ids: groups.ids }, // an empty group
+    { starts: i32([0, 2, 3, 6]), ids: i32([1, 3, 0, 2, 4, 5]) }, // groups not in the order of their first records
+    { starts: groups.starts, ids: i32([0, 2, 4, 1, 3, 6]) }, // a record past the last
+    { starts: groups.starts.subarray(1), ids: groups.ids }, // starts not from 0
+    { starts: new Int32Array(0), ids: groups.ids }, // ids without starts
+  ];
+  for (const [i, b] of bad.entries()) assert.equal(groupsConsistent(b, 6), false, `case ${i}`);
+  assert.equal(groupsConsistent(groups, 7), false, 'for 7 records');
+});
+
+test('more than 65,536 groups -> group numbers across blocks of their high bits, each search exact', () => {
+  const words = ['anna', 'hannah', 'banana', 'joanna', 'nana', 'ann', 'savannah', 'dress', 'vessa'];
+  // 70,000 texts, each twice (records 2k and 2k + 1), and the first word's text every 1,000th record once more.
+  const texts = Array.from({ length: 140_000 }, (_, i) => (i % 1000 === 999 ? 'anna n0' : `${words[(i >>> 1) % 9]!} n${i >>> 1}`));
+  const ix = buildSearchIndex(texts);
+  assert.ok(groupCount(ix) > 65_536 && groupCount(ix) < texts.length);
+  assert.ok(groupsConsistent(ix.groups, texts.length));
+  assert.ok(gramsConsistent(ix.trigrams, groupCount(ix), true));
+  for (const q of ['anna n0', 'anna n', 'n6553', 'n69999', 'a n7', 'savannah n6', 'ss', 'dress n1', 'n1000', 'vessa n69', 'n65536', ' n0']) {
+    assert.deepEqual([...searchMatches(ix, q, includes, texts)], expected(texts, q), q);
+  }
 });
