@@ -50,9 +50,19 @@ export function entityTag(snapshot: Snapshot, target: string, day: number | null
   return tag;
 }
 
-/** The tag of a body that is fixed for the life of the process (the OpenAPI document): built once. */
+const fixedTags = new WeakMap<Buffer, Map<string, string>>();
+
+/**
+ * The tag of a body that is fixed for the life of the process (the OpenAPI document): built once per
+ * body (a worker thread builds it while its setup is on its way: hashing the 119 KB document is
+ * some milliseconds of a start).
+ */
 export function fixedTag(name: string, body: Buffer): string {
-  return `"${name}-${targetHash(body.toString('latin1'))}-${body.length.toString(36)}"`;
+  let byName = fixedTags.get(body);
+  if (byName === undefined) fixedTags.set(body, (byName = new Map()));
+  let tag = byName.get(name);
+  if (tag === undefined) byName.set(name, (tag = `"${name}-${targetHash(body.toString('latin1'))}-${body.length.toString(36)}"`));
+  return tag;
 }
 
 /**

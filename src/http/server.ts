@@ -144,28 +144,41 @@ export async function listen(app: App, options: ListenOptions): Promise<Listener
  * answer; HTTP/2: each session gets a GOAWAY), closes keep-alive sockets once they have been quiet for
  * DRAIN_QUIET_MS (drain.ts: closing an idle socket at once resets the request its client is sending),
  * and after `deadlineMs` closes whatever is left. Resolves with the number of connections cut then.
+ * `stopped` (threads sharing a port): each listener stops accepting at once, the rest waits for it,
+ * the word that every thread's listener on the port has stopped accepting. Until then the thread
+ * answers as before: a client told to close (or sent a GOAWAY) would connect again, the kernel would
+ * queue its connection on a listener of another thread still open, and that listener's close would
+ * reset it (a listener's accept queue is not handed to the others of its SO_REUSEPORT group).
  */
-export async function closeListeners(listeners: readonly { readonly server: HttpServer }[], deadlineMs: number): Promise<number> {
+export async function closeListeners(listeners: readonly { readonly server: HttpServer }[], deadlineMs: number, stopped?: Promise<void>): Promise<number> {
   const cut = await Promise.all(
     listeners.map(
       ({ server }) =>
         new Promise<number>((resolve) => {
           let forced = 0;
-          const sweep = setInterval(() => setImmediate(closeQuietConnections, server, Date.now()), DRAIN_SWEEP_MS);
+          let closed = false;
+          let sweep: NodeJS.Timeout | undefined;
           const deadline = setTimeout(() => {
             const open = SOCKETS.get(server) ?? new Set();
             forced = open.size;
             for (const socket of open) socket.destroy();
           }, deadlineMs);
-          sweep.unref();
           deadline.unref();
           stopAccepting(server, () => {
+            closed = true;
             clearInterval(sweep);
             clearTimeout(deadline);
             resolve(forced);
           });
-          goAway(server);
-          closeQuietConnections(server, Date.now());
+          const drain = () => {
+            if (closed) return;
+            sweep = setInterval(() => setImmediate(closeQuietConnections, server, Date.now()), DRAIN_SWEEP_MS);
+            sweep.unref();
+            goAway(server);
+            closeQuietConnections(server, Date.now());
+          };
+          if (stopped === undefined) drain();
+          else void stopped.then(drain);
         }),
     ),
   );

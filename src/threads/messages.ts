@@ -53,8 +53,10 @@ export type ToWorker =
   | ['faults', readonly FaultRule[]]
   /** A renewed certificate and key (SIGHUP) for the HTTPS listener; the main thread has checked the pair. */
   | ['certificate', { readonly cert: string | Buffer; readonly key: string | Buffer }]
-  /** Drain within this many ms; answered 'closed'. */
+  /** Stop accepting at once and drain within this many ms once 'drain' comes; answered 'stopped' at once, 'closed' when drained. */
   | ['close', number]
+  /** Every thread has stopped accepting: answer with Connection: close (HTTP/1.1), GOAWAY (HTTP/2), close quiet sockets. */
+  | ['drain']
   /** The OpenAPI document's best compressed forms (br, gzip), made once by the main thread for every thread. */
   | ['openapi', Uint8Array, Uint8Array]
   /** The first pages' best compressed forms of a snapshot (pages.ts), made once by the main thread for every thread. */
@@ -66,5 +68,7 @@ export type ToMain =
   /** Observations with their request (or that the full ring did not take); none: the bell of the observation ring. */
   | ['observed', readonly Observation[]]
   | ['swapped', string]
+  /** The thread's listeners accept no more connections. */
+  | ['stopped']
   /** Drained; the number of connections the deadline cut. */
   | ['closed', number];

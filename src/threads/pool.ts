@@ -68,6 +68,8 @@ const STATE_EVERY_MS = 250;
 const RESTART_DELAY_MS = 200;
 /** How long past the drain deadline close() waits for a thread before it ends it. */
 const DRAIN_GRACE_MS = 2000;
+/** The most close() waits for every thread to stop accepting before it tells them to drain. */
+const STOP_WAIT_MS = 1000;
 
 /**
  * Starts a worker thread on worker.ts: from a checkout through tsx, registered in the thread as
@@ -311,6 +313,9 @@ export class Pool {
           case 'closed':
             worker.emit(m[0], m[1]);
             return;
+          case 'stopped':
+            worker.emit('stopped');
+            return;
         }
       });
       worker.on('error', (err) => {
@@ -405,18 +410,30 @@ export class Pool {
     clearInterval(this.timer);
     this.pages.stop();
     const slotted = new Set(this.threads.map((t) => t?.worker));
-    const cut = await Promise.all([...this.started].map((worker) => new Promise<number>((resolve) => {
+    // Two steps: every thread stops accepting, then every thread drains (server.ts closeListeners:
+    // a client told to close before every listener of the port is closed would connect again to
+    // one about to close, and be reset). A thread that does not say it stopped within STOP_WAIT_MS
+    // (or that exits) keeps no other from draining.
+    const stops: Promise<void>[] = [];
+    const cut = Promise.all([...this.started].map((worker) => new Promise<number>((resolve) => {
       let n = 0;
       const end = () => void worker.terminate();
       const timer = setTimeout(end, slotted.has(worker) ? Math.max(0, deadlineMs) + DRAIN_GRACE_MS : 0);
       worker.once('exit', () => (clearTimeout(timer), resolve(n)));
       if (!slotted.has(worker)) return;
+      stops.push(new Promise<void>((stopped) => {
+        const wait = setTimeout(stopped, STOP_WAIT_MS);
+        const done = () => (clearTimeout(wait), worker.off('exit', done), stopped());
+        worker.once('stopped', done).once('exit', done);
+      }));
       worker.once('closed', (c: number) => {
         n = c;
         end();
       });
       worker.postMessage(['close', deadlineMs] satisfies ToWorker);
     })));
-    return cut.reduce((a, b) => a + b, 0);
+    await Promise.all(stops);
+    for (const worker of this.started) if (slotted.has(worker)) worker.postMessage(['drain'] satisfies ToWorker);
+    return (await cut).reduce((a, b) => a + b, 0);
   }
 }

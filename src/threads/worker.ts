@@ -4,12 +4,14 @@
 // log lines and per-request observations in batches; the main thread sends the data, health and the
 // /metrics text, and says when to drain.
 import type { Http2SecureServer } from 'node:http2';
+import { createRequire } from 'node:module';
 import type { Server as TlsServer } from 'node:tls';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import type { Snapshot } from '../data/snapshot.ts';
 import { App, type Observer } from '../http/app.ts';
 import { Faults, type FaultRule } from '../http/faults.ts';
 import { fromLoopback } from '../http/metrics.ts';
+import { fixedTag } from '../http/conditional.ts';
 import { openapiBody } from '../http/openapi.ts';
 import type { HealthReport } from '../http/respond.ts';
 import { closeListeners, listen, type Limits, type Listener } from '../http/server.ts';
@@ -74,6 +76,14 @@ let handle = (m: ToWorker): void => void early.push(m);
 let arrived: (s: WorkerSetup) => void = () => {};
 const setupArrived = new Promise<WorkerSetup>((resolve) => (arrived = resolve));
 main.on('message', (m: ToWorker | Setup) => (m[0] === 'setup' ? arrived(m[1]) : handle(m)));
+if (workerData === null) {
+  // Started before the data is loaded (pool.ts Prepared): what the setup does not change is made
+  // while it is on its way, not after, when the threads' start is what `listening on` waits for: the
+  // OpenAPI document and its tag (App's constructor) and node:cluster (which net loads at the first
+  // listen(), with child_process and dgram).
+  fixedTag('openapi', openapiBody());
+  createRequire(import.meta.url)('node:cluster');
+}
 const setup: WorkerSetup = (workerData as WorkerSetup | null) ?? (await setupArrived);
 const post = (m: ToMain) => main.postMessage(m);
 
@@ -87,6 +97,8 @@ let snapshot = revive<Snapshot>(setup.snapshot);
 let health: HealthReport = { status: 'ok', store: null };
 let metricsText: string | null = null;
 let draining = false;
+let sayDrain = () => {};
+const drainSaid = new Promise<void>((resolve) => (sayDrain = resolve));
 
 // Observations with their request leave in one message per turn of the event loop, not one per
 // request; those without it go into a ring in shared memory (ring.ts), whose bell is that message
@@ -194,13 +206,18 @@ handle = (m: ToWorker) => {
       app.faults = m[1].length > 0 ? new Faults(m[1]) : null;
       return;
     case 'close':
-      draining = true;
-      void closeListeners(listeners, m[1]).then(async (cut) => {
+      // Stops accepting now; answers as before until every thread has ('drain'): see closeListeners.
+      void closeListeners(listeners, m[1], drainSaid).then(async (cut) => {
         if (due) flush();
         // Its connection's close waits at most REDIS_CLOSE_MS (a Redis that does not answer keeps no drain waiting).
         if (redis !== null) await Promise.race([redis.close().catch(() => {}), new Promise((r) => setTimeout(r, REDIS_CLOSE_MS).unref())]);
         post(['closed', cut]);
       });
+      post(['stopped']);
+      return;
+    case 'drain':
+      draining = true;
+      sayDrain();
       return;
   }
 };

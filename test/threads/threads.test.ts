@@ -9,8 +9,10 @@ import http from 'node:http';
 import http2 from 'node:http2';
 import tls from 'node:tls';
 import https from 'node:https';
+import net from 'node:net';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { Worker } from 'node:worker_threads';
 import zlib from 'node:zlib';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -21,6 +23,7 @@ import { createSelfSignedCertificate } from '../../src/tls/self-signed.ts';
 import { fixture } from '../helpers/fixture.ts';
 import { createKey, eventually, tempDir, writeData } from '../helpers/serve-harness.ts';
 import { EVENTUALLY_MS } from '../helpers/deadlines.ts';
+import { captureLog } from '../helpers/state.ts';
 import { runCli, spawnServe } from '../helpers/serve-process.ts';
 
 type Get = (path: string) => Promise<{ status: number; body: string }>;
@@ -28,7 +31,7 @@ type Get = (path: string) => Promise<{ status: number; body: string }>;
 function getter(base: string, key: string, agent: http.Agent): Get {
   return (path) =>
     new Promise((resolve, reject) => {
-      const req = http.get(`${base}${path}`, { agent, headers: { 'x-api-key': key } }, (res) => {
+      const req = (base.startsWith('https:') ? https : http).get(`${base}${path}`, { agent, headers: { 'x-api-key': key } }, (res) => {
         let body = '';
         res.setEncoding('utf8').on('data', (d: string) => (body += d));
         res.on('end', () => resolve({ status: res.statusCode!, body }));
@@ -343,10 +346,10 @@ if (sharesPorts()) {
       assert.ok(counted <= received + inFlightAtKill, `counted ${counted} > received ${received} + in flight ${inFlightAtKill}`);
     });
 
-    it('a free key, strict, 1,000 concurrent requests, SIGKILL mid-load -> every 200 received is counted, counted <= received + in flight; after a restart exactly the rest of the 100', async () => {
-      const state = join(tmp.dir, 'strict-free');
+    for (const transport of ['http', 'https'] as const) it(`a free key, strict, 1,000 concurrent requests over ${transport.toUpperCase()}, SIGKILL mid-load -> every 200 received is counted, counted <= received + in flight; after a restart exactly the rest of the 100`, async () => {
+      const state = join(tmp.dir, `strict-free-${transport}`);
       const key = await createKey(state, 'strict-free@example.com', 'free');
-      const start = () => spawnServe(['--insecure-http', '--port', '0', '--state', state, '--data', data, '--threads', '2', '--usage-durability', 'strict', '--log-level', 'warn'], 1, 60_000);
+      const start = () => spawnServe([...(transport === 'http' ? ['--insecure-http'] : []), '--port', '0', '--state', state, '--data', data, '--threads', '2', '--usage-durability', 'strict', '--log-level', 'warn'], 1, 60_000);
       const usedOnDisk = async () => {
         const usage = await runCli(['usage', '--state', state, '--email', 'strict-free@example.com', '--json']);
         assert.equal(usage.code, 0, usage.stderr);
@@ -354,7 +357,10 @@ if (sharesPorts()) {
       };
       // Round 1: 1,000 connections, each sending requests back to back, killed once 30 200s arrived.
       const serve = await start();
-      const agent = new http.Agent({ keepAlive: true, maxSockets: 1000 });
+      // HTTPS: the server's self-signed certificate (made in the state directory at the first start).
+      const ca = transport === 'https' ? await readFile(join(state, 'tls', 'cert.pem')) : undefined;
+      const client = transport === 'https' ? https : http;
+      const agent = new client.Agent({ keepAlive: true, maxSockets: 1000, ca });
       let received = 0;
       let inFlight = 0;
       let inFlightAtKill = 0;
@@ -362,7 +368,7 @@ if (sharesPorts()) {
       const one = () =>
         new Promise<void>((resolve) => {
           inFlight++;
-          const req = http.get(`${serve.url}/api/v1/celebrities?limit=1`, { agent, headers: { 'x-api-key': key } }, (res) => {
+          const req = client.get(`${serve.url}/api/v1/celebrities?limit=1`, { agent, headers: { 'x-api-key': key } }, (res) => {
             res.resume();
             res.on('end', () => {
               inFlight--;
@@ -389,7 +395,7 @@ if (sharesPorts()) {
       assert.ok(counted <= 100, `counted ${counted} on a free plan`);
       // Round 2: restarted on the count on disk, 1,000 at once: exactly what is left of the month.
       const again = await start();
-      const fresh = new http.Agent({ keepAlive: false, maxSockets: Infinity });
+      const fresh = new client.Agent({ keepAlive: false, maxSockets: Infinity, ca });
       try {
         assert.deepEqual(await burst(getter(again.url, key, fresh), 1000), counted === 100 ? { 429: 1000 } : { 200: 100 - counted, 429: 900 + counted });
       } finally {
@@ -397,6 +403,133 @@ if (sharesPorts()) {
         assert.equal(await again.stop(), 0);
       }
       assert.equal(await usedOnDisk(), 100, 'the whole month, counted once');
+    });
+
+    it('--admin-port: /metrics there is live and sums both threads (a series each); the main port keeps /healthz, not /metrics', async () => {
+      const state = join(tmp.dir, 'admin');
+      const key = await createKey(state, 'admin@example.com', 'enterprise');
+      const serve = await spawnServe(['--insecure-http', '--port', '0', '--admin-port', '0', '--state', state, '--data', data, '--threads', '2', '--log-level', 'warn'], 1, 60_000);
+      const agent = new http.Agent({ keepAlive: false, maxSockets: 50 });
+      try {
+        await eventually(() => /^admin listening on /m.test(serve.stdout()), EVENTUALLY_MS, 'admin line');
+        const admin = /^admin listening on (\S+)$/m.exec(serve.stdout())![1]!;
+        assert.deepEqual(await burst(getter(serve.url, key, agent), 200), { 200: 200 });
+        // Every thread's main-port listener leaves /metrics to the admin port, as one thread does.
+        const onMain = await Promise.all(Array.from({ length: 20 }, () => fetch(`${serve.url}/metrics`).then((r) => r.status)));
+        assert.deepEqual(new Set(onMain), new Set([404]));
+        assert.equal((await fetch(`${serve.url}/healthz`)).status, 200);
+        const text = await eventually(async () => {
+          const t = await (await fetch(`${admin}/metrics`)).text();
+          return /celebrity_api_requests_total\{route="\/api\/v1\/movies",status="200"\} 200\n/.test(t);
+        }, EVENTUALLY_MS, 'the 200 answers of both threads on the admin port').then(async () => (await fetch(`${admin}/metrics`)).text());
+        const perThread = [...text.matchAll(/^celebrity_api_thread_requests_total\{thread="(\d)"\} (\d+)$/gm)].map((m) => Number(m[2]));
+        assert.equal(perThread.length, 2, text);
+        assert.ok(perThread.every((n) => n > 0), `each thread answered some: ${perThread}`);
+        assert.deepEqual(await (await fetch(`${admin}/healthz`)).json(), { status: 'ok', store: { mode: 'files' } });
+        assert.equal((await fetch(`${admin}/api/v1/movies`, { headers: { 'x-api-key': key } })).status, 404, 'no API on the admin port');
+      } finally {
+        agent.destroy();
+        assert.equal(await serve.stop(), 0);
+      }
+    });
+
+    it('SIGHUP after a data edit -> every thread serves the new data to new connections', async () => {
+      const dir = join(tmp.dir, 'hup-data');
+      await writeData(dir);
+      const state = join(tmp.dir, 'hup');
+      const key = await createKey(state, 'hup@example.com', 'enterprise');
+      const serve = await spawnServe(['--insecure-http', '--port', '0', '--state', state, '--data', dir, '--threads', '2', '--log-level', 'info'], 1, 60_000);
+      const agent = new http.Agent({ keepAlive: false, maxSockets: 20 });
+      const get = getter(serve.url, key, agent);
+      /** The first name of the oldest, from 40 fresh connections (the kernel spreads them over both threads). */
+      const names = async () => new Set(await Promise.all(Array.from({ length: 40 }, async () => JSON.parse((await get('/api/v1/celebrities?limit=1&sort=oldest')).body).data[0].name as string)));
+      try {
+        const [first] = [...(await names())];
+        assert.doesNotMatch(first!, /^Renamed /);
+        const edited = fixture();
+        for (const c of edited.celebrities) c.name = `Renamed ${c.name}`;
+        await writeFile(join(dir, 'celebrities.json.tmp'), JSON.stringify(edited.celebrities));
+        await rename(join(dir, 'celebrities.json.tmp'), join(dir, 'celebrities.json'));
+        serve.child.kill('SIGHUP');
+        await serve.waitForLog('data reloaded');
+        // Each thread swaps when it reads the main thread's message, a moment after the log line.
+        await eventually(async () => {
+          const now = await names();
+          return now.size === 1 && now.has(`Renamed ${first}`);
+        }, EVENTUALLY_MS, 'the new data on every thread');
+        const perThread = [...(await (await fetch(`${serve.url}/metrics`)).text()).matchAll(/^celebrity_api_thread_requests_total\{thread="(\d)"\} (\d+)$/gm)];
+        assert.equal(perThread.length, 2);
+      } finally {
+        agent.destroy();
+        assert.equal(await serve.stop(), 0);
+      }
+    });
+
+    it('SIGTERM drains both threads: requests in flight on each are answered, exit 0, every 200 on disk', async () => {
+      const state = join(tmp.dir, 'drain');
+      const key = await createKey(state, 'drain@example.com', 'enterprise');
+      const serve = await spawnServe(['--insecure-http', '--port', '0', '--state', state, '--data', data, '--threads', '2', '--log-level', 'info'], 1, 60_000);
+      const { hostname, port } = new URL(serve.url);
+      // 16 requests whose headers are half sent, each on its own connection: in flight from the server's
+      // view (not idle, not done), spread by the kernel over both threads.
+      const partial = await Promise.all(Array.from({ length: 16 }, async () => {
+        const socket = net.connect(Number(port), hostname);
+        await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+        let text = '';
+        socket.setEncoding('utf8').on('data', (d: string) => (text += d));
+        const reply = new Promise<string>((resolve) => socket.once('close', () => resolve(text)));
+        socket.write('GET /api/v1/celebrities?limit=1 HTTP/1.1\r\nHost: localhost\r\n');
+        return { socket, reply };
+      }));
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 32 });
+      const statuses: number[] = [];
+      const failures: string[] = [];
+      /** Connections accepted after an answer said Connection: close: a listener of the port was still open. */
+      let acceptedAfterClose = 0;
+      /** A new connection, at once: true when accepted (a listener still open), false when refused. */
+      const accepted = () => new Promise<boolean>((resolve) => {
+        const probe = net.connect(Number(port), hostname);
+        probe.once('connect', () => (probe.destroy(), resolve(true))).once('error', () => resolve(false));
+      });
+      let stop = false;
+      const client = async () => {
+        while (!stop) {
+          try {
+            const closing = await new Promise<boolean>((resolve, reject) => {
+              const req = http.get(`${serve.url}/api/v1/celebrities?limit=2`, { agent, headers: { 'x-api-key': key } }, (res) => {
+                statuses.push(res.statusCode!);
+                res.resume().on('end', () => resolve(res.headers.connection === 'close')).on('error', reject);
+              });
+              req.on('error', reject);
+            });
+            // Told to close only once every thread stopped accepting: a client connecting again is refused.
+            if (closing && (await accepted())) acceptedAfterClose++;
+          } catch (err) {
+            // Refused: the listeners are closed. A reset or a close with no answer lost a request.
+            const code = (err as NodeJS.ErrnoException).code ?? String(err);
+            if (code !== 'ECONNREFUSED') failures.push(code);
+            return;
+          }
+        }
+      };
+      const clients = Array.from({ length: 32 }, client);
+      await eventually(() => statuses.length >= 200, 60_000, 'load running');
+      serve.child.kill('SIGTERM');
+      await serve.waitForLog('"shutting down"');
+      for (const p of partial) p.socket.write(`x-api-key: ${key}\r\n\r\n`);
+      const replies = await Promise.all(partial.map((p) => p.reply));
+      stop = true;
+      await Promise.all(clients);
+      agent.destroy();
+      assert.deepEqual(await serve.exited, { code: 0, signal: null }, serve.stderr());
+      // 200 each (with Connection: close once its thread has the main thread's word to drain, a moment after the log line).
+      for (const raw of replies) assert.match(raw, /^HTTP\/1\.1 200 /, raw);
+      assert.deepEqual(failures, [], 'no request was reset or closed unanswered');
+      assert.equal(acceptedAfterClose, 0, 'a connection accepted after an answer said Connection: close');
+      assert.deepEqual([...new Set(statuses)], [200]);
+      const usage = await runCli(['usage', '--email', 'drain@example.com', '--json', '--state', state]);
+      assert.equal(usage.code, 0, usage.stderr);
+      assert.equal(JSON.parse(usage.stdout).used, statuses.length + partial.length, 'every 200 the clients saw is on disk');
     });
 
     it('--watch: a data edit under load -> every answer is the old or the new data, never a mix, then the new', async () => {
@@ -468,7 +601,8 @@ if (sharesPorts()) {
     it('is replaced under load; answers go on; units of the requests it never answered go back', async () => {
       const tmp = await tempDir('threads-crash');
       await writeData(join(tmp.dir, 'data'));
-      const service = await startService({ data: join(tmp.dir, 'data'), state: 'memory', tls: false, threads: 2 });
+      const log = captureLog();
+      const service = await startService({ data: join(tmp.dir, 'data'), state: 'memory', tls: false, threads: 2, log });
       const { key } = await service.gate.accounts.create({ email: 'crash@example.com', plan: 'enterprise', password: 'correct horse battery' });
       const url = service.listeners[0]!.url;
       const agent = new http.Agent({ keepAlive: false, maxSockets: 20 });
@@ -490,6 +624,9 @@ if (sharesPorts()) {
         await eventually(() => ok > 200, EVENTUALLY_MS, 'load before the kill');
         await service.pool!.terminate(0);
         await eventually(() => service.pool!.restarts === 1, EVENTUALLY_MS, 'a new thread');
+        const said = log.lines.map((l) => JSON.parse(l) as { level: string; msg: string; thread?: number });
+        assert.ok(said.some((l) => l.level === 'error' && l.msg === 'thread exited; starting another' && l.thread === 0), 'the death is logged');
+        assert.ok(said.some((l) => l.msg === 'thread restarted' && l.thread === 0), 'the restart is logged');
         const afterRestart = ok;
         await eventually(() => ok > afterRestart + 200, EVENTUALLY_MS, 'answers after the restart');
         stop = true;
@@ -508,6 +645,73 @@ if (sharesPorts()) {
         await service.close(0);
         await tmp.remove();
       }
+    });
+  });
+
+  describe('a drain', () => {
+    it("the message to one thread late -> no thread tells a client to close before every thread stopped accepting: a client connecting again is refused, never accepted or reset", async () => {
+      const tmp = await tempDir('threads-drain');
+      await writeData(join(tmp.dir, 'data'));
+      const service = await startService({ data: join(tmp.dir, 'data'), state: 'memory', tls: false, threads: 2 });
+      const { key } = await service.gate.accounts.create({ email: 'late@example.com', plan: 'enterprise', password: 'correct horse battery' });
+      const { hostname, port } = new URL(service.listeners[0]!.url);
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 32 });
+      const statuses: number[] = [];
+      const failures: string[] = [];
+      let told = 0;
+      let acceptedAfterClose = 0;
+      /** A new connection, at once: true when accepted (a listener of the port still open), false when refused. */
+      const accepted = () => new Promise<boolean>((resolve) => {
+        const probe = net.connect(Number(port), hostname);
+        probe.once('connect', () => (probe.destroy(), resolve(true))).once('error', () => resolve(false));
+      });
+      const client = async () => {
+        for (;;) {
+          try {
+            const closing = await new Promise<boolean>((resolve, reject) => {
+              const req = http.get(`${service.listeners[0]!.url}/api/v1/celebrities?limit=1`, { agent, headers: { 'x-api-key': key } }, (res) => {
+                statuses.push(res.statusCode!);
+                res.resume().on('end', () => resolve(res.headers.connection === 'close')).on('error', reject);
+              });
+              req.on('error', reject);
+            });
+            if (closing) {
+              told++;
+              if (await accepted()) acceptedAfterClose++;
+            }
+          } catch (err) {
+            const code = (err as NodeJS.ErrnoException).code ?? String(err);
+            if (code !== 'ECONNREFUSED') failures.push(code); // refused: every listener closed, this client is done
+            return;
+          }
+        }
+      };
+      const clients = Array.from({ length: 32 }, client);
+      // The first thread's word to close comes 300 ms after the other's (a thread busy, a machine loaded).
+      const post = Worker.prototype.postMessage;
+      let late = true;
+      Worker.prototype.postMessage = function (this: Worker, ...args: Parameters<Worker['postMessage']>) {
+        const [message] = args;
+        if (late && Array.isArray(message) && message[0] === 'close') {
+          late = false;
+          setTimeout(() => post.apply(this, args), 300);
+          return;
+        }
+        post.apply(this, args);
+      };
+      try {
+        await eventually(() => statuses.length >= 200, EVENTUALLY_MS, 'load running');
+        await service.close(10_000);
+      } finally {
+        Worker.prototype.postMessage = post;
+      }
+      await Promise.all(clients);
+      agent.destroy();
+      await tmp.remove();
+      assert.ok(told > 0, 'clients were told to close while draining');
+      assert.equal(acceptedAfterClose, 0, 'a connection accepted after an answer said Connection: close (a listener of the port still open)');
+      assert.deepEqual(failures, [], 'no request reset or closed unanswered');
+      assert.deepEqual([...new Set(statuses)], [200]);
     });
   });
 
