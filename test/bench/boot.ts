@@ -1,7 +1,8 @@
 // `npm run bench:boot` (issue 19): what a start costs at each scale, against the same run's baseline
 // (one thread reading the same five files and JSON.parse-ing each, nothing else). Per scale: a first
-// start on a fresh state directory, a restart from the boot cache, a restart after touching one file,
-// and two --watch reloads after touching it (RSS after each, to show growth). Servers run through the
+// start on a fresh state directory, a restart from the boot cache, --watch reloads after touching one
+// file (new times, the same bytes: nothing is rebuilt) and after editing one of its records (what it
+// makes is rebuilt), RSS after each, to show growth; a restart after a touch and after an edit. Servers run through the
 // real CLI as child processes; RSS and peak RSS come from /proc. On the first start, once its memory is
 // read, the latency of a list page, a filter, a search and a detail: wrk from 127.0.0.1, a short bounded
 // load per endpoint (--latency-seconds, 2 connections), each request a target not asked before (so no
@@ -11,7 +12,7 @@
 //   npm run bench:boot -- [--scales 10k,100k] [--touch outfits.json] [--reloads 2] [--no-touch] [--latency-seconds 5] [--max-rss-gb 18] [--work DIR] [--seed S]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, open, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -174,9 +175,34 @@ async function cacheBytes(state: string): Promise<number> {
 }
 
 /** Marks a data file as changed (new mtime and ctime), its content untouched. */
+/** A touch: new times, the same bytes (which the boot cache and a reload tell apart from an edit, src/data/content-digest.ts). */
 async function touch(file: string): Promise<void> {
   const now = new Date();
   await utimes(file, now, now);
+}
+
+/**
+ * An edit of one record: the case of the first letter of the title of the record in the middle of
+ * the file flipped (same size; a second edit puts it back). Returns what it changed, for the log.
+ */
+async function editRecord(file: string): Promise<string> {
+  const { size } = await stat(file);
+  const fh = await open(file, 'r+');
+  try {
+    const window = Buffer.alloc(Math.min(1 << 16, size));
+    const from = Math.max(0, Math.floor(size / 2) - window.length);
+    await fh.read(window, 0, window.length, from);
+    const key = Buffer.from('"title":"');
+    for (let at = window.indexOf(key); at >= 0; at = window.indexOf(key, at + 1)) {
+      const c = window[at + key.length];
+      if (c === undefined || !((c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a))) continue;
+      await fh.write(Buffer.from([c ^ 0x20]), 0, 1, from + at + key.length);
+      return `byte ${from + at + key.length}: ${String.fromCharCode(c)} -> ${String.fromCharCode(c ^ 0x20)}`;
+    }
+    throw new Error(`${file}: no title starting with a letter near the middle`);
+  } finally {
+    await fh.close();
+  }
 }
 
 const ENDPOINTS = ['list', 'filter', 'search', 'detail'] as const;
@@ -265,8 +291,10 @@ interface Row {
   base: number;
   restart: number;
   touched: number;
+  edited: number;
   touchedBase: number;
   reloads: number[];
+  editReloads: number[];
   reloadRss: number[];
   rss: number;
   peak: number;
@@ -305,27 +333,45 @@ async function measure(scale: number): Promise<Row> {
     const again = await serve(data, state, RELOADS > 0);
     const restartRss = memoryOf(again.child.pid!).rss;
     const reloads: number[] = [];
+    const editReloads: number[] = [];
     const reloadRss: number[] = [];
-    for (let i = 0; i < RELOADS; i++) {
-      log(`scale ${scale}: --watch reload ${i + 1} after touching ${flags.touch}`);
-      const seen = again.until('"data reloaded"');
-      const t0 = performance.now();
-      await touch(touched);
-      reloads.push(((await seen) - t0) / 1000);
-      reloadRss.push(memoryOf(again.child.pid!).rss);
-    }
-    await stop(again.child);
+    let edits = 0;
     let afterTouch = { seconds: NaN };
-    if (!flags['no-touch']) {
-      log(`scale ${scale}: restart after touching ${flags.touch}`);
-      await touch(touched);
-      const s = await serve(data, state, false);
-      await stop(s.child);
-      afterTouch = s;
+    let afterEdit = { seconds: NaN };
+    try {
+      // --watch reloads: after touches (the same bytes: nothing rebuilt), then after one-record edits.
+      for (const [kind, times] of [['touch', reloads], ['edit', editReloads]] as const) {
+        for (let i = 0; i < RELOADS; i++) {
+          log(`scale ${scale}: --watch reload ${i + 1} after ${kind === 'touch' ? 'touching' : 'editing one record of'} ${flags.touch}`);
+          const seen = again.until('"data reloaded"');
+          const t0 = performance.now();
+          if (kind === 'touch') await touch(touched);
+          else log(`  ${await editRecord(touched)}`), edits++;
+          times.push(((await seen) - t0) / 1000);
+          reloadRss.push(memoryOf(again.child.pid!).rss);
+        }
+      }
+      await stop(again.child);
+      if (!flags['no-touch']) {
+        log(`scale ${scale}: restart after touching ${flags.touch}`);
+        await touch(touched);
+        const s = await serve(data, state, false);
+        await stop(s.child);
+        afterTouch = s;
+        log(`scale ${scale}: restart after editing one record of ${flags.touch}`);
+        log(`  ${await editRecord(touched)}`);
+        edits++;
+        const e = await serve(data, state, false);
+        await stop(e.child);
+        afterEdit = e;
+      }
+    } finally {
+      // The data set as generated again (each edit flips one letter's case).
+      if (edits % 2 === 1) await editRecord(touched);
     }
     return {
-      scale, dataMB: bytes / 1e6, first: first.seconds, firstCpu: first.cpu, base: base.total, restart: again.seconds, touched: afterTouch.seconds,
-      touchedBase: base.files[flags.touch!] ?? NaN, reloads, reloadRss, rss: mem.rss, peak: mem.peak, restartRss, cacheMB, latency,
+      scale, dataMB: bytes / 1e6, first: first.seconds, firstCpu: first.cpu, base: base.total, restart: again.seconds, touched: afterTouch.seconds, edited: afterEdit.seconds,
+      touchedBase: base.files[flags.touch!] ?? NaN, reloads, editReloads, reloadRss, rss: mem.rss, peak: mem.peak, restartRss, cacheMB, latency,
     };
   } finally {
     await rm(state, { recursive: true, force: true });
@@ -339,15 +385,15 @@ try {
 } finally {
   await stopAll();
 }
-console.log(`Node ${process.version}, ${os.cpus().length} cores; touched file: ${flags.touch}; reload = touch to the "data reloaded" line (300 ms debounce included)\n`);
+console.log(`Node ${process.version}, ${os.cpus().length} cores; touched and edited file: ${flags.touch} (touch: new times, the same bytes; edit: one record's title changed, same size); reload = touch or edit to the "data reloaded" line (300 ms debounce included)\n`);
 console.log(`latency: wrk, 2 connections, ${LATENCY_SECONDS} s per endpoint on the first start, p50 / p99 ms; load average ${os.loadavg().map(f1).join(' ')}\n`);
-console.log('| scale | data MB | first start s | first start CPU s | baseline s | ratio | restart s | restart after touch s | touched file baseline s | reload s | RSS MB at ready | peak RSS MB | RSS MB at restart | RSS MB after reloads | boot cache MB | list ms | filter ms | search ms | detail ms |');
-console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|');
+console.log('| scale | data MB | first start s | first start CPU s | baseline s | ratio | restart s | restart after touch s | restart after edit s | touched file baseline s | reload after touch s | reload after edit s | RSS MB at ready | peak RSS MB | RSS MB at restart | RSS MB after reloads | boot cache MB | list ms | filter ms | search ms | detail ms |');
+console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|');
 const lat = (r: Row, e: Endpoint) => (r.latency ? `${f2(r.latency[e].p50)} / ${f2(r.latency[e].p99)}` : '-');
 for (const r of rows) {
   console.log(
-    `| ${r.scale} | ${f0(r.dataMB)} | ${f1(r.first)} | ${f1(r.firstCpu)} | ${f1(r.base)} | ${f2(r.first / r.base)} | ${f2(r.restart)} | ${f1(r.touched)} | ${f1(r.touchedBase)} | ` +
-      `${r.reloads.map(f1).join(', ') || '-'} | ${f0(r.rss * 1.048576)} | ${f0(r.peak * 1.048576)} | ${f0(r.restartRss * 1.048576)} | ${r.reloadRss.map((x) => f0(x * 1.048576)).join(' -> ') || '-'} | ${f0(r.cacheMB)} | ` +
+    `| ${r.scale} | ${f0(r.dataMB)} | ${f1(r.first)} | ${f1(r.firstCpu)} | ${f1(r.base)} | ${f2(r.first / r.base)} | ${f2(r.restart)} | ${f1(r.touched)} | ${f1(r.edited)} | ${f1(r.touchedBase)} | ` +
+      `${r.reloads.map(f1).join(', ') || '-'} | ${r.editReloads.map(f1).join(', ') || '-'} | ${f0(r.rss * 1.048576)} | ${f0(r.peak * 1.048576)} | ${f0(r.restartRss * 1.048576)} | ${r.reloadRss.map((x) => f0(x * 1.048576)).join(' -> ') || '-'} | ${f0(r.cacheMB)} | ` +
       `${ENDPOINTS.map((e) => lat(r, e)).join(' | ')} |`,
   );
 }
