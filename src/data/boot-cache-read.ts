@@ -226,6 +226,12 @@ const GROUP_BYTES = 2 ** 31;
 export type CacheResult = { readonly index: CollectionIndex; readonly miss: null; readonly stale: boolean } | { readonly index: null; readonly miss: string };
 
 /**
+ * A cache file whose header matched: its sections are read by `read` (which may still miss, on a
+ * damaged index section), so a load can start building what missed before these reads are done.
+ */
+export type CacheOpened = { readonly read: () => Promise<CacheResult>; readonly stale: boolean; readonly miss: null } | { readonly read: null; readonly miss: string };
+
+/**
  * The cached index of collection `def` when its file matches the data files of `id` exactly; else why not.
  * `shared`: the sections are read into SharedArrayBuffers (`serve --threads` above 1), which
  * src/threads/share.ts then hands to the threads as they are: no copy of the data, and never the
@@ -233,14 +239,20 @@ export type CacheResult = { readonly index: CollectionIndex; readonly miss: null
  * zero-fill.
  */
 export async function readCollectionCache(stateDir: string, dataDir: string, def: ResourceDefinition, id: DataIdentity, shared = false): Promise<CacheResult> {
-  if (!crc32) return { index: null, miss: 'this Node has no zlib.crc32' };
+  const opened = await openCollectionCache(stateDir, dataDir, def, id, shared);
+  return opened.read === null ? { index: null, miss: opened.miss } : opened.read();
+}
+
+/** The header of collection `def`'s cache file checked (readCollectionCache); the sections not read yet. */
+export async function openCollectionCache(stateDir: string, dataDir: string, def: ResourceDefinition, id: DataIdentity, shared = false): Promise<CacheOpened> {
+  if (!crc32) return { read: null, miss: 'this Node has no zlib.crc32' };
   let fh: FileHandle | null = null;
   try {
     const key = await collectionKey(def.name, dataDir, id);
     try {
       fh = await open(cacheFile(stateDir, def.name), 'r');
     } catch (err) {
-      return { index: null, miss: (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'none yet' : `cannot open: ${(err as Error).message}` };
+      return { read: null, miss: (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'none yet' : `cannot open: ${(err as Error).message}` };
     }
     const size = (await fh.stat()).size;
     check(size >= PREFIX_BYTES, 'truncated');
@@ -261,7 +273,20 @@ export async function readCollectionCache(stateDir: string, dataDir: string, def
     check(header.size === size, 'truncated or extended');
     // The identities are this cache's: so are the digests it was written with (for a reload's sameData).
     if (!stale && digests) digests.forEach((d, i) => typeof d === 'string' && rememberDigest(files[i]!, d));
-    const base = align8(PREFIX_BYTES + jsonLength);
+    const handle = fh;
+    fh = null; // the read closes it
+    return { read: () => readSections(handle, def, header, align8(PREFIX_BYTES + jsonLength), size, stale, shared), stale, miss: null };
+  } catch (err) {
+    return { read: null, miss: err instanceof Miss ? err.message : `unreadable: ${(err as Error).message}` };
+  } finally {
+    await fh?.close().catch(() => {});
+  }
+}
+
+/** The sections of a cache file whose header openCollectionCache checked, read and checked; closes `fh`. */
+async function readSections(fh: FileHandle, def: ResourceDefinition, header: Header, base: number, size: number, stale: boolean, shared: boolean): Promise<CacheResult> {
+  const crc = crc32!;
+  try {
     const views: View[] = [];
     const sections = header.sections;
     for (let first = 0; first < sections.length; ) {
@@ -280,7 +305,7 @@ export async function readCollectionCache(stateDir: string, dataDir: string, def
         const s = sections[i]!;
         const at = s.offset - from;
         check(s.bytes % KIND_BYTES[s.kind] === 0 && at % 8 === 0 && at + s.bytes <= group.length);
-        check(s.crc === null || crc32(group.subarray(at, at + s.bytes)) === s.crc, 'an index section is damaged');
+        check(s.crc === null || crc(group.subarray(at, at + s.bytes)) === s.crc, 'an index section is damaged');
         views.push(view(s.kind, group.buffer, at, s.bytes));
       }
       first = last + 1;
@@ -293,7 +318,7 @@ export async function readCollectionCache(stateDir: string, dataDir: string, def
   } catch (err) {
     return { index: null, miss: err instanceof Miss ? err.message : `unreadable: ${(err as Error).message}` };
   } finally {
-    await fh?.close().catch(() => {});
+    await fh.close().catch(() => {});
   }
 }
 

@@ -318,6 +318,23 @@ describe('boot cache', () => {
     assertSameAnswers(await loadSnapshot(data), edited);
   });
 
+  it('an edit, and a cache that misses only once its sections are read (a damaged index section) -> built as well, whether the build reads it (celebrities) or not (news)', async () => {
+    for (const damaged of ['celebrities', 'news'] as const) {
+      const { data, state } = await setup();
+      await loadSnapshot(data, { cacheDir: state });
+      await editFile(join(data, 'outfits.json'));
+      const file = collectionFile(state, damaged);
+      await flip(file, await sectionAt(file, (s) => s.kind === 'i32' && s.bytes > 64, 33));
+      const { lines, log } = infoLines();
+      const next = await loadSnapshot(data, { cacheDir: state, log });
+      const built = lines.find((l) => l.startsWith('data read and indexed'))!;
+      assert.match(built, damaged === 'news' ? /"built":\["outfits","news"\]/ : /"built":\["celebrities","outfits"\]/, built);
+      assert.ok(lines.some((l) => l.startsWith('boot cache not used') && l.includes(`"${damaged}":"an index section is damaged"`)), lines.join('\n'));
+      assertSameAnswers(await loadSnapshot(data), next);
+      assert.ok(await loadSnapshotCache(state, data), 'both written again');
+    }
+  });
+
   it('a touch with no digest known for the old identity (a snapshot loaded without a cache) -> rebuilt, as before', async () => {
     const { data } = await setup();
     const first = await loadSnapshot(data, { cacheDir: join(root, `state-nodigest-${n}`) });
