@@ -559,44 +559,54 @@ export function searchMatches<C>(ix: SearchIndex, query: string, confirm: Confir
 }
 
 // The records of the groups a search found, reused by every query like `matched`; and a bit per record
-// to put the records of several groups in order, all zero between queries (each clears what it set).
+// to put the records of several groups in order, with a bit per word of those marks that says which
+// words hold one: all zero between queries (each clears what it set).
 let records = new Int32Array(1024);
 let marks = new Uint32Array(0);
+let marked = new Uint32Array(0);
 
 /**
  * The records of `found` (ascending group numbers, in `matched`), ascending: `found` itself when
- * groups are records; one group's ids as they are kept; else marked in a bitmap and read back in order
- * (O(records + the words between the least and the greatest)).
+ * groups are records; one group's ids as they are kept; else marked in a bitmap and read back in
+ * order through the words marked (O(records + words / 32): the 813 records of a 4-unit slice at 100k
+ * read 3,125 words of marks one by one before).
  */
 function recordsOf(ix: SearchIndex, found: Int32Array): Int32Array {
   const { starts, ids } = ix.groups;
   if (starts.length === 0 || found.length === 0) return found;
   if (found.length === 1) return ids.subarray(starts[found[0]!]!, starts[found[0]! + 1]!);
   const words = (ix.size + 31) >>> 5;
-  if (marks.length < words) marks = new Uint32Array(words);
+  if (marks.length < words) {
+    marks = new Uint32Array(words);
+    marked = new Uint32Array((words + 31) >>> 5);
+  }
   let total = 0;
-  let lo = words;
-  let hi = 0;
   for (let i = 0; i < found.length; i++) {
     const a = starts[found[i]!]!;
     const b = starts[found[i]! + 1]!;
     total += b - a;
-    const first = ids[a]! >>> 5;
-    const last = ids[b - 1]! >>> 5;
-    if (first < lo) lo = first;
-    if (last > hi) hi = last;
-    for (let e = a; e < b; e++) marks[ids[e]! >>> 5]! |= 1 << (ids[e]! & 31);
+    for (let e = a; e < b; e++) {
+      const id = ids[e]!;
+      marks[id >>> 5]! |= 1 << (id & 31);
+      marked[id >>> 10]! |= 1 << ((id >>> 5) & 31);
+    }
   }
   if (records.length < total) records = new Int32Array(Math.max(total, records.length * 2));
   const out = records;
   let k = 0;
-  for (let w = lo; w <= hi; w++) {
-    let word = marks[w]!;
-    if (word === 0) continue;
-    marks[w] = 0;
-    while (word !== 0) {
-      out[k++] = (w << 5) + 31 - Math.clz32(word & -word);
-      word &= word - 1;
+  for (let m = 0; k < total; m++) {
+    let summary = marked[m]!;
+    if (summary === 0) continue;
+    marked[m] = 0;
+    while (summary !== 0) {
+      const w = (m << 5) + 31 - Math.clz32(summary & -summary);
+      summary &= summary - 1;
+      let word = marks[w]!;
+      marks[w] = 0;
+      while (word !== 0) {
+        out[k++] = (w << 5) + 31 - Math.clz32(word & -word);
+        word &= word - 1;
+      }
     }
   }
   return out.subarray(0, k);

@@ -12,10 +12,20 @@ import { headerList } from './respond.ts';
  */
 const tokens = new WeakMap<Snapshot, string>();
 
-function dataToken(snapshot: Snapshot): string {
+/** The snapshot's token, drawn at its first use; threads serving the same data take the main thread's (adoptToken). */
+export function dataToken(snapshot: Snapshot): string {
   let token = tokens.get(snapshot);
   if (token === undefined) tokens.set(snapshot, (token = randomBytes(6).toString('base64url')));
   return token;
+}
+
+/**
+ * `snapshot`, a thread's own view of data shared with it (src/threads/share.ts revive), takes the token
+ * the main thread drew for that data: a tag one thread gave is then valid on every other, which the
+ * kernel may hand the client's next connection to.
+ */
+export function adoptToken(snapshot: Snapshot, token: string): void {
+  tokens.set(snapshot, token);
 }
 
 let last: { readonly token: string; readonly target: string; readonly day: number | null; readonly tag: string } = { token: '', target: '', day: null, tag: '' };

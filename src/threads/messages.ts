@@ -46,8 +46,8 @@ export function routeCode(r: Route): number {
 export const ANSWERED_STRIDE = 8;
 
 export type ToWorker =
-  /** New data (the posted form of share.ts), swapped in between requests; answered 'swapped'. */
-  | ['snapshot', unknown]
+  /** New data (the posted form of share.ts), swapped in between requests, and its data token (conditional.ts adoptToken); answered 'swapped'. */
+  | ['snapshot', unknown, string]
   /** Health for /healthz and the /metrics text for the main port (null: /metrics is not served there). */
   | ['state', HealthReport, string | null]
   | ['faults', readonly FaultRule[]]

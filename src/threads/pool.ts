@@ -19,6 +19,7 @@ import type { HealthReport } from '../http/respond.ts';
 import type { Route } from '../http/router.ts';
 import type { Limits } from '../http/server.ts';
 import { packBest } from '../http/compress.ts';
+import { adoptToken, dataToken } from '../http/conditional.ts';
 import { openapiBody } from '../http/openapi.ts';
 import { utcYmd } from '../data/fragments.ts';
 import { LOG_LEVELS, type Logger } from '../log.ts';
@@ -162,6 +163,8 @@ export class Pool {
    * started later gets share(current), which finds every array already shared and copies none.
    */
   private current: Snapshot;
+  /** The data token of `current` (conditional.ts), the same in every thread: a tag one thread gave revalidates on any. */
+  private token = '';
   private listeners: ThreadListener[] = [];
   private ports: { main: number; http: number | null } = { main: 0, http: null };
   private closing = false;
@@ -221,6 +224,7 @@ export class Pool {
   static async start(o: PoolOptions, snapshot: Snapshot, prepared: Prepared | null = null): Promise<{ pool: Pool; listeners: ThreadListener[] }> {
     const pool = new Pool(o, snapshot);
     const shared = share(snapshot);
+    pool.token = dataToken(snapshot);
     o.log.info('data shared between threads', { threads: o.threads, bytes: sharedBytes(shared) });
     const probes: net.Server[] = [];
     const resolve = async (port: number): Promise<number> => {
@@ -234,6 +238,7 @@ export class Pool {
       pool.ports = { main: await resolve(o.port), http: o.httpPort === null ? null : await resolve(o.httpPort) };
       const started = await Promise.all(Array.from({ length: o.threads }, (_, i) => pool.spawn(i, pool.ports.main, pool.ports.http, shared, prepared?.take(i))));
       pool.current = revive<Snapshot>(shared);
+      adoptToken(pool.current, pool.token);
       // The loaded copy is garbage once the caller holds pool.snapshot() instead: after this turn.
       setImmediate(collectGarbage);
       pool.listeners = started[0]!.map(({ url, transport }) => ({ url, transport }));
@@ -277,7 +282,7 @@ export class Pool {
     this.followClock();
     const setup: WorkerSetup = {
       thread: index, host: o.host, port, httpPort, tls: this.tls, ...(o.limits ? { limits: o.limits } : {}), trustProxy: o.trustProxy, corsOrigin: o.corsOrigin,
-      faults: this.faults, snapshot: shared, gate: gate.port2, quota: counted?.setup ?? null, redis: remote?.setup ?? null, dashboard: dashboard?.port2 ?? null,
+      faults: this.faults, snapshot: shared, token: this.token, gate: gate.port2, quota: counted?.setup ?? null, redis: remote?.setup ?? null, dashboard: dashboard?.port2 ?? null,
       ticketKeys: this.ticketKeys, logLevels: LOG_LEVELS.filter((l) => o.log.enabled?.(l) ?? true), observe: o.observe !== null, observed, observeDetail: o.observeDetail, clockOffset: this.clockOffset, answered: this.answered, openapiPacked: this.openapi, pages: this.pages.of(this.current),
     };
     const transfer = dashboard ? [gate.port2, dashboard.port2] : [gate.port2];
@@ -377,13 +382,15 @@ export class Pool {
   /** Shares `snapshot` and swaps every thread to it; resolves once each has (between two of its requests). */
   async publish(snapshot: Snapshot): Promise<Snapshot> {
     const shared = share(snapshot);
-    const m: ToWorker = ['snapshot', shared];
+    this.token = dataToken(snapshot);
+    const m: ToWorker = ['snapshot', shared, this.token];
     await Promise.all(this.threads.map((t) => (t === null ? null : new Promise((resolve) => {
       t.worker.once('swapped', resolve);
       t.worker.once('exit', resolve);
       t.worker.postMessage(m);
     }))));
     this.current = revive<Snapshot>(shared);
+    adoptToken(this.current, this.token);
     this.pages.pack(this.current, utcYmd(this.o.clock()));
     return this.current;
   }

@@ -11,7 +11,7 @@ import type { Snapshot } from '../data/snapshot.ts';
 import { App, type Observer } from '../http/app.ts';
 import { Faults, type FaultRule } from '../http/faults.ts';
 import { fromLoopback } from '../http/metrics.ts';
-import { fixedTag } from '../http/conditional.ts';
+import { adoptToken, fixedTag } from '../http/conditional.ts';
 import { openapiBody } from '../http/openapi.ts';
 import type { HealthReport } from '../http/respond.ts';
 import { closeListeners, listen, type Limits, type Listener } from '../http/server.ts';
@@ -39,6 +39,8 @@ export interface WorkerSetup {
   readonly corsOrigin: string | null;
   readonly faults: readonly FaultRule[];
   readonly snapshot: unknown;
+  /** The data token the main thread drew for `snapshot` (conditional.ts adoptToken): every thread's tags alike. */
+  readonly token: string;
   readonly gate: MessagePort;
   /** The quota counters in shared memory (SharedGate over `gate`), or null: every admission asks the main thread (RemoteGate). */
   readonly quota: Omit<SharedQuotaSetup, 'port'> | null;
@@ -94,6 +96,7 @@ const line = (level: LogLevel) => (msg: string, fields?: Record<string, unknown>
 const log: Logger = { enabled: (level) => levels.has(level), debug: line('debug'), info: line('info'), warn: line('warn'), error: line('error') };
 
 let snapshot = revive<Snapshot>(setup.snapshot);
+adoptToken(snapshot, setup.token);
 let health: HealthReport = { status: 'ok', store: null };
 let metricsText: string | null = null;
 let draining = false;
@@ -182,6 +185,7 @@ handle = (m: ToWorker) => {
     case 'snapshot':
       // Between two requests: a request that began on the old data finishes on it (app.ts reads it once).
       snapshot = revive<Snapshot>(m[1]);
+      adoptToken(snapshot, m[2]);
       app.dataChanged();
       post(['swapped', snapshot.version]);
       return;

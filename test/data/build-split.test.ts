@@ -1,4 +1,4 @@
-// A load over two threads (src/data/build-split.ts: reviews and news built on a worker thread) builds
+// A load over two threads (src/data/build-split.ts: reviews and outfits built on a worker thread) builds
 // every collection byte for byte as a load on one thread does, after an edit too, and invalid data in
 // any file gives the very error a load on one thread gives.
 import assert from 'node:assert/strict';
@@ -47,29 +47,31 @@ async function errorOf(load: Promise<unknown>): Promise<string> {
 }
 
 describe('a build over two threads', () => {
-  it('every collection, and after an edit of news.json with celebrities from the cache -> byte for byte the arrays of a build on one thread', async () => {
+  it('every collection, and after an edit of news.json and outfits.json with celebrities from the cache -> byte for byte the arrays of a build on one thread', async () => {
     const data = await dataset();
     const one = await loadSnapshot(data, { buildThreads: 'never' });
     const lines: [string, Record<string, unknown> | undefined][] = [];
     const log = { debug() {}, info: (m: string, f?: Record<string, unknown>) => void lines.push([m, f]), warn: (m: string, f?: Record<string, unknown>) => void lines.push([m, f]), error() {} };
     const two = await loadSnapshot(data, { buildThreads: 'always', log });
-    assert.deepEqual(lines.find(([m]) => m === 'data read and indexed')?.[1]?.thread, ['reviews', 'news'], JSON.stringify(lines));
+    assert.deepEqual(lines.find(([m]) => m === 'data read and indexed')?.[1]?.thread, ['reviews', 'outfits'], JSON.stringify(lines));
     assertSameIndexes(one, two);
-    // news and outfits rebuilt (the news on the thread), celebrities and movies kept: sent to the thread from the live snapshot.
+    // news and outfits rebuilt (the outfits on the thread), celebrities and movies kept: sent to the thread from the live snapshot.
     const now = new Date();
     await utimes(join(data, 'news.json'), now, now);
     await utimes(join(data, 'outfits.json'), now, now);
     lines.length = 0;
     const reloaded = await loadSnapshot(data, { previous: two, buildThreads: 'always', log });
-    assert.deepEqual(lines.find(([m]) => m === 'data read and indexed')?.[1]?.thread, ['news'], JSON.stringify(lines));
+    assert.deepEqual(lines.find(([m]) => m === 'data read and indexed')?.[1]?.thread, ['outfits'], JSON.stringify(lines));
     assert.equal(reloaded.collections.celebrities, two.collections.celebrities);
     assert.notEqual(reloaded.collections.news, two.collections.news);
+    assert.notEqual(reloaded.collections.outfits, two.collections.outfits);
     assertSameIndexes(one, reloaded);
   });
 
   for (const [file, edit] of [
     ['news.json', (r: Record<string, unknown>[]) => ((r[3]!.celebrity = 'nobody-at-all'), (r[5]!.title = 7))],
     ['reviews.json', (r: Record<string, unknown>[]) => (r[2]!.rating = 'ten')],
+    ['outfits.json', (r: Record<string, unknown>[]) => ((r[4]!.celebrity = 'nobody-at-all'), (r[6]!.slug = 'Not A Slug'))],
     ['celebrities.json', (r: Record<string, unknown>[]) => (r[1]!.slug = r[0]!.slug)],
   ] as const) {
     it(`invalid ${file} -> the same DataError (file, record, field) as on one thread`, async () => {

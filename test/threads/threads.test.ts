@@ -138,6 +138,34 @@ if (sharesPorts()) {
       }
     });
 
+    it('an ETag from one thread revalidates on every thread (304), after a reload too; a reload gives new tags', async () => {
+      const server = await startServer({ threads: 2 });
+      const { key } = await server.accounts.create({ email: 'tags@example.com', plan: 'enterprise' });
+      /** Status and ETag of a request on a new connection each time (the kernel picks the thread). */
+      const ask = (headers: Record<string, string> = {}) =>
+        new Promise<{ status: number; tag: string }>((resolve, reject) => {
+          http.get(`${server.url}/api/v1/movies?limit=2`, { agent: false, headers: { 'x-api-key': key, ...headers } }, (res) => {
+            res.resume().on('end', () => resolve({ status: res.statusCode!, tag: String(res.headers.etag) }));
+          }).on('error', reject);
+        });
+      const sameEverywhere = async () => {
+        const tags = new Set((await Promise.all(Array.from({ length: 20 }, () => ask()))).map((r) => r.tag));
+        assert.equal(tags.size, 1, `one tag from every thread: ${[...tags]}`);
+        const [tag] = [...tags] as [string];
+        const statuses = (await Promise.all(Array.from({ length: 20 }, () => ask({ 'if-none-match': tag })))).map((r) => r.status);
+        assert.deepEqual(new Set(statuses), new Set([304]));
+        return tag;
+      };
+      try {
+        const first = await sameEverywhere();
+        await server.reload();
+        const next = await sameEverywhere();
+        assert.notEqual(next, first, 'new data, new tags');
+      } finally {
+        await server.close();
+      }
+    });
+
     it('the OpenAPI document compressed: every thread sends the best forms, made once by the main thread, as 1 thread sends its own', async () => {
       const one = await startServer({});
       const two = await startServer({ threads: 2 });
