@@ -14,7 +14,7 @@
 // can grow with its entries (a Map's buckets), which a store of two or three pages does not show.
 // --cache DIR: the boot cache kept in DIR across runs (each side's state directory links its cache/
 // there), so a run at 100k restarts from it in seconds instead of loading the data files for minutes;
-// sides whose src/data or src/resources differ rebuild it in turn.
+// under --against each side has its own (DIR/A, DIR/B), so sides whose src/data differ keep theirs.
 import http from 'node:http';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
@@ -85,8 +85,10 @@ async function ours(root: string, name: string): Promise<Side> {
   const accessLog = createAccessLog(log, false);
   const state = mkdtempSync(join(os.tmpdir(), 'bench-pipeline-'));
   if (flags.cache !== undefined) {
-    mkdirSync(resolve(flags.cache), { recursive: true });
-    symlinkSync(resolve(flags.cache), join(state, 'cache'));
+    // A side of its own under --against (the two checkouts' caches differ when their src/data does).
+    const dir = flags.against === undefined ? resolve(flags.cache) : join(resolve(flags.cache), name);
+    mkdirSync(dir, { recursive: true });
+    symlinkSync(dir, join(state, 'cache'));
   }
   const before = made.length;
   const observe = (req: unknown, route: unknown, status: number, id: string, startNs: bigint) => {
@@ -280,8 +282,22 @@ for (const side of sides) {
 const sample = JSON.parse((await once(sides[0]!, request('/api/v1/celebrities?limit=50&sort=name_desc', sides[0]!.key))).toString('latin1').split('\r\n\r\n')[1]!);
 const pick = sample.data[7] as { nationality: string; slug: string };
 const q = encodeURIComponent;
+// Search terms as `npm run bench` asks them (test/bench/run.ts searchTerms): the distinct names of 1,000
+// celebrities spread over the name order (rare), and their 4-unit slices without a space; each request
+// one term in turn with a `&v=` never sent before, so neither kept pages nor the search cache (fewer
+// entries than terms) answer it: a first search of that term.
+const names = new Set<string>();
+{
+  const at = async (page: number) => JSON.parse((await once(sides[0]!, request(`/api/v1/celebrities?limit=1&sort=name_asc&page=${page}`, sides[0]!.key))).toString('utf8').split('\r\n\r\n')[1]!);
+  const total = (await at(1)).pagination.total as number;
+  const spots = Math.min(1000, total);
+  for (let i = 0; i < spots; i++) for (const r of (await at(1 + Math.floor((i * total) / spots))).data as { name: string }[]) names.add(r.name.toLowerCase());
+}
+const fours = new Set<string>();
+for (const n of names) for (let i = 0; i + 4 <= n.length; i++) if (!n.slice(i, i + 4).includes(' ')) fours.add(n.slice(i, i + 4));
+const termLists: Record<string, string[]> = { names: [...names], fours: [...fours] };
 /** Each: name, path, which key (true: the account's; false: a malformed one, 401; 'spent': quota used up, 429), encoding, targets in turn. */
-const scenarios: [string, string, boolean | 'spent', string?, number?][] = [
+const scenarios: [string, string, boolean | 'spent', string?, number?, string?][] = [
   ['one-item page', '/api/v1/celebrities?limit=1', true],
   ['list default page', '/api/v1/celebrities', true],
   // 20 targets asked in turn, each kept after its second ask, as many clients paging: no request
@@ -295,19 +311,25 @@ const scenarios: [string, string, boolean | 'spent', string?, number?][] = [
   // the rows above, which ask the same target again and again.
   ['list default page (first request)', '/api/v1/celebrities?limit=20', true, ''],
   ['filter + sort (first request)', `/api/v1/celebrities?nationality=${q(pick.nationality)}&sort=name_asc`, true, ''],
+  // A term in turn (above), each request a first search of its term.
+  [`search rare (full name) (first request, ${names.size} terms)`, '/api/v1/celebrities?search=', true, '', undefined, 'names'],
+  [`search 4 units (first request, ${fours.size} terms)`, '/api/v1/celebrities?search=', true, '', undefined, 'fours'],
   // Compressed per request, never asked before (--only "first request"): not kept by the AnswerCache.
   ['filter + sort, br (first request)', `/api/v1/celebrities?nationality=${q(pick.nationality)}&sort=name_asc`, true, 'br'],
   ['filter + sort, gzip (first request)', `/api/v1/celebrities?nationality=${q(pick.nationality)}&sort=name_asc`, true, 'gzip'],
 ];
 const only = flags.only?.split(',') ?? null;
 console.log(`CPU µs per request, best of ${ROUNDS} slices of ${SLICE_MS} ms each side (Node ${process.version}, ${DATA}, ${flags.kept} other pages kept, load ${os.loadavg()[0]!.toFixed(1)})`);
-for (const [name, path, good, encoding, cycle] of scenarios) {
+for (const [name, path, good, encoding, cycle, terms] of scenarios) {
   if (only === null ? (encoding ?? '') !== '' : !only.some((o) => name.includes(o))) continue;
   // The bare server gets no key, as in `npm run bench`: it reads the same request line and host.
+  const list = terms === undefined ? null : termLists[terms]!;
   const requests: Requests[] = sides.map((s) =>
     s === bare
-      ? request(cycle === undefined ? path : `${path}1`, null, encoding)
-      : cycle !== undefined
+      ? request(list !== null ? `${path}${q(list[0]!)}&v=0` : cycle === undefined ? path : `${path}1`, null, encoding)
+      : list !== null
+        ? new RequestQueue((n) => request(`${path}${q(list[n % list.length]!)}&v=${++fresh}`, s.key))
+        : cycle !== undefined
         ? new RequestQueue((n) => request(`${path}${n + 1}`, s.key), cycle)
         : encoding !== undefined
           ? firstRequests(path, s.key, encoding)

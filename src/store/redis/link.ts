@@ -27,6 +27,12 @@ export interface LinkOptions {
 const LOSS_LOG_MS = 5000;
 /** Back once no call has failed for this long. */
 const QUIET_MS = 1000;
+/**
+ * While calls fail, a probe this often: a connection no request uses (a thread's with no traffic, the
+ * whole server's once a load balancer has stopped sending any on its 503) would otherwise stay down
+ * until a request came, and /healthz say 503 for ever.
+ */
+const PROBE_MS = 500;
 /** A re-subscription failing this long is a warning (before, retried quietly). */
 const SUBSCRIBE_WARN_MS = 2000;
 
@@ -59,6 +65,8 @@ export class RedisLink {
   private lastFailMs = 0;
   private firstError = '';
   private lossTimer: NodeJS.Timeout | null = null;
+  private probeTimer: NodeJS.Timeout | null = null;
+  private probing = false;
   private reconnects = 0;
   /** Set by close(): no client of this link connects again after it (see the reconnect strategy). */
   private closed = false;
@@ -271,6 +279,7 @@ export class RedisLink {
   private failing(err?: Error): void {
     this.answering = false;
     this.redis.failed(); // a cluster client that cannot route asks for the topology again (deployment.ts)
+    this.probeWhileFailing();
     const now = Date.now();
     this.lastFailMs = now;
     if (this.downSince !== 0) return;
@@ -333,6 +342,37 @@ export class RedisLink {
     this.options.log.warn('account changes channel: subscribing again after a failover keeps failing; retrying (the 500 ms version poll applies changes meanwhile)', { seconds: (now - this.subscribeFailingSince) / 1000, error: err.message });
   }
 
+  /**
+   * Until an answer: every PROBE_MS, one probe at a time, the node of the last call's key asked
+   * whether it holds it (EXISTS: routed as that call was), or PING before any call. Its answer is an
+   * answer like a call's (answered); its failure changes nothing, and is not counted as a call's.
+   */
+  private probeWhileFailing(): void {
+    if (this.probeTimer !== null || this.closed) return;
+    this.probeTimer = setInterval(() => {
+      if (this.answering || this.closed) {
+        clearInterval(this.probeTimer!);
+        this.probeTimer = null;
+        return;
+      }
+      if (this.probing || !this.redis.isReady) return;
+      this.probing = true;
+      const timer = setTimeout(() => (this.probing = false), this.options.timeoutMs);
+      this.redis.command(this.lastKey === '' ? ['PING'] : ['EXISTS', this.lastKey]).then(
+        () => {
+          clearTimeout(timer);
+          this.probing = false;
+          if (!this.closed) this.answered();
+        },
+        () => {
+          clearTimeout(timer);
+          this.probing = false;
+        },
+      );
+    }, PROBE_MS);
+    this.probeTimer.unref();
+  }
+
   private connectionError(err: Error): void {
     this.failing(err);
   }
@@ -340,6 +380,7 @@ export class RedisLink {
   close(): Promise<void> {
     this.closed = true;
     if (this.lossTimer) clearTimeout(this.lossTimer);
+    if (this.probeTimer) clearInterval(this.probeTimer);
     return this.redis.close();
   }
 }
