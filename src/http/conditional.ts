@@ -64,9 +64,16 @@ const fixedTags = new WeakMap<Buffer, Map<string, string>>();
 
 /**
  * The tag of a body that is fixed for the life of the process (the OpenAPI document): built once per
- * body (a worker thread builds it while its setup is on its way: hashing the 119 KB document is
- * some milliseconds of a start).
+ * body (hashing the 119 KB document is some milliseconds of a start; worker threads adopt the main
+ * thread's).
  */
+/** `body`'s tag, made by another thread from the same bytes (src/threads/pool.ts): fixedTag gives it without hashing again. */
+export function adoptFixedTag(name: string, body: Buffer, tag: string): void {
+  let byName = fixedTags.get(body);
+  if (byName === undefined) fixedTags.set(body, (byName = new Map()));
+  byName.set(name, tag);
+}
+
 export function fixedTag(name: string, body: Buffer): string {
   let byName = fixedTags.get(body);
   if (byName === undefined) fixedTags.set(body, (byName = new Map()));

@@ -19,7 +19,7 @@ import type { HealthReport } from '../http/respond.ts';
 import type { Route } from '../http/router.ts';
 import type { Limits } from '../http/server.ts';
 import { packBest } from '../http/compress.ts';
-import { adoptToken, dataToken } from '../http/conditional.ts';
+import { adoptToken, dataToken, fixedTag } from '../http/conditional.ts';
 import { openapiBody } from '../http/openapi.ts';
 import { utcYmd } from '../data/fragments.ts';
 import { LOG_LEVELS, type Logger } from '../log.ts';
@@ -97,6 +97,22 @@ type MessagePortLike = import('node:worker_threads').MessagePort;
  * in a checkout, 0.2-0.6 s) while the main thread reads the data, and waits for its setup, which
  * Pool.start posts. Unreferenced until then, so a start that fails does not keep the process alive.
  */
+let document: { readonly body: Buffer; readonly tag: string } | null = null;
+
+/**
+ * The OpenAPI document and its tag, made once by the main thread and handed to every thread in its
+ * setup: each thread made both at its start (the JSON of the document and a hash of its 119 KB, some
+ * 15 ms of a thread's 65-75 ms of CPU until it listens, at 100k), and the main thread makes the
+ * document anyway, to compress it once for all.
+ */
+function openapiDocument(): { readonly body: Buffer; readonly tag: string } {
+  if (document === null) {
+    const body = openapiBody();
+    document = { body, tag: fixedTag('openapi', body) };
+  }
+  return document;
+}
+
 export class Prepared {
   private readonly entries: { worker: Worker; fault: Error | null; gone: boolean }[];
   constructor(threads: number) {
@@ -105,6 +121,8 @@ export class Prepared {
       entry.worker.once('error', (err) => (entry.fault = err)).once('exit', () => (entry.gone = true)).unref();
       return entry;
     });
+    // Made while the data loads (its reads under way), not once it is loaded, when the setups wait for it.
+    setImmediate(openapiDocument);
   }
 
   /** Thread `index`, referenced again, or why it cannot be used (it failed before its setup). */
@@ -283,7 +301,7 @@ export class Pool {
     const setup: WorkerSetup = {
       thread: index, host: o.host, port, httpPort, tls: this.tls, ...(o.limits ? { limits: o.limits } : {}), trustProxy: o.trustProxy, corsOrigin: o.corsOrigin,
       faults: this.faults, snapshot: shared, token: this.token, gate: gate.port2, quota: counted?.setup ?? null, redis: remote?.setup ?? null, dashboard: dashboard?.port2 ?? null,
-      ticketKeys: this.ticketKeys, logLevels: LOG_LEVELS.filter((l) => o.log.enabled?.(l) ?? true), observe: o.observe !== null, observed, observeDetail: o.observeDetail, clockOffset: this.clockOffset, answered: this.answered, openapiPacked: this.openapi, pages: this.pages.of(this.current),
+      ticketKeys: this.ticketKeys, logLevels: LOG_LEVELS.filter((l) => o.log.enabled?.(l) ?? true), observe: o.observe !== null, observed, observeDetail: o.observeDetail, clockOffset: this.clockOffset, answered: this.answered, openapi: openapiDocument(), openapiPacked: this.openapi, pages: this.pages.of(this.current),
     };
     const transfer = dashboard ? [gate.port2, dashboard.port2] : [gate.port2];
     let worker: Worker;

@@ -11,8 +11,7 @@ import type { Snapshot } from '../data/snapshot.ts';
 import { App, type Observer } from '../http/app.ts';
 import { Faults, type FaultRule } from '../http/faults.ts';
 import { fromLoopback } from '../http/metrics.ts';
-import { adoptToken, fixedTag } from '../http/conditional.ts';
-import { openapiBody } from '../http/openapi.ts';
+import { adoptFixedTag, adoptToken } from '../http/conditional.ts';
 import type { HealthReport } from '../http/respond.ts';
 import { closeListeners, listen, type Limits, type Listener } from '../http/server.ts';
 import { replaceCertificate } from '../http/tls-server.ts';
@@ -57,6 +56,8 @@ export interface WorkerSetup {
   readonly observeDetail: 'all' | 'errors';
   /** ms the thread's clock is ahead of Date.now (the embedding API's controllable clock). */
   readonly clockOffset: Float64Array;
+  /** The OpenAPI document and its tag, made once by the main thread (pool.ts openapiDocument). */
+  readonly openapi: { readonly body: Uint8Array; readonly tag: string };
   /** The OpenAPI document's best compressed forms (br, gzip), or null: they come in an 'openapi' message once the main thread has made them. */
   readonly openapiPacked: readonly [Uint8Array, Uint8Array] | null;
   /** The first pages' best compressed forms of this snapshot, or null: they come in a 'pages' message once the main thread has made them. */
@@ -79,14 +80,14 @@ let arrived: (s: WorkerSetup) => void = () => {};
 const setupArrived = new Promise<WorkerSetup>((resolve) => (arrived = resolve));
 main.on('message', (m: ToWorker | Setup) => (m[0] === 'setup' ? arrived(m[1]) : handle(m)));
 if (workerData === null) {
-  // Started before the data is loaded (pool.ts Prepared): what the setup does not change is made
-  // while it is on its way, not after, when the threads' start is what `listening on` waits for: the
-  // OpenAPI document and its tag (App's constructor) and node:cluster (which net loads at the first
-  // listen(), with child_process and dgram).
-  fixedTag('openapi', openapiBody());
+  // Started before the data is loaded (pool.ts Prepared): what the setup does not change is loaded
+  // while it is on its way, not after, when the threads' start is what `listening on` waits for:
+  // node:cluster (which net loads at the first listen(), with child_process and dgram).
   createRequire(import.meta.url)('node:cluster');
 }
 const setup: WorkerSetup = (workerData as WorkerSetup | null) ?? (await setupArrived);
+const openapiDocument = Buffer.from(setup.openapi.body.buffer, setup.openapi.body.byteOffset, setup.openapi.body.byteLength);
+adoptFixedTag('openapi', openapiDocument, setup.openapi.tag);
 const post = (m: ToMain) => main.postMessage(m);
 
 const levels = new Set(setup.logLevels);
@@ -158,7 +159,7 @@ const app = new App({
   log,
   trustProxy: setup.trustProxy,
   corsOrigin: setup.corsOrigin,
-  openapi: openapiBody,
+  openapi: () => openapiDocument,
   openapiPacked,
   pagesGiven: true,
   // The main thread's text, refreshed every 250 ms; loopback clients only, as with one thread.
