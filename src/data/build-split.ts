@@ -1,33 +1,36 @@
-// A load over two cores (issue 19): collections nothing else reads at build time (SPLIT: reviews
-// and outfits; no collection's DEPENDS names them) are built by a worker thread (build-thread.ts)
+// A load over two cores (issue 19): collections nothing else reads at build time (SPLIT: outfits
+// and news; no collection's DEPENDS names them) are built by a worker thread (build-thread.ts)
 // while the main thread builds the others. The thread reads only its own files: the collections its
-// collections read (DEPENDS: movies for reviews, celebrities for outfits) are sent to it as the main
-// thread finishes them (their slugs, list items and detail-only text, a copy), and it hands its
-// indexes back with their buffers transferred, not copied.
+// collections read (DEPENDS: celebrities) are sent to it, as soon as the main thread has read them
+// (their kept records, a structured clone) or, when they were not read in this load, from their
+// index (slugs, list items and detail-only text, a copy); it hands its indexes back with their
+// buffers transferred, not copied.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { RESOURCES } from '../resources/index.ts';
-import type { CollectionName } from '../resources/types.ts';
+import type { CollectionName, SourceRecord } from '../resources/types.ts';
 import { DEPENDS, type CollectionRef, type Section, type View } from './boot-cache-format.ts';
 import { unpackIndex } from './boot-cache-read.ts';
 import type { CollectionIndex } from './indexes.ts';
-import { knownBuffers, knownParts, type KnownParts } from './known.ts';
+import { keptSlugsMatch, knownBuffers, knownParts, type KnownParts } from './known.ts';
 
 /**
- * Built on the thread when a load builds them and something else too, in this order. Which ones:
- * what balances the two threads' CPU at 100k (the main thread builds celebrities and movies, which
- * the others wait for: about 11 s of CPU, then news 6 s; the thread reviews 5 s once movies are
- * built, then outfits 10 s once celebrities are). With news instead of outfits the main thread had
- * 22 s of CPU and the thread 14.
+ * Built on the thread when a load builds them and something else too (each once what it reads has
+ * come). Which ones: what balances the two threads' CPU at 100k. Outfits and news read only
+ * celebrities, sent as soon as they are read (their kept records: offerKept), so the thread starts
+ * at once (outfits 9-10 s of CPU, news 6-7 s) while the main thread reads celebrities, movies,
+ * builds celebrities (they wait for movies) and reviews (about 17 s). Main thread / build thread
+ * CPU s at 100k (load 7-12, one run each): reviews and news, the thread waiting for celebrities'
+ * index, 22.4 / 14.1; reviews and outfits, with kept celebrities, 19.5 / 15.6; outfits and news 17.1 / 16.4.
  */
-export const SPLIT: readonly CollectionName[] = ['reviews', 'outfits'];
+export const SPLIT: readonly CollectionName[] = ['outfits', 'news'];
 
 export interface BuildSetup {
   readonly dir: string;
   readonly names: readonly CollectionName[];
 }
-export type ToBuildThread = { readonly known: CollectionName; readonly parts: KnownParts };
+export type ToBuildThread = { readonly known: CollectionName; readonly parts: KnownParts } | { readonly kept: CollectionName; readonly records: readonly SourceRecord[] };
 export type FromBuildThread =
   | { readonly built: { readonly name: CollectionName; readonly ref: CollectionRef; readonly sections: readonly Section[]; readonly views: readonly View[] }[] }
   | { readonly error: string; readonly data: boolean };
@@ -54,6 +57,8 @@ function spawn(setup: BuildSetup): Worker | null {
 export class BuildThread {
   readonly result: Promise<ThreadResult>;
   private readonly offered = new Set<CollectionName>();
+  /** The slugs of collections sent as their kept records (offerKept), in record order. */
+  private readonly kept = new Map<CollectionName, readonly string[]>();
 
   private constructor(
     private readonly worker: Worker,
@@ -91,6 +96,27 @@ export class BuildThread {
     this.offered.add(name);
     const parts = knownParts(ix);
     this.worker.postMessage({ known: name, parts } satisfies ToBuildThread, knownBuffers(parts));
+  }
+
+  /**
+   * `name` as it was read, before it can be indexed (load.ts OnKept), when the thread reads it: its
+   * kept records (a structured clone), so the thread starts on what reads it without waiting for
+   * its index (outfits need only celebrities' slugs and kept fields, not their filmography).
+   */
+  offerKept(name: CollectionName, records: readonly SourceRecord[]): void {
+    if (this.offered.has(name) || !this.needs.has(name)) return;
+    this.offered.add(name);
+    this.kept.set(name, records.map((r) => r.slug));
+    this.worker.postMessage({ kept: name, records } satisfies ToBuildThread);
+  }
+
+  /** Whether the collections sent as kept records were indexed with the same records (not edited between two reads). */
+  keptMatch(indexed: Partial<Record<CollectionName, CollectionIndex>>): boolean {
+    for (const [name, slugs] of this.kept) {
+      const ix = indexed[name];
+      if (ix === undefined || !keptSlugsMatch(ix, slugs)) return false;
+    }
+    return true;
   }
 
   /** The thread's work is not wanted (the main thread's load failed): it ends. */

@@ -9,27 +9,51 @@ import type { CollectionName } from '../resources/types.ts';
 import { DEPENDS } from './boot-cache-format.ts';
 import { packIndex } from './boot-cache-write.ts';
 import type { CollectionIndex } from './indexes.ts';
-import { fromKnownParts } from './known.ts';
-import { DataError } from './load.ts';
+import { fromKeptRecords, fromKnownParts } from './known.ts';
+import { DataError, type KnownCollection } from './load.ts';
 import { buildCollections } from './snapshot.ts';
 import type { BuildSetup, FromBuildThread, ToBuildThread } from './build-split.ts';
 
 const main = parentPort!;
 const { dir, names } = workerData as BuildSetup;
 const have: Partial<Record<CollectionName, CollectionIndex>> = {};
-const waiting = new Map<CollectionName, () => void>();
+/** Link targets sent as their kept records (not yet indexed on the main thread). */
+const kept: Partial<Record<CollectionName, KnownCollection>> = {};
+/** Per link target, a promise that it has come (either way) and its resolve. */
+const arrivals = new Map<CollectionName, { readonly promise: Promise<void>; readonly resolve: () => void }>();
+function arrival(name: CollectionName): { readonly promise: Promise<void>; readonly resolve: () => void } {
+  let a = arrivals.get(name);
+  if (a === undefined) {
+    let resolve!: () => void;
+    const promise = new Promise<void>((r) => (resolve = r));
+    arrivals.set(name, (a = { promise, resolve }));
+  }
+  return a;
+}
 main.on('message', (m: ToBuildThread) => {
-  have[m.known] = fromKnownParts(RESOURCES[m.known], m.parts);
-  waiting.get(m.known)?.();
+  const name = 'kept' in m ? m.kept : m.known;
+  if (have[name]) return;
+  if ('kept' in m) {
+    const got = fromKeptRecords(RESOURCES[name], m.records);
+    have[name] = got.index;
+    kept[name] = got.known;
+  } else {
+    have[name] = fromKnownParts(RESOURCES[name], m.parts);
+  }
+  arrival(name).resolve();
 });
-const arrived = (name: CollectionName) => (have[name] ? Promise.resolve() : new Promise<void>((resolve) => waiting.set(name, resolve)));
+const needsOf = (name: CollectionName) => DEPENDS[name].filter((d) => d !== name);
 
 try {
   const packed: Extract<FromBuildThread, { built: unknown }>['built'] = [];
-  for (const name of names) {
-    const needs = DEPENDS[name].filter((d) => d !== name);
-    await Promise.all(needs.map(arrived));
-    const built = await buildCollections(dir, new Set([name]), Object.fromEntries(needs.map((d) => [d, have[d]!])));
+  // Each collection once what it reads has come, the first of `names` that can start: outfits as
+  // soon as celebrities are read (their kept records), before reviews, which wait for movies built.
+  const left = [...names];
+  while (left.length > 0) {
+    const name = await Promise.race(left.map((n) => Promise.all(needsOf(n).map((d) => arrival(d).promise)).then(() => n)));
+    left.splice(left.indexOf(name), 1);
+    const needs = needsOf(name);
+    const built = await buildCollections(dir, new Set([name]), Object.fromEntries(needs.map((d) => [d, have[d]!])), Object.fromEntries(needs.flatMap((d) => (kept[d] ? [[d, kept[d]]] : []))));
     packed.push({ name, ...packIndex(built[name]!) });
   }
   // Buffers of the Buffer pool (8 KiB, shared by small Buffers) or empty ones are copied; the rest,

@@ -6,7 +6,7 @@ import type { ResourceDefinition, SourceRecord } from '../resources/types.ts';
 import type { KnownCollection } from './load.ts';
 import { fragment, utcYmd, type Fragments, type Offsets, type RecordOffsets } from './fragments.ts';
 import { detailPlan, ownFieldsJson } from './detail-layout.ts';
-import type { SlugTable } from './string-table.ts';
+import { slugTable, type SlugTable } from './string-table.ts';
 import { slugId, type CollectionIndex } from './indexes.ts';
 
 /**
@@ -136,4 +136,35 @@ export function fromKnownParts(def: ResourceDefinition, parts: KnownParts): Coll
   const list = arena(parts.list, lateIn(def.listFields));
   const own = arena(parts.own, plan === null ? lateIn(def.detailFields) : null);
   return { def, size: parts.size, slugs: parts.slugs, list, detail: { plan, own, cuts: parts.cuts, ownCuts: parts.ownCuts } } as unknown as CollectionIndex;
+}
+
+/**
+ * A collection read but not yet indexed (celebrities, while the main thread reads movies), as the
+ * link and embed target of a build on another thread: `records` as links keep them (their kept
+ * fields, load.ts OnKept), in file order, so record i is the index's record i once it is built.
+ * Links get exactly the records a load on one thread gives them. The index holds only a slug table
+ * (over `"slug":"<slug>"` items), for slugId and size, all the build reads of an embedded
+ * collection: nothing else of it may be read. The caller checks the built index's slugs against
+ * these (keptSlugsMatch): a file edited between its reads makes the load start over.
+ */
+export function fromKeptRecords(def: ResourceDefinition, records: readonly SourceRecord[]): { index: CollectionIndex; known: KnownCollection } {
+  const slugs = records.map((r) => r.slug);
+  const starts = new Uint32Array(slugs.length + 1);
+  let text = '';
+  for (let i = 0; i < slugs.length; i++) {
+    text += `"slug":"${slugs[i]}"`;
+    starts[i + 1] = text.length; // a slug is [a-z0-9-]: one byte per unit
+  }
+  const bytes = Buffer.from(text, 'latin1');
+  const index = { def, size: slugs.length, slugs: slugTable(bytes, starts, slugs), list: { bytes, starts } } as unknown as CollectionIndex;
+  const bySlug = new Map<string, SourceRecord>();
+  for (const r of records) bySlug.set(r.slug, r);
+  return { index, known: { has: (slug) => bySlug.has(slug), get: (slug) => bySlug.get(slug) } };
+}
+
+/** Whether `ix` holds, record by record, the slugs `slugs` (those fromKeptRecords was given). */
+export function keptSlugsMatch(ix: CollectionIndex, slugs: readonly string[]): boolean {
+  if (ix.size !== slugs.length) return false;
+  for (let i = 0; i < slugs.length; i++) if (slugId(ix, slugs[i]!) !== i) return false;
+  return true;
 }

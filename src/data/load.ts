@@ -194,7 +194,7 @@ export function collecting<T>(fn: (def: ResourceDefinition, records: LinkedRecor
  * collection links to it. Throws DataError with every problem: record problems by collection in
  * file order, then unresolved references.
  */
-async function pass<T>(input: DataInput, index: Indexer<T>, only: ReadonlySet<CollectionName> | null, known: KnownCollections | null): Promise<Record<CollectionName, T>> {
+async function pass<T>(input: DataInput, index: Indexer<T>, only: ReadonlySet<CollectionName> | null, known: KnownCollections | null, onKept?: OnKept): Promise<Record<CollectionName, T>> {
   const read = collectionsToRead(known === null ? null : only, known ?? {});
   const copy = typeof input === 'string' ? null : (structuredClone(input) as Partial<Record<CollectionName, unknown>>);
   const got = new Map<CollectionName, Collected>();
@@ -286,6 +286,7 @@ async function pass<T>(input: DataInput, index: Indexer<T>, only: ReadonlySet<Co
     if (collected.problems.length > 0 || refs.length > 0) failed = true;
     if (failed) continue;
     if (options.keep) links.add(def, collected);
+    if (again) onKept?.(def, collected.records);
     if (streamed) finish(def, sink);
     await buildWaiting();
     // Slugs stay for checking references into the collections indexed, while a collection still to
@@ -318,7 +319,16 @@ export interface LoadCollectionsOptions {
   readonly known?: KnownCollections;
   /** Runs after each pass over the files, before the check that they did not change (a test's hook to edit them). */
   readonly afterRead?: () => Promise<void>;
+  /** Told of each collection read from its file before it can be linked, valid, as the records links keep of it. */
+  readonly onKept?: OnKept;
 }
+
+/**
+ * A collection read from its file before its links are ready (celebrities, before movies), valid:
+ * its records as links keep them (the fields links of others read), in file order, so record i is
+ * the index's record i once it is built. A pass done again (files edited) tells it again.
+ */
+export type OnKept = (def: ResourceDefinition, records: readonly SourceRecord[]) => void;
 
 /**
  * Reads, validates, links and indexes every collection. For a directory, data edited while loading
@@ -333,7 +343,7 @@ export async function loadCollections<T>(input: DataInput, index: Indexer<T>, op
     let result: Record<CollectionName, T> | null = null;
     let error: unknown = null;
     try {
-      result = await pass(input, index, only, known);
+      result = await pass(input, index, only, known, options.onKept);
     } catch (err) {
       error = err;
     }

@@ -157,13 +157,14 @@ async function build(
   have: Partial<Record<CollectionName, CollectionIndex>> = {},
   threads: BuildThreads = 'auto',
   report: BuildReport = {},
+  links: KnownCollections = {},
 ): Promise<Partial<Record<CollectionName, CollectionIndex>>> {
   if (typeof input === 'string' && threads !== 'never') {
     const split = await splitOf(input, only, threads);
     const got = split && (await buildOnTwoThreads(input, only, have, split, report));
     if (got) return got;
   }
-  const known: KnownCollections = Object.fromEntries(Object.entries(have).map(([name, ix]) => [name, knownCollection(ix)]));
+  const known: KnownCollections = { ...Object.fromEntries(Object.entries(have).map(([name, ix]) => [name, knownCollection(ix)])), ...links };
   // What an embed reads: a collection indexed earlier in this load, or one it stands in for (the
   // loader indexes what others embed from first: celebrities before outfits and news).
   const indexed: Partial<Record<CollectionName, CollectionIndex>> = { ...have };
@@ -174,9 +175,17 @@ async function build(
   return loadCollections(input, indexer, only === null ? {} : { only, known });
 }
 
-/** Builds `only` of a data directory on this thread alone, as a load always did (build-thread.ts). */
-export function buildCollections(dir: string, only: ReadonlySet<CollectionName>, have: Partial<Record<CollectionName, CollectionIndex>>): Promise<Partial<Record<CollectionName, CollectionIndex>>> {
-  return build(dir, only, have, 'never');
+/**
+ * Builds `only` of a data directory on this thread alone, as a load always did (build-thread.ts);
+ * `links`: link targets other than `have`'s (kept records: known.ts fromKeptRecords).
+ */
+export function buildCollections(
+  dir: string,
+  only: ReadonlySet<CollectionName>,
+  have: Partial<Record<CollectionName, CollectionIndex>>,
+  links: KnownCollections = {},
+): Promise<Partial<Record<CollectionName, CollectionIndex>>> {
+  return build(dir, only, have, 'never', {}, links);
 }
 
 /**
@@ -228,13 +237,18 @@ async function buildOnTwoThreads(
   };
   let mine: Partial<Record<CollectionName, CollectionIndex>>;
   try {
-    mine = await loadCollections(dir, indexer, { only: rest, known });
+    mine = await loadCollections(dir, indexer, { only: rest, known, onKept: (def, records) => thread.offerKept(def.name, records) });
   } catch (err) {
     thread.stop();
     if (err instanceof DataError) return null;
     throw err;
   }
   const theirs = await thread.result;
+  if ('built' in theirs && !thread.keptMatch(mine)) {
+    // Read again to be linked, a collection sent early did not hold the same records: edited between the reads.
+    report.threadFailed = 'a collection sent to the build thread as read was edited before it was indexed';
+    return null;
+  }
   if ('built' in theirs) {
     report.thread = split;
     return { ...mine, ...theirs.built };

@@ -1,4 +1,4 @@
-// A load over two threads (src/data/build-split.ts: reviews and outfits built on a worker thread) builds
+// A load over two threads (src/data/build-split.ts: outfits and news built on a worker thread) builds
 // every collection byte for byte as a load on one thread does, after an edit too, and invalid data in
 // any file gives the very error a load on one thread gives.
 import assert from 'node:assert/strict';
@@ -8,10 +8,12 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { packIndex } from '../../src/data/boot-cache-write.ts';
+import { BuildThread } from '../../src/data/build-split.ts';
+import { slugOf } from '../../src/data/indexes.ts';
 import { DataError } from '../../src/data/load.ts';
 import { loadSnapshot, type Snapshot } from '../../src/data/snapshot.ts';
 import { writeDataset } from '../../src/generate/write-dataset.ts';
-import { COLLECTIONS } from '../../src/resources/types.ts';
+import { COLLECTIONS, type SourceRecord } from '../../src/resources/types.ts';
 
 let root: string;
 let n = 0;
@@ -47,23 +49,24 @@ async function errorOf(load: Promise<unknown>): Promise<string> {
 }
 
 describe('a build over two threads', () => {
-  it('every collection, and after an edit of news.json and outfits.json with celebrities from the cache -> byte for byte the arrays of a build on one thread', async () => {
+  it('every collection (celebrities sent to the thread as read), and after an edit of reviews.json and outfits.json with celebrities and movies kept (celebrities sent from their index) -> byte for byte the arrays of a build on one thread', async () => {
     const data = await dataset();
     const one = await loadSnapshot(data, { buildThreads: 'never' });
     const lines: [string, Record<string, unknown> | undefined][] = [];
     const log = { debug() {}, info: (m: string, f?: Record<string, unknown>) => void lines.push([m, f]), warn: (m: string, f?: Record<string, unknown>) => void lines.push([m, f]), error() {} };
     const two = await loadSnapshot(data, { buildThreads: 'always', log });
-    assert.deepEqual(lines.find(([m]) => m === 'data read and indexed')?.[1]?.thread, ['reviews', 'outfits'], JSON.stringify(lines));
+    assert.deepEqual(lines.find(([m]) => m === 'data read and indexed')?.[1]?.thread, ['outfits', 'news'], JSON.stringify(lines));
     assertSameIndexes(one, two);
-    // news and outfits rebuilt (the outfits on the thread), celebrities and movies kept: sent to the thread from the live snapshot.
+    // reviews and outfits rebuilt (the outfits on the thread), celebrities and movies kept: celebrities sent to the thread from the live snapshot.
     const now = new Date();
-    await utimes(join(data, 'news.json'), now, now);
+    await utimes(join(data, 'reviews.json'), now, now);
     await utimes(join(data, 'outfits.json'), now, now);
     lines.length = 0;
     const reloaded = await loadSnapshot(data, { previous: two, buildThreads: 'always', log });
     assert.deepEqual(lines.find(([m]) => m === 'data read and indexed')?.[1]?.thread, ['outfits'], JSON.stringify(lines));
     assert.equal(reloaded.collections.celebrities, two.collections.celebrities);
-    assert.notEqual(reloaded.collections.news, two.collections.news);
+    assert.notEqual(reloaded.collections.reviews, two.collections.reviews);
+    assert.equal(reloaded.collections.news, two.collections.news);
     assert.notEqual(reloaded.collections.outfits, two.collections.outfits);
     assertSameIndexes(one, reloaded);
   });
@@ -85,6 +88,23 @@ describe('a build over two threads', () => {
       assert.equal(await errorOf(loadSnapshot(data, { buildThreads: 'always' })), one);
     });
   }
+
+  it('celebrities sent to the thread as read, then indexed with other records (an edit between their two reads) -> keptMatch says so (the load is then built on one thread)', async () => {
+    const data = await dataset();
+    const one = await loadSnapshot(data, { buildThreads: 'never' });
+    const celebrities = one.collections.celebrities;
+    const slugs = Array.from({ length: celebrities.size }, (_, i) => slugOf(celebrities, i));
+    const sent = (list: string[]) => {
+      const thread = BuildThread.start(data, ['outfits'])!;
+      thread.offerKept('celebrities', list.map((slug) => ({ _id: slug, slug }) as SourceRecord));
+      const match = thread.keptMatch({ celebrities });
+      thread.stop();
+      return match;
+    };
+    assert.equal(sent(slugs), true);
+    assert.equal(sent([slugs[1]!, slugs[0]!, ...slugs.slice(2)]), false, 'two records swapped');
+    assert.equal(sent(slugs.slice(1)), false, 'one record fewer');
+  });
 
   it('a syntax error in reviews.json -> the same line and column as on one thread', async () => {
     const data = await dataset();

@@ -3,8 +3,8 @@
 // fields, and a load with `known` reads nothing of the collections it stands in for.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { buildIndex, detailBody, indexBuilder, listItem, type CollectionIndex } from '../../src/data/indexes.ts';
-import { decodableFields, knownCollection } from '../../src/data/known.ts';
+import { buildIndex, detailBody, indexBuilder, listItem, slugId, type CollectionIndex } from '../../src/data/indexes.ts';
+import { decodableFields, fromKeptRecords, keptSlugsMatch, knownCollection } from '../../src/data/known.ts';
 import { collecting, collectionsToRead, DataError, loadCollections, loadLinked } from '../../src/data/load.ts';
 import { generateRecords } from '../../src/generate/generate.ts';
 import { RESOURCE_LIST, RESOURCES } from '../../src/resources/index.ts';
@@ -52,6 +52,27 @@ test('a decoded record holds its source values (null for a value the data lacks)
     assert.equal(known.get('no-such-slug'), undefined);
     assert.ok(known.has(source[def.name][0]!.slug as string) && !known.has('no-such-slug'));
   }
+});
+
+test('kept records as a link and embed target (a build thread before the collection is indexed): slug ids in record order, the records themselves; a built index checked against their slugs', async () => {
+  const linked = await loadLinked(fixture());
+  const def = RESOURCES.celebrities;
+  const records = linked.celebrities.map((r) => ({ slug: r.slug, name: r.name }) as unknown as SourceRecord);
+  const { index, known } = fromKeptRecords(def, records);
+  assert.equal(index.size, records.length);
+  records.forEach((r, i) => {
+    assert.equal(slugId(index, r.slug), i);
+    assert.equal(known.get(r.slug), r);
+    assert.ok(known.has(r.slug));
+  });
+  assert.equal(slugId(index, 'no-such-slug'), -1);
+  assert.ok(!known.has('no-such-slug') && known.get('no-such-slug') === undefined);
+  const built = buildIndex(def, linked.celebrities);
+  const slugs = records.map((r) => r.slug);
+  assert.ok(keptSlugsMatch(built, slugs));
+  assert.ok(!keptSlugsMatch(built, [slugs[1]!, slugs[0]!, ...slugs.slice(2)]), 'two records swapped');
+  assert.ok(!keptSlugsMatch(built, slugs.slice(1)), 'one record fewer');
+  assert.ok(!keptSlugsMatch(built, [...slugs.slice(0, -1), 'no-such-slug']), 'another slug');
 });
 
 /** A value as the shapes serve it, less what they fill in: null members, and [] or null for a value the data lacks. */
