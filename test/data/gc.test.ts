@@ -21,14 +21,17 @@ test('collectGarbage -> contexts made afterwards get no gc global', async () => 
 });
 
 const newSpace = () => (v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.physical_space_size ?? 0) / 2 ** 20;
-
-test('collectGarbage -> the young generation a load grew goes back to its smallest where V8 has the last-resort flavor (Node 26), and Node 20 takes the call', () => {
+/** Short-lived garbage in plenty, as a load makes: V8 grows its young generation to hold it. */
+function growYoung(): void {
   let keep: object[] = [];
   for (let i = 0; i < 3_000_000; i++) {
     keep.push({ i, s: `x${i}` });
     if (keep.length > 100_000) keep = [];
   }
-  keep = [];
+}
+
+test('collectGarbage -> the young generation a load grew goes back to its smallest where V8 has the last-resort flavor (Node 26), and Node 20 takes the call', () => {
+  growYoung();
   const grown = newSpace();
   assert.equal(collectGarbage(), true);
   const after = newSpace();
@@ -45,12 +48,7 @@ test('releaseMemory -> an object only a WeakRef holds is collected', async () =>
 
 test('releaseMemory -> the young generation a load grew goes back to its smallest on Node 20 and 26, and a second call works as well', async () => {
   for (const round of [1, 2]) {
-    let keep: object[] = [];
-    for (let i = 0; i < 3_000_000; i++) {
-      keep.push({ i, s: `x${i}` });
-      if (keep.length > 100_000) keep = [];
-    }
-    keep = [];
+    growYoung();
     const grown = newSpace();
     await releaseMemory();
     const after = newSpace();

@@ -28,6 +28,40 @@ import { runCli, spawnServe } from '../helpers/serve-process.ts';
 
 type Get = (path: string) => Promise<{ status: number; body: string }>;
 
+/**
+ * `connections` loops of GETs on `agent`, each request after the last one's answer, until the
+ * `killAt`-th 200 arrives: then SIGKILL. The 200s received, and the requests in flight at the kill.
+ */
+async function loadUntilKill(serve: { url: string; child: { kill(signal: NodeJS.Signals): unknown } }, client: typeof http | typeof https, agent: http.Agent, key: string, connections: number, killAt: number): Promise<{ received: number; inFlightAtKill: number }> {
+  let received = 0;
+  let inFlight = 0;
+  let inFlightAtKill = 0;
+  let stopped = false;
+  const one = () =>
+    new Promise<void>((resolve) => {
+      inFlight++;
+      const req = client.get(`${serve.url}/api/v1/celebrities?limit=1`, { agent, headers: { 'x-api-key': key } }, (res) => {
+        res.resume();
+        res.on('end', () => {
+          inFlight--;
+          if (res.statusCode === 200 && ++received === killAt) {
+            inFlightAtKill = inFlight;
+            stopped = true;
+            serve.child.kill('SIGKILL');
+          }
+          resolve();
+        });
+        res.on('error', () => (inFlight--, resolve()));
+      });
+      req.on('error', () => (inFlight--, (stopped = true), resolve()));
+    });
+  await Promise.all(Array.from({ length: connections }, async () => {
+    while (!stopped) await one();
+  }));
+  agent.destroy();
+  return { received, inFlightAtKill };
+}
+
 function getter(base: string, key: string, agent: http.Agent): Get {
   return (path) =>
     new Promise((resolve, reject) => {
@@ -339,33 +373,7 @@ if (sharesPorts()) {
       const state = join(tmp.dir, 'strict');
       const key = await createKey(state, 'strict@example.com', 'enterprise');
       const serve = await spawnServe(['--insecure-http', '--port', '0', '--state', state, '--data', data, '--threads', '2', '--usage-durability', 'strict', '--log-level', 'warn'], 1, 60_000);
-      const agent = new http.Agent({ keepAlive: true, maxSockets: 20 });
-      let received = 0;
-      let inFlight = 0;
-      let inFlightAtKill = 0;
-      let stopped = false;
-      const one = () =>
-        new Promise<void>((resolve) => {
-          inFlight++;
-          const req = http.get(`${serve.url}/api/v1/celebrities?limit=1`, { agent, headers: { 'x-api-key': key } }, (res) => {
-            res.resume();
-            res.on('end', () => {
-              inFlight--;
-              if (res.statusCode === 200 && ++received === 400) {
-                inFlightAtKill = inFlight;
-                stopped = true;
-                serve.child.kill('SIGKILL');
-              }
-              resolve();
-            });
-            res.on('error', () => (inFlight--, resolve()));
-          });
-          req.on('error', () => (inFlight--, (stopped = true), resolve()));
-        });
-      await Promise.all(Array.from({ length: 20 }, async () => {
-        while (!stopped) await one();
-      }));
-      agent.destroy();
+      const { received, inFlightAtKill } = await loadUntilKill(serve, http, new http.Agent({ keepAlive: true, maxSockets: 20 }), key, 20, 400);
       await serve.exited;
       const usage = await runCli(['usage', '--state', state, '--email', 'strict@example.com', '--json']);
       assert.equal(usage.code, 0, usage.stderr);
@@ -388,33 +396,7 @@ if (sharesPorts()) {
       // HTTPS: the server's self-signed certificate (made in the state directory at the first start).
       const ca = transport === 'https' ? await readFile(join(state, 'tls', 'cert.pem')) : undefined;
       const client = transport === 'https' ? https : http;
-      const agent = new client.Agent({ keepAlive: true, maxSockets: 1000, ca });
-      let received = 0;
-      let inFlight = 0;
-      let inFlightAtKill = 0;
-      let stopped = false;
-      const one = () =>
-        new Promise<void>((resolve) => {
-          inFlight++;
-          const req = client.get(`${serve.url}/api/v1/celebrities?limit=1`, { agent, headers: { 'x-api-key': key } }, (res) => {
-            res.resume();
-            res.on('end', () => {
-              inFlight--;
-              if (res.statusCode === 200 && ++received === 30) {
-                inFlightAtKill = inFlight;
-                stopped = true;
-                serve.child.kill('SIGKILL');
-              }
-              resolve();
-            });
-            res.on('error', () => (inFlight--, resolve()));
-          });
-          req.on('error', () => (inFlight--, (stopped = true), resolve()));
-        });
-      await Promise.all(Array.from({ length: 1000 }, async () => {
-        while (!stopped) await one();
-      }));
-      agent.destroy();
+      const { received, inFlightAtKill } = await loadUntilKill(serve, client, new client.Agent({ keepAlive: true, maxSockets: 1000, ca }), key, 1000, 30);
       await serve.exited;
       const counted = await usedOnDisk();
       assert.ok(received >= 30, `received ${received}`);
