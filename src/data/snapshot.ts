@@ -164,15 +164,30 @@ async function build(
     const got = split && (await buildOnTwoThreads(input, only, have, split, report));
     if (got) return got;
   }
-  const known: KnownCollections = { ...Object.fromEntries(Object.entries(have).map(([name, ix]) => [name, knownCollection(ix)])), ...links };
-  // What an embed reads: a collection indexed earlier in this load, or one it stands in for (the
-  // loader indexes what others embed from first: celebrities before outfits and news).
+  const { known, indexer } = indexing(have);
+  return loadCollections(input, indexer, only === null ? {} : { only, known: { ...known, ...links } });
+}
+
+/**
+ * What a load links to (`have`'s collections as link targets) and its index builders. What an embed
+ * reads: a collection indexed earlier in this load, or one it stands in for (the loader indexes what
+ * others embed from first: celebrities before outfits and news). `finished`: told of each index made.
+ */
+function indexing(have: Partial<Record<CollectionName, CollectionIndex>>, finished?: (name: CollectionName, ix: CollectionIndex) => void) {
+  const known: KnownCollections = Object.fromEntries(Object.entries(have).map(([name, ix]) => [name, knownCollection(ix)]));
   const indexed: Partial<Record<CollectionName, CollectionIndex>> = { ...have };
   const indexer = (def: ResourceDefinition, hint: { bytes: number }) => {
     const builder = indexBuilder(def, { records: 0, bytes: hint.bytes }, (name) => indexed[name]);
-    return { add: builder.add, finish: () => (indexed[def.name] = builder.finish()) };
+    return {
+      add: builder.add,
+      finish: () => {
+        const ix = (indexed[def.name] = builder.finish());
+        finished?.(def.name, ix);
+        return ix;
+      },
+    };
   };
-  return loadCollections(input, indexer, only === null ? {} : { only, known });
+  return { known, indexer };
 }
 
 /**
@@ -222,19 +237,7 @@ async function buildOnTwoThreads(
   if (thread === null) return null;
   for (const [name, ix] of Object.entries(have)) thread.offer(name as CollectionName, ix);
   const rest = new Set([...(only ?? RESOURCE_LIST.map((d) => d.name))].filter((n) => !split.includes(n)));
-  const known: KnownCollections = Object.fromEntries(Object.entries(have).map(([name, ix]) => [name, knownCollection(ix)]));
-  const indexed: Partial<Record<CollectionName, CollectionIndex>> = { ...have };
-  const indexer = (def: ResourceDefinition, hint: { bytes: number }) => {
-    const builder = indexBuilder(def, { records: 0, bytes: hint.bytes }, (name) => indexed[name]);
-    return {
-      add: builder.add,
-      finish: () => {
-        const ix = (indexed[def.name] = builder.finish());
-        thread.offer(def.name, ix); // the thread waits for it
-        return ix;
-      },
-    };
-  };
+  const { known, indexer } = indexing(have, (name, ix) => thread.offer(name, ix)); // the thread waits for each
   let mine: Partial<Record<CollectionName, CollectionIndex>>;
   try {
     mine = await loadCollections(dir, indexer, { only: rest, known, onKept: (def, records) => thread.offerKept(def.name, records) });

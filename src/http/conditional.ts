@@ -62,21 +62,25 @@ export function entityTag(snapshot: Snapshot, target: string, day: number | null
 
 const fixedTags = new WeakMap<Buffer, Map<string, string>>();
 
+/** The tags made of `body`, by name. */
+function tagsOf(body: Buffer): Map<string, string> {
+  let byName = fixedTags.get(body);
+  if (byName === undefined) fixedTags.set(body, (byName = new Map()));
+  return byName;
+}
+
+/** `body`'s tag, made by another thread from the same bytes (src/threads/pool.ts): fixedTag gives it without hashing again. */
+export function adoptFixedTag(name: string, body: Buffer, tag: string): void {
+  tagsOf(body).set(name, tag);
+}
+
 /**
  * The tag of a body that is fixed for the life of the process (the OpenAPI document): built once per
  * body (hashing the 119 KB document is some milliseconds of a start; worker threads adopt the main
  * thread's).
  */
-/** `body`'s tag, made by another thread from the same bytes (src/threads/pool.ts): fixedTag gives it without hashing again. */
-export function adoptFixedTag(name: string, body: Buffer, tag: string): void {
-  let byName = fixedTags.get(body);
-  if (byName === undefined) fixedTags.set(body, (byName = new Map()));
-  byName.set(name, tag);
-}
-
 export function fixedTag(name: string, body: Buffer): string {
-  let byName = fixedTags.get(body);
-  if (byName === undefined) fixedTags.set(body, (byName = new Map()));
+  const byName = tagsOf(body);
   let tag = byName.get(name);
   if (tag === undefined) byName.set(name, (tag = `"${name}-${targetHash(body.toString('latin1'))}-${body.length.toString(36)}"`));
   return tag;

@@ -92,11 +92,6 @@ function spawnWorker(setup: WorkerSetup | null, transfer: readonly MessagePortLi
 }
 type MessagePortLike = import('node:worker_threads').MessagePort;
 
-/**
- * Threads started before the data is loaded (Pool.prepare): each loads its modules (compiled by tsx
- * in a checkout, 0.2-0.6 s) while the main thread reads the data, and waits for its setup, which
- * Pool.start posts. Unreferenced until then, so a start that fails does not keep the process alive.
- */
 let document: { readonly body: Buffer; readonly tag: string } | null = null;
 
 /**
@@ -113,6 +108,11 @@ function openapiDocument(): { readonly body: Buffer; readonly tag: string } {
   return document;
 }
 
+/**
+ * Threads started before the data is loaded (Pool.prepare): each loads its modules (compiled by tsx
+ * in a checkout, 0.2-0.6 s) while the main thread reads the data, and waits for its setup, which
+ * Pool.start posts. Unreferenced until then, so a start that fails does not keep the process alive.
+ */
 export class Prepared {
   private readonly entries: { worker: Worker; fault: Error | null; gone: boolean }[];
   constructor(threads: number) {
