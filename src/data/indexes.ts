@@ -7,6 +7,7 @@ import { detailBytes, detailPlan, embedFields, pieceBounds, type DetailPlan, typ
 import { decidedByGrams, derivedText, isDerived, searchField, type SearchFrom } from './search-text.ts';
 import { fragment, FragmentBuilder, fragmentLength, GrowingF64, GrowingI32, joinFragments, recordOffsetsOf, writeFragment, type Fragments } from './fragments.ts';
 import { buildSearchIndex, type SearchIndex } from './search-index.ts';
+import { numberOrder } from './sort-order.ts';
 import { writeAscii, writeByte, writeNull } from './json-bytes.ts';
 import { compileFieldsWriter, compileShapes, propsWriter } from './shape.ts';
 import { count, includes, includesAt, lookup, lookupSlug, slugAt, slugTable, stringAt, stringTable, type SlugTable, type StringTable } from './string-table.ts';
@@ -323,6 +324,7 @@ function idRanks(ids: readonly string[]): Int32Array {
 /** Record ids ordered by `keys` (NaN or null: no value, last in either direction), ties by `_id`. */
 function buildOrder(keys: Float64Array | readonly (string | null)[], dir: 'asc' | 'desc', idRank: Int32Array): Int32Array {
   const sign = dir === 'asc' ? 1 : -1;
+  if (keys instanceof Float64Array) return numberOrder(keys, sign, idRank);
   const none = (k: number | string | null) => k === null || k !== k;
   return Int32Array.from({ length: keys.length }, (_, i) => i).sort((a, b) => {
     const ka = keys[a]!, kb = keys[b]!;

@@ -247,13 +247,32 @@ export async function readRecords(
 }
 
 /**
+ * `[` + the text of `buf[from, to)` + `]`: decoded with the brackets in place of the bytes on either
+ * side (a separator, whitespace or bytes not read yet; put back after), so the batch's text is one
+ * flat string. Joined as `[${text}]`, the string was a cons that JSON.parse flattened: a second copy
+ * of every batch, 0.1-0.3 s more per 128 MB of data (issue 19). At either end of `buf`: joined.
+ */
+export function arrayText(buf: Buffer, from: number, to: number): string {
+  if (from === 0 || to >= buf.length) return `[${buf.toString('utf8', from, to)}]`;
+  const before = buf[from - 1]!;
+  const after = buf[to]!;
+  buf[from - 1] = 0x5b; // [
+  buf[to] = 0x5d; // ]
+  try {
+    return buf.toString('utf8', from - 1, to + 1);
+  } finally {
+    buf[from - 1] = before;
+    buf[to] = after;
+  }
+}
+
+/**
  * The records between the first start and the last end, parsed as one array (one JSON.parse per
  * chunk, not per record); when that fails, record by record, to name the one at fault.
  */
 function parseBatch(buf: Buffer, starts: number[], ends: number[], first: number, base: number): unknown[] {
-  const text = buf.toString('utf8', starts[0], ends[ends.length - 1]);
   try {
-    const records = JSON.parse(`[${text}]`) as unknown[];
+    const records = JSON.parse(arrayText(buf, starts[0]!, ends[ends.length - 1]!)) as unknown[];
     if (records.length === starts.length) return records;
   } catch {
     // find the record at fault below

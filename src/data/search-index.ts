@@ -152,11 +152,22 @@ function buildGrams(texts: readonly string[], size: 1 | 2 | 3): GramPostings {
   let counts = new Int32Array(1024);
   let last = new Int32Array(1024);
   let pos = 0;
+  // The slot of a gram of ASCII units (nearly every gram of folded text) straight from its units: the
+  // hash table is asked once per distinct such gram (2,144 trigrams in 200,000 news titles at 100k).
+  const direct = new Int32Array(1 << (7 * size)).fill(-1);
   for (let id = 0; id < texts.length; id++) {
     const t = texts[id]!;
     for (let i = 0; i + size <= t.length; i++) {
       const n = found.size;
-      const slot = found.slot(gramKey(t, i, size));
+      const a = t.charCodeAt(i);
+      const b = size > 1 ? t.charCodeAt(i + 1) : 0;
+      const c = size > 2 ? t.charCodeAt(i + 2) : 0;
+      let slot: number;
+      if ((a | b | c) < 0x80) {
+        const d = (a << 14) | (b << 7) | c;
+        slot = direct[d >>> (7 * (3 - size))]!;
+        if (slot === -1) slot = direct[d >>> (7 * (3 - size))] = found.slot(gramKey(t, i, size));
+      } else slot = found.slot(gramKey(t, i, size));
       if (slot === n) {
         if (slot === counts.length) {
           const c = new Int32Array(slot * 2);

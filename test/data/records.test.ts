@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
 import { DataError, readSources } from '../../src/data/load.ts';
-import { invalidUtf8At, MAX_RECORD_BYTES, readRecords, RecordsError } from '../../src/data/records.ts';
+import { arrayText, invalidUtf8At, MAX_RECORD_BYTES, readRecords, RecordsError } from '../../src/data/records.ts';
 import { loadSnapshot } from '../../src/data/snapshot.ts';
 import { formatProblem } from '../../src/data/validate.ts';
 import { fixture, type Fixture } from '../helpers/fixture.ts';
@@ -111,6 +111,19 @@ for (const [what, text, index] of syntax) {
     }
   });
 }
+
+test('arrayText: the bytes as one array text, brackets put in place of the bytes around them and the buffer left as it was', () => {
+  const bytes = Buffer.from('[{"a":"é”"},\n{"b":1}\n]', 'utf8');
+  const copy = Buffer.from(bytes);
+  const from = bytes.indexOf('{');
+  const to = bytes.lastIndexOf('}') + 1;
+  assert.equal(arrayText(bytes, from, to), '[{"a":"é”"},\n{"b":1}]');
+  assert.deepEqual(bytes, copy, 'the bytes around are put back');
+  // At either end of the buffer there is no byte to stand in for a bracket: joined.
+  assert.equal(arrayText(bytes.subarray(from, to), 0, to - from), '[{"a":"é”"},\n{"b":1}]');
+  assert.equal(arrayText(bytes.subarray(0, to), from, to), '[{"a":"é”"},\n{"b":1}]');
+  assert.deepEqual(bytes, copy);
+});
 
 test('invalid UTF-8 -> an error naming the record and the byte offset (no silent U+FFFD)', async () => {
   const head = Buffer.from('[{"a":"ok"},\n{"b":"caf');

@@ -32,6 +32,16 @@ test('searchMatches -> the ids whose text includes the query, ascending', () => 
   }
 });
 
+test('grams of ASCII units (a slot straight from the units) and of others (hashed), mixed in one text -> exact searches', () => {
+  // 0x7f is the last unit of the direct path, 0x80 the first hashed; a surrogate pair is two hashed units.
+  const texts = ['née naïve', 'nee naive', 'a\u007fb\u0080c', '\u007f\u007f\u007f', 'emoji \ud83d\ude00 ok', 'çãçã', 'ab\u0080ab', 'zzz', 'ééé'];
+  const ix = buildSearchIndex(texts);
+  for (const g of [ix.unigrams, ix.bigrams, ix.trigrams]) assert.deepEqual([...g.keys], [...new Set(g.keys)].sort((a, b) => a - b), 'keys distinct and ascending');
+  const qs = new Set<string>();
+  for (const t of texts) for (let i = 0; i < t.length; i++) for (let n = 1; n <= 6; n++) qs.add(t.slice(i, i + n));
+  for (const q of qs) assert.deepEqual([...searchMatches(ix, q, includes, texts)], expected(texts, q), JSON.stringify(q));
+});
+
 test('trigram positions: where the gram is, or AMBIGUOUS when it is twice in the text or past 254', () => {
   const ix = buildSearchIndex(['xabcyabc', 'zzabc', `${'q'.repeat(260)}abc`]);
   const g = ix.trigrams;
