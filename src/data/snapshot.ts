@@ -48,6 +48,8 @@ export interface LoadOptions {
    * sooner), and lets it follow the live snapshot (CacheWrite).
    */
   readonly writeLater?: (write: CacheWrite) => void;
+  /** False: a collection whose file changed is built whole, never patched from its index before the edit (patch.ts); true by default. */
+  readonly patch?: boolean;
 }
 
 /**
@@ -364,7 +366,7 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
       const def = RESOURCES[name];
       const own = DEPENDS[name].indexOf(name);
       const others = DEPENDS[name].filter((n) => n !== name);
-      if (!patchable(def) || !others.every((n) => collections[n] !== undefined && !missing.has(n))) return '';
+      if (options.patch === false || !patchable(def) || !others.every((n) => collections[n] !== undefined && !missing.has(n))) return '';
       let base: CollectionIndex | null = null;
       const live = previous?.collections[name];
       if (was?.[name] !== undefined && live !== undefined && (await sameButOne(input, was[name], keys[name], own))) base = live;
