@@ -122,8 +122,11 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
     cuts: spliceRecordOffsets(old.detail.cuts, made.detail.cuts, ids, per),
     ownCuts: spliceRecordOffsets(old.detail.ownCuts, made.detail.ownCuts, ids, ownPer),
   };
+  // What is kept of `old` may lie in the memory its arenas do (a boot cache file is read into one
+  // allocation): copied out, so the replaced arenas are freed with the old snapshot (else +300 MB
+  // after a reload at 100k).
   const index: CollectionIndex = {
-    ...old,
+    ...copiedOff(old, new Set([old.list.bytes.buffer, old.detail.own.bytes.buffer])),
     slugs: { ...old.slugs, at: spliceRecordOffsets(old.slugs.at, made.slugs.at, ids, 1) },
     list: spliceFragments(old.list, made.list, ids),
     detail,
@@ -170,4 +173,27 @@ function spliceRecordOffsets(old: RecordOffsets, made: RecordOffsets, ids: Int32
   out.set(old);
   for (let j = 0; j < ids.length; j++) for (let k = 0; k < per; k++) out[ids[j]! * per + k] = made[j * per + k]!;
   return out;
+}
+
+/**
+ * `value` with every typed array that lies in one of `buffers` replaced by a copy (objects and arrays
+ * copied only where something under them is): never the definition, nor the indexes embeds read.
+ */
+function copiedOff<T>(value: T, buffers: ReadonlySet<ArrayBufferLike>): T {
+  if (ArrayBuffer.isView(value)) {
+    if (!buffers.has(value.buffer)) return value;
+    return (Buffer.isBuffer(value) ? Buffer.from(value) : (value as unknown as Uint8Array).slice()) as T;
+  }
+  if (Array.isArray(value)) {
+    const out = value.map((v) => copiedOff(v, buffers));
+    return (out.some((v, i) => v !== value[i]) ? out : value) as T;
+  }
+  if (value === null || typeof value !== 'object') return value;
+  let out: Record<string, unknown> | null = null;
+  for (const [k, v] of Object.entries(value)) {
+    if (k === 'def' || k === 'index') continue;
+    const c = copiedOff(v, buffers);
+    if (c !== v) (out ??= { ...(value as Record<string, unknown>) })[k] = c;
+  }
+  return (out ?? value) as T;
 }
