@@ -60,7 +60,9 @@ export type ToWorker =
   /** The OpenAPI document's best compressed forms (br, gzip), made once by the main thread for every thread. */
   | ['openapi', Uint8Array, Uint8Array]
   /** The first pages' best compressed forms of a snapshot (pages.ts), made once by the main thread for every thread. */
-  | ['pages', SharedPages];
+  | ['pages', SharedPages]
+  /** Tests only (Pool.throwIn): throw this message, uncaught, on the thread's next turn, as a bug would. */
+  | ['throw', string];
 
 export type ToMain =
   | ['listening', readonly { readonly url: string; readonly transport: Transport; readonly port: number }[]]

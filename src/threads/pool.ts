@@ -384,6 +384,11 @@ export class Pool {
     await this.threads[index]?.worker.terminate();
   }
 
+  /** Makes thread `index` throw `message`, uncaught, on its next turn, as a bug would (tests): it is replaced like any thread that dies. */
+  throwIn(index: number, message: string): void {
+    this.threads[index]?.worker.postMessage(['throw', message] satisfies ToWorker);
+  }
+
   /** Threads started to replace one that died. */
   restarts = 0;
 

@@ -224,6 +224,11 @@ handle = (m: ToWorker) => {
       draining = true;
       sayDrain();
       return;
+    case 'throw':
+      setImmediate(() => {
+        throw new Error(m[1]);
+      });
+      return;
   }
 };
 for (const m of early.splice(0)) handle(m);

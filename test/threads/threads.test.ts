@@ -663,6 +663,77 @@ if (sharesPorts()) {
     });
   });
 
+  describe('a thread that throws', () => {
+    it('under load on a key, strict: logged, replaced, both threads answer again (per-thread /metrics); every 200 received counted, counted <= received + cut', async () => {
+      const tmp = await tempDir('threads-throw');
+      await writeData(join(tmp.dir, 'data'));
+      const log = captureLog();
+      let service: Awaited<ReturnType<typeof startService>> | undefined;
+      service = await startService({
+        data: join(tmp.dir, 'data'), state: join(tmp.dir, 'state'), durability: 'strict', tls: false, threads: 2, log,
+        // The per-thread series, as `serve` puts them in /metrics (served by the threads to loopback clients).
+        metrics: () => service?.threadMetrics() ?? '',
+      });
+      const { key } = await service.gate.accounts.create({ email: 'throw@example.com', plan: 'enterprise', password: 'correct horse battery' });
+      const url = service.listeners[0]!.url;
+      const agent = new http.Agent({ keepAlive: false, maxSockets: 20 });
+      const get = getter(url, key, agent);
+      const perThread = async () => {
+        const text = await (await fetch(`${url}/metrics`)).text();
+        return [...text.matchAll(/^celebrity_api_thread_requests_total\{thread="(\d)"\} (\d+)$/gm)].map((m) => Number(m[2]));
+      };
+      let ok = 0;
+      let cut = 0; // sent, and the connection closed without an answer (the thread that threw had it)
+      const others: number[] = [];
+      let stop = false;
+      const loop = async () => {
+        while (!stop) {
+          try {
+            const { status } = await get('/api/v1/news?limit=1');
+            if (status === 200) ok++;
+            else others.push(status);
+          } catch {
+            cut++;
+          }
+        }
+      };
+      try {
+        const loops = Array.from({ length: 20 }, loop);
+        await eventually(() => ok > 200, EVENTUALLY_MS, 'load before the throw');
+        // The /metrics text is the main thread's as of at most 250 ms ago.
+        await eventually(async () => (await perThread())[0]! > 0, EVENTUALLY_MS, 'thread 0 answering before it throws');
+        service.pool!.throwIn(0, 'thrown on purpose by a test');
+        await eventually(() => service!.pool!.restarts === 1, EVENTUALLY_MS, 'a new thread');
+        const said = log.lines.map((l) => JSON.parse(l) as { level: string; msg: string; thread?: number; code?: number; error?: string });
+        assert.ok(said.some((l) => l.level === 'error' && l.msg === 'thread failed' && l.thread === 0 && /thrown on purpose by a test/.test(l.error ?? '')), `the exception is logged with its stack: ${log.lines.join('\n')}`);
+        assert.ok(said.some((l) => l.level === 'error' && l.msg === 'thread exited; starting another' && l.thread === 0 && l.code === 1), 'the exit is logged');
+        assert.ok(said.some((l) => l.msg === 'thread restarted' && l.thread === 0), 'the restart is logged');
+        const afterRestart = ok;
+        await eventually(() => ok > afterRestart + 200, EVENTUALLY_MS, 'answers after the restart');
+        stop = true;
+        await Promise.all(loops);
+        // Both threads take requests again: fresh connections reach the new thread 0 too.
+        const [zeroBefore, oneBefore] = await perThread();
+        const fresh = await burst(get, 200);
+        ok += fresh[200] ?? 0;
+        assert.deepEqual(fresh, { 200: 200 }, 'the server answers every request after the restart');
+        await eventually(async () => {
+          const [z, o] = await perThread();
+          return z! > zeroBefore! && o! > oneBefore!;
+        }, EVENTUALLY_MS, 'both threads answering in /metrics');
+        assert.deepEqual(others, [], 'no answer but 200');
+        const used = (await service.gate.usage.get('throw@example.com')).used;
+        assert.ok(used >= ok, `used ${used} < 200s received ${ok}`);
+        assert.ok(used <= ok + cut, `used ${used}: more than received ${ok} + ${cut} cut`);
+      } finally {
+        stop = true;
+        agent.destroy();
+        await service.close(0);
+        await tmp.remove();
+      }
+    });
+  });
+
   describe('a drain', () => {
     it("the message to one thread late -> no thread tells a client to close before every thread stopped accepting: a client connecting again is refused, never accepted or reset", async () => {
       const tmp = await tempDir('threads-drain');
