@@ -89,13 +89,15 @@ describe('three serve processes on the cluster', () => {
     // replica catches up on every change after the version it has. One cheap probe per instance, so
     // that a loaded machine measures the propagation, not a burst of probes.
     await within(EVENTUALLY_MS, async () => (await Promise.all(servers.map((_, i) => client.get(i, '/api/v1/celebrities/none', last)))).every((r) => r.status === 404));
+    const lostBefore = client.lost.length;
     const known = await client.burst(keys.flatMap((k) => [k, k, k]).map(() => '/api/v1/celebrities/none'), keys.flatMap((k) => [k, k, k]));
-    assert.ok(known.every((s) => s === 404), `every key known on every instance: ${JSON.stringify(tally(known))}`);
+    assert.ok(known.every((s) => s === 404), `every key known on every instance: ${JSON.stringify(tally(known))}; no answer (at: ms after the failover): ${JSON.stringify(client.lost.slice(lostBefore).map((l) => ({ ...l, at: Math.round(l.at - failedAt) })))}`);
     // The 404s give their units back just after their answers.
     await within(EVENTUALLY_MS, async () => (await Promise.all(ids.map(used))).every((u) => u === 0));
     return { keys, ids, byMaster };
   }
 
+  let failedAt = 0;
   const used = async (id: string) => (await store.quota.report(id, month())).used;
 
   test('1,020 concurrent requests over 30 free accounts on all three masters, each at 70 of 100: exactly 100 served each', async () => {
@@ -168,6 +170,7 @@ describe('three serve processes on the cluster', () => {
     // neither end the process (before: an unhandled rejection did) nor give up.
     assert.match(await replica!.command('ACL', 'SETUSER', 'default', '-ssubscribe'), /OK/);
     const logged = servers.map((s) => s.stderr().length);
+    failedAt = performance.now();
     await master!.kill();
     await within(30_000, async () => (await replica!.command('ROLE')).includes('master'));
     const said = () => servers.map((s, i) => s.stderr().slice(logged[i]));
