@@ -185,6 +185,8 @@ export interface CollectionRef {
   readonly trigrams: GramsRef;
   /** search-index.ts TextGroups: the sections of its starts and ids (both empty: no groups). */
   readonly searchGroups: { readonly starts: number; readonly ids: number };
+  /** record-groups.ts RecordGroups: the sections of its source digests (null: none) and index digests; absent: none. */
+  readonly recordGroups?: { readonly sources: number | null; readonly keys: number } | null;
 }
 /**
  * `size`: the whole file's length, so a truncated or extended file is a miss before any section is read.

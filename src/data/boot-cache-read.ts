@@ -4,15 +4,16 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { RESOURCE_LIST, RESOURCES } from '../resources/index.ts';
 import type { ResourceDefinition } from '../resources/types.ts';
-import { rememberDigest, sameData } from './content-digest.ts';
+import { rememberDigest, sameButOne, sameData } from './content-digest.ts';
 import { detailPlan, embedFields, type Details, type Embed } from './detail-layout.ts';
 import type { Fragments, Offsets, RecordOffsets } from './fragments.ts';
 import { linkEmbeds, SMALL_POSTING, type CollectionIndex, type PostingTable } from './indexes.ts';
 import { groupCount, groupsConsistent, gramsConsistent, type GramPostings, type TextGroups } from './search-index.ts';
+import { groupCount as groupsOf } from './record-groups.ts';
 import { searchField, type SearchFrom } from './search-text.ts';
 import { slotBits, slugSlots, type SlugTable, type StringTable } from './string-table.ts';
 import {
-  align8, cacheFile, collectionKey, crc32, keyFiles, KIND_BYTES, MAGIC, PREFIX_BYTES, READ_CHUNK, readDataIdentity,
+  align8, cacheFile, collectionKey, crc32, DEPENDS, keyFiles, KIND_BYTES, MAGIC, PREFIX_BYTES, READ_CHUNK, readDataIdentity,
   type CollectionRef, type Collections, type DataIdentity, type DetailsRef, type FragmentsRef, type GramsRef, type Header, type Kind, type PostingRef, type Section, type SlugRef, type TableRef, type View,
 } from './boot-cache-format.ts';
 
@@ -181,6 +182,9 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, .
   const groups: TextGroups = { starts: i32(ref.searchGroups.starts), ids: i32(ref.searchGroups.ids) };
   check(groupsConsistent(groups, n));
   const search = { size: n, groups };
+  const rg = ref.recordGroups ?? null;
+  const recordGroups = rg && { sources: rg.sources === null ? null : (sec(rg.sources, 'u32') as Uint32Array), keys: sec(rg.keys, 'u32') as Uint32Array };
+  check(recordGroups === null || ((recordGroups.sources === null || recordGroups.sources.length === 4 * groupsOf(n)) && recordGroups.keys.length === 2 * groupsOf(n)));
   return {
     def,
     size: n,
@@ -195,6 +199,7 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, .
     searchText: table(ref.searchText, n),
     searchFrom: searchFrom(ref.searchFrom),
     search: { size: n, unigrams: grams(ref.unigrams, false), bigrams: grams(ref.bigrams, false), trigrams: grams(ref.trigrams, true, groupCount(search)), groups },
+    groups: recordGroups,
   };
 }
 
@@ -243,8 +248,12 @@ export async function readCollectionCache(stateDir: string, dataDir: string, def
   return opened.read === null ? { index: null, miss: opened.miss } : opened.read();
 }
 
-/** The header of collection `def`'s cache file checked (readCollectionCache); the sections not read yet. */
-export async function openCollectionCache(stateDir: string, dataDir: string, def: ResourceDefinition, id: DataIdentity, shared = false): Promise<CacheOpened> {
+/**
+ * The header of collection `def`'s cache file checked (readCollectionCache); the sections not read yet.
+ * `base`: instead, a cache file written for the same code and data but for `def`'s own file, which
+ * changed since: the index an edit of that file is patched from (patch.ts).
+ */
+export async function openCollectionCache(stateDir: string, dataDir: string, def: ResourceDefinition, id: DataIdentity, shared = false, base = false): Promise<CacheOpened> {
   if (!crc32) return { read: null, miss: 'this Node has no zlib.crc32' };
   let fh: FileHandle | null = null;
   try {
@@ -269,10 +278,11 @@ export async function openCollectionCache(stateDir: string, dataDir: string, def
     const digests = Array.isArray(header.digests) && header.digests.length === files.length ? header.digests : null;
     // Other identities of the files, but maybe the same bytes (a touch, a copy, a checkout): hashed.
     const stale = header.key !== key;
-    check(!stale || (await sameData(dataDir, header.key, key, digests)), 'written for other data files, another version or other code');
+    if (base) check(stale && (await sameButOne(dataDir, header.key, key, DEPENDS[def.name].indexOf(def.name), digests)), 'not written for this collection before an edit of its file');
+    else check(!stale || (await sameData(dataDir, header.key, key, digests)), 'written for other data files, another version or other code');
     check(header.size === size, 'truncated or extended');
     // The identities are this cache's: so are the digests it was written with (for a reload's sameData).
-    if (!stale && digests) digests.forEach((d, i) => typeof d === 'string' && rememberDigest(files[i]!, d));
+    if (!stale && !base && digests) digests.forEach((d, i) => typeof d === 'string' && rememberDigest(files[i]!, d));
     const handle = fh;
     fh = null; // the read closes it
     return { read: () => readSections(handle, def, header, align8(PREFIX_BYTES + jsonLength), size, stale, shared), stale, miss: null };

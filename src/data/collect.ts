@@ -3,6 +3,7 @@
 import { open, readFile, stat } from 'node:fs/promises';
 import type { ResourceDefinition, SourceRecord } from '../resources/types.ts';
 import { NOT_AN_ARRAY, readRecords, RecordsError } from './records.ts';
+import type { SourceDigester } from './record-groups.ts';
 import { checkObject, type Findings, type Problem, type RefSite } from './validate.ts';
 
 /**
@@ -87,6 +88,8 @@ export interface CollectOptions {
   /** What is kept of a record (by default the record itself): a collection already indexed as it is read needs only what links read. */
   readonly project?: (record: SourceRecord) => SourceRecord;
   readonly each?: EachRecord;
+  /** Given the bytes of each record as they are read, for the source digests of its groups (record-groups.ts). */
+  readonly digester?: SourceDigester;
 }
 
 /** Validates records one at a time, in file order, into a Collected. */
@@ -142,9 +145,14 @@ export function collectArray(def: ResourceDefinition, list: unknown, options: Co
 export async function collectFile(def: ResourceDefinition, path: string, options: CollectOptions): Promise<Collected> {
   const c = new Collector(def, options);
   try {
-    await readRecords(path, (batch, first) => {
-      for (let k = 0; k < batch.length; k++) c.add(batch[k], first + k);
-    });
+    const digester = options.digester;
+    await readRecords(
+      path,
+      (batch, first) => {
+        for (let k = 0; k < batch.length; k++) c.add(batch[k], first + k);
+      },
+      digester ? { onSlices: (buf, starts, ends) => digester.slices(buf, starts, ends) } : {},
+    );
     return c.out;
   } catch (err) {
     // A file that could not be read whole is one problem: its records' problems are not reported.

@@ -115,3 +115,16 @@ export async function sameData(dataDir: string, was: string, now: string, wasDig
   const b = splitKey(now);
   return a !== null && b !== null && a.rest === b.rest && sameBytes(dataDir, a.files, b.files, wasDigests);
 }
+
+/**
+ * Whether a collection of key `was` is the one key `now` would build but for its file number `own`
+ * (its own data file, patch.ts): the same format, code, directory and collection, and every other
+ * file of the same bytes.
+ */
+export async function sameButOne(dataDir: string, was: string, now: string, own: number, wasDigests?: readonly (string | null)[] | null): Promise<boolean> {
+  const a = splitKey(was);
+  const b = splitKey(now);
+  if (a === null || b === null || a.rest !== b.rest || a.files.length !== b.files.length || own < 0 || own >= a.files.length) return false;
+  const other = <T>(list: readonly T[]) => list.filter((_, i) => i !== own);
+  return sameBytes(dataDir, other(a.files), other(b.files), wasDigests ? other(wasDigests) : null);
+}

@@ -8,6 +8,7 @@ import { RESOURCE_LIST } from '../resources/index.ts';
 import type { Schema } from '../resources/schema.ts';
 import type { Backref, CollectionName, LinkContext, LinkedRecord, ResourceDefinition, SourceRecord } from '../resources/types.ts';
 import { collectArray, collectFile, type Collected, type EachRecord } from './collect.ts';
+import { SourceDigester } from './record-groups.ts';
 import { formatProblem, type Problem } from './validate.ts';
 
 /** A data directory, or arrays per collection (embedding: validated exactly like files). */
@@ -177,7 +178,12 @@ export interface CollectionSink<T> {
 }
 
 /** Starts the sink of one collection; `hint.bytes` is its file's size (0 for arrays), for sizing buffers. */
-export type Indexer<T> = (def: ResourceDefinition, hint: { bytes: number }) => CollectionSink<T>;
+export type Indexer<T> = (def: ResourceDefinition, hint: IndexHint) => CollectionSink<T>;
+/** `sources`: fed the file's records as they are read (a directory's load), for the index's record groups. */
+export interface IndexHint {
+  readonly bytes: number;
+  readonly sources?: SourceDigester;
+}
 
 /** An Indexer over a function of the whole array of linked records (tests, loadLinked). */
 export function collecting<T>(fn: (def: ResourceDefinition, records: LinkedRecord[]) => T): Indexer<T> {
@@ -208,7 +214,7 @@ async function pass<T>(input: DataInput, index: Indexer<T>, only: ReadonlySet<Co
   const have = (name: CollectionName) => got.has(name) || !read.has(name);
   const ready = (name: CollectionName) => [...NEEDS.get(name)!].every(have);
   const neededLater = (name: CollectionName) => RESOURCE_LIST.some((d) => d.name !== name && !done.has(d.name) && NEEDS.get(d.name)!.has(name));
-  const sinkFor = (def: ResourceDefinition, bytes: number): CollectionSink<T> | null => (!only || only.has(def.name) ? index(def, { bytes }) : null);
+  const sinkFor = (def: ResourceDefinition, bytes: number, sources?: SourceDigester): CollectionSink<T> | null => (!only || only.has(def.name) ? index(def, { bytes, sources }) : null);
   /** Collections kept for others as projections from the start (indexed as they were read). */
   const projected = new Set<CollectionName>();
   const finish = (def: ResourceDefinition, sink: CollectionSink<T> | null) => {
@@ -228,12 +234,13 @@ async function pass<T>(input: DataInput, index: Indexer<T>, only: ReadonlySet<Co
     for (const def of RESOURCE_LIST) {
       if (failed || !got.has(def.name) || done.has(def.name) || !ready(def.name)) continue;
       const again = reread.get(def.name);
-      const sink = sinkFor(def, again?.bytes ?? 0);
+      const sources = again === undefined ? undefined : new SourceDigester();
+      const sink = sinkFor(def, again?.bytes ?? 0, sources);
       if (again === undefined) {
         if (sink) for (const r of got.get(def.name)!.records) sink.add(def.link(r, links));
       } else if (sink) {
         let live: CollectionSink<T> | null = sink;
-        const second = await collectFile(def, again.path, { keep: false, each: (r, _i, _sites, valid) => (valid ? live?.add(def.link(r, links)) : (live = null)) });
+        const second = await collectFile(def, again.path, { keep: false, digester: sources, each: (r, _i, _sites, valid) => (valid ? live?.add(def.link(r, links)) : (live = null)) });
         if (second.problems.length > 0) {
           // Changed since the first read: loadCollections sees the new identity and reads it all again.
           got.set(def.name, { ...got.get(def.name)!, problems: second.problems });
@@ -261,7 +268,8 @@ async function pass<T>(input: DataInput, index: Indexer<T>, only: ReadonlySet<Co
     const path = copy ? null : join(input as string, def.file);
     const bytes = path ? await stat(path).then((s) => s.size, () => 0) : 0;
     const streamed = ready(def.name);
-    let sink = streamed && !failed ? sinkFor(def, bytes) : null;
+    const sources = path !== null && streamed && !failed ? new SourceDigester() : undefined;
+    let sink = streamed && !failed ? sinkFor(def, bytes, sources) : null;
     const refs: Problem[] = [];
     const each: EachRecord = (record, i, sites, valid) => {
       for (const site of sites ?? []) {
@@ -279,7 +287,7 @@ async function pass<T>(input: DataInput, index: Indexer<T>, only: ReadonlySet<Co
     const again = !streamed && path !== null && !failed;
     if (again) reread.set(def.name, { path, bytes });
     if (keep && (streamed || again)) projected.add(def.name);
-    const options = { keep, each, project: keep && (streamed || again) ? projection(def) : undefined };
+    const options = { keep, each, project: keep && (streamed || again) ? projection(def) : undefined, digester: sink ? sources : undefined };
     const collected = path ? await collectFile(def, path, options) : collectArray(def, copy![def.name], options);
     got.set(def.name, collected);
     refProblems.set(def.name, refs);

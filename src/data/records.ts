@@ -97,7 +97,21 @@ export function invalidUtf8At(bytes: Uint8Array): number {
 export async function readRecords(
   path: string,
   onBatch: (records: unknown[], first: number) => void,
-  { maxRecordBytes = MAX_RECORD_BYTES, chunkBytes = CHUNK, parseBytes = PARSE_BYTES }: { maxRecordBytes?: number; chunkBytes?: number; parseBytes?: number } = {},
+  {
+    maxRecordBytes = MAX_RECORD_BYTES,
+    chunkBytes = CHUNK,
+    parseBytes = PARSE_BYTES,
+    onSlices,
+    parse = true,
+  }: {
+    maxRecordBytes?: number;
+    chunkBytes?: number;
+    parseBytes?: number;
+    /** Told of the records complete in each chunk, as byte ranges of `buf` (valid UTF-8), before they are parsed. */
+    onSlices?: (buf: Buffer, starts: readonly number[], ends: readonly number[], first: number) => void;
+    /** False: records are only cut (and told to onSlices), never parsed; `onBatch` is not called. */
+    parse?: boolean;
+  } = {},
 ): Promise<void> {
   const fh = await open(path, 'r');
   try {
@@ -215,6 +229,11 @@ export async function readRecords(
           let k = 0;
           while (ends[k]! <= bad) k++;
           throw new RecordsError(index + k, `invalid UTF-8 at byte offset ${base + bad}`);
+        }
+        onSlices?.(buf, starts, ends, index);
+        if (!parse) {
+          index += starts.length;
+          starts.length = 0;
         }
         // Parsed a few hundred KB at a time: the records of one parse are alive together until the
         // loader has taken them, and a whole chunk's worth outgrew the young generation, so garbage

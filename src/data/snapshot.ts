@@ -8,13 +8,14 @@ import type { CollectionName, ResourceDefinition } from '../resources/types.ts';
 import type { Logger } from '../log.ts';
 import { collectionKey, DEPENDS, readDataIdentity, type DataIdentity } from './boot-cache-format.ts';
 import { openCollectionCache, type CacheResult } from './boot-cache-read.ts';
-import { sameData } from './content-digest.ts';
+import { sameButOne, sameData } from './content-digest.ts';
 import { saveCollectionCache } from './boot-cache-write.ts';
 import { releaseMemory } from './gc.ts';
 import { indexBuilder, linkEmbeds, type CollectionIndex } from './indexes.ts';
 import { knownCollection } from './known.ts';
-import { DataError, loadCollections, type DataInput, type KnownCollections } from './load.ts';
+import { DataError, loadCollections, type DataInput, type IndexHint, type KnownCollections } from './load.ts';
 import { BuildThread, SPLIT } from './build-split.ts';
+import { patchable, patchCollection } from './patch.ts';
 
 export interface Snapshot {
   /** Identifies the data that is live, for logs and /metrics. */
@@ -47,6 +48,8 @@ export interface LoadOptions {
    * sooner), and lets it follow the live snapshot (CacheWrite).
    */
   readonly writeLater?: (write: CacheWrite) => void;
+  /** False: a collection whose file changed is built whole, never patched from its index before the edit (patch.ts); true by default. */
+  readonly patch?: boolean;
 }
 
 /**
@@ -176,8 +179,8 @@ async function build(
 function indexing(have: Partial<Record<CollectionName, CollectionIndex>>, finished?: (name: CollectionName, ix: CollectionIndex) => void) {
   const known: KnownCollections = Object.fromEntries(Object.entries(have).map(([name, ix]) => [name, knownCollection(ix)]));
   const indexed: Partial<Record<CollectionName, CollectionIndex>> = { ...have };
-  const indexer = (def: ResourceDefinition, hint: { bytes: number }) => {
-    const builder = indexBuilder(def, { records: 0, bytes: hint.bytes }, (name) => indexed[name]);
+  const indexer = (def: ResourceDefinition, hint: IndexHint) => {
+    const builder = indexBuilder(def, { records: 0, bytes: hint.bytes, sources: hint.sources }, (name) => indexed[name]);
     return {
       add: builder.add,
       finish: () => {
@@ -358,11 +361,39 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
       return stamp(complete(collections), keys);
     }
     for (let wait = linkTargets(missing); wait.length > 0; wait = linkTargets(missing)) await take(wait);
+    /** Patches `name` (null), or says why not ('' when there is nothing to patch from). */
+    const patchOne = async (name: CollectionName): Promise<string | null> => {
+      const def = RESOURCES[name];
+      const own = DEPENDS[name].indexOf(name);
+      const others = DEPENDS[name].filter((n) => n !== name);
+      if (options.patch === false || !patchable(def) || !others.every((n) => collections[n] !== undefined && !missing.has(n))) return '';
+      let base: CollectionIndex | null = null;
+      const live = previous?.collections[name];
+      if (was?.[name] !== undefined && live !== undefined && (await sameButOne(input, was[name], keys[name], own))) base = live;
+      else if (cacheDir !== undefined) {
+        const opened = await openCollectionCache(cacheDir, input, def, before, options.shared, true);
+        base = opened.read === null ? null : (await opened.read()).index;
+      }
+      if (base === null) return '';
+      const known = Object.fromEntries(others.map((n) => [n, knownCollection(collections[n]!)]));
+      const got = await patchCollection(input, def, base, (t) => collections[t], known);
+      if (got.index === null) return got.why;
+      collections[name] = got.index;
+      return null;
+    };
     if (cacheDir !== undefined) log?.info('boot cache not used for some collections; loading them from the data files', { misses });
+    // A collection whose own file alone changed: patched from its index before the edit (patch.ts).
+    const patched: CollectionName[] = [];
+    const unpatched: Record<string, string> = {};
+    for (const name of inOrder(missing)) {
+      const why = await patchOne(name);
+      if (why === null) (patched.push(name), missing.delete(name), stale.delete(name));
+      else if (why !== '') unpatched[name] = why;
+    }
     // Only the files of what is rebuilt are read: the other collections are link targets as they are.
     const report: BuildReport = {};
     const built = new Set(missing);
-    Object.assign(collections, await build(input, built, { ...collections }, options.buildThreads, report));
+    if (built.size > 0) Object.assign(collections, await build(input, built, { ...collections }, options.buildThreads, report));
     await take([...reading.keys()]);
     // A cache read that missed only once its sections were read (rare: a damaged one): built too.
     const late = [...missing].filter((n) => !built.has(n));
@@ -377,8 +408,11 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
       log?.info('data files changed while loading; loading again', { attempt });
       continue;
     }
-    log?.info('data read and indexed', { ms: Math.round(performance.now() - started), built: inOrder(missing), kept, cached: inOrder(cached), ...(report.thread ? { thread: report.thread } : {}) });
-    if (stable) await rewrite([...missing, ...stale]);
+    log?.info('data read and indexed', {
+      ms: Math.round(performance.now() - started), built: inOrder(missing), kept, cached: inOrder(cached),
+      ...(patched.length > 0 ? { patched } : {}), ...(Object.keys(unpatched).length > 0 ? { unpatched } : {}), ...(report.thread ? { thread: report.thread } : {}),
+    });
+    if (stable) await rewrite([...missing, ...patched, ...stale]);
     // The load's garbage goes back now, so the RSS at ready is the snapshot's, not the load's peak.
     await releaseMemory();
     return stamp(complete(collections), stable ? keys : null);

@@ -1,5 +1,6 @@
 // Checks one data record against its source schema and lists every problem (CONTRACT 7).
 import { PATTERNS, SLUG } from '../resources/patterns.ts';
+import { canonicalTimestamp } from '../resources/iso-time.ts';
 import type { ObjectSchema, Schema } from '../resources/schema.ts';
 
 export interface Problem {
@@ -90,7 +91,9 @@ function checkValue(
           break;
         }
         case 'timestamp': {
-          const ms = TIMESTAMP.test(value) ? Date.parse(value) : NaN;
+          // A timestamp as toISOString writes it (nearly every one) is read without the regex and the date parser.
+          let ms = canonicalTimestamp(value);
+          if (ms !== ms) ms = TIMESTAMP.test(value) ? Date.parse(value) : NaN;
           if (!Number.isFinite(ms)) return fail(out, pathOf(parent, key), 'must be an ISO 8601 UTC timestamp such as 2026-11-22T10:54:22.000Z');
           if (value.length !== 24) holder[key] = new Date(ms).toISOString();
           break;

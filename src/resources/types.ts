@@ -1,4 +1,5 @@
 // What a collection is, as data: the loader, query engine, handlers and OpenAPI read these.
+import { parseIsoTime } from './iso-time.ts';
 import type { ObjectSchema, Schema } from './schema.ts';
 
 export const COLLECTIONS = ['celebrities', 'outfits', 'news', 'movies', 'reviews'] as const;
@@ -127,7 +128,7 @@ export function isRequiredOutput(def: ResourceDefinition, name: string): boolean
 }
 
 /** Milliseconds since the epoch of an ISO timestamp stored in a linked record, or null. */
-export const timeKey = (value: unknown): number | null => (typeof value === 'string' ? Date.parse(value) : null);
+export const timeKey = (value: unknown): number | null => (typeof value === 'string' ? parseIsoTime(value) : null);
 
 /** `latest` and `oldest`, the first two sorts of every collection, on a timestamp field (CONTRACT 3). */
 export const byTime = (field: string): readonly [SortDef & { readonly name: 'latest' }, SortDef & { readonly name: 'oldest' }] => {
