@@ -175,6 +175,28 @@ describe('SharedGate', () => {
     assert.equal((await gate.usage.get('g@example.com')).used, 1);
   });
 
+  it('past the first 1,024 slots (the shared table grows) -> workers started before see the new slots: reserved on one, refused on the other', async () => {
+    const { key } = await gate.accounts.create({ email: 'm@example.com', plan: 'free', password: 'correct horse battery' });
+    const one = worker();
+    const two = worker();
+    // A slot per account month: 1,100 months, each asked of the main thread once.
+    const month = (i: number) => Date.UTC(2026, 10 + i, 10, 12);
+    for (let i = 0; i < 1100; i++) {
+      now = month(i);
+      const r = await admit(one, key);
+      assert.deepEqual([r.status, r.asked], [200, true]);
+      one.gate.settle(r.ticket, 200);
+    }
+    now = month(1100);
+    await gate.usage.set('m@example.com', 99);
+    const last = await admit(two, key);
+    assert.deepEqual([last.status, last.asked], [200, true], 'the 100th unit, on the other worker');
+    const refused = await admit(one, key);
+    assert.deepEqual([refused.status, refused.asked], [429, true], 'the month taken, seen by the first worker too');
+    two.gate.settle(last.ticket, 200);
+    assert.equal((await gate.usage.get('m@example.com')).used, 100);
+  });
+
   it('a worker that dies -> units it held unsettled go back; what it settled before is counted', async () => {
     const { key } = await gate.accounts.create({ email: 'h@example.com', plan: 'free', password: 'correct horse battery' });
     await gate.usage.set('h@example.com', 97);
