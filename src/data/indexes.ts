@@ -652,23 +652,20 @@ export function indexBuilder(
         // A linked record embeds a record that exists (references are checked before linking).
         if (typeof slug === 'string' && tid < 0) throw new Error(`${def.name} record ${id} embeds ${embedded[k]!.target} ${JSON.stringify(slug)}, not in its index`);
         embedIds[k]!.push(tid);
-        digest.int(tid);
       }
     }
     ids.push(r._id as string);
     slugs.push(r.slug);
+    // (The slug, search text, its `derived` bit, embedded ids and range value are compared as the
+    // index holds them (patch.ts): the digest covers what it does not keep per record.)
     digest.str(r._id as string);
-    digest.str(r.slug);
     // The search text is usually a field that a text sort also reads (the title): folded once.
     const raw = def.searchText(r) ?? '';
     const text = fold(raw);
     texts.push(text);
-    digest.str(text);
     if (searchFieldName !== null) {
       const v = r[searchFieldName];
-      const from = v === raw || text === fold(typeof v === 'string' ? v : '');
-      fromField.push(from);
-      digest.int(from ? 1 : 0);
+      fromField.push(v === raw || text === fold(typeof v === 'string' ? v : ''));
     }
     // A loop, not forEach: a closure per record was a measurable part of `add`.
     for (let i = 0; i < sorts.length; i++) {
@@ -680,15 +677,16 @@ export function indexBuilder(
         (sortKeys[i] as GrowingF64).push(v);
         if (sharedKey[i]! < 0) digest.num(v);
       } else {
-        const v = k === null || k === undefined ? null : k === raw ? text : fold(String(k));
+        const same = k === raw && k !== null && k !== undefined;
+        const v = k === null || k === undefined ? null : same ? text : fold(String(k));
         (sortKeys[i] as (string | null)[]).push(v);
-        if (sharedKey[i]! < 0) digest.str(v);
+        // The search text itself (a title sort): compared as the index holds it.
+        if (sharedKey[i]! < 0) same ? digest.int(-3) : digest.str(v);
       }
     }
     if (rangeFilter) {
       const v = rangeFilter.get(r);
       rangeValues.push(typeof v === 'number' ? v : NaN);
-      digest.num(typeof v === 'number' ? v : NaN);
     }
     for (let i = 0; i < collectors.length; i++) {
       const c = collectors[i]!;

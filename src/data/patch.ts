@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import type { CollectionName, LinkContext, LinkedRecord, ResourceDefinition, SourceRecord } from '../resources/types.ts';
 import { embedFields, type Details } from './detail-layout.ts';
 import { offsetsOf, type Fragments, type RecordOffsets } from './fragments.ts';
-import { indexBuilder, type CollectionIndex, type Targets } from './indexes.ts';
+import { indexBuilder, searchTextOf, slugOf, type CollectionIndex, type Targets } from './indexes.ts';
 import type { KnownCollections } from './load.ts';
 import { groupCount, RECORD_GROUP, SourceDigester } from './record-groups.ts';
 import { readRecords } from './records.ts';
@@ -102,18 +102,27 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
   const builder = indexBuilder(def, { records: linked.length, bytes: 0 }, targets);
   for (const r of linked) builder.add(r);
   const made = builder.finish();
-  // Each changed group gives the indexes what it gave before (its records' _id, slug, keys...).
+  // Each changed group gives the indexes what it gave before: its records' _id, sort keys and filter
+  // values (the index digest), and each record's slug, search text, embedded ids and range value.
   for (let j = 0; j < changedGroups.length; j++) {
     const g = changedGroups[j]!;
     if (made.groups!.keys[2 * j] !== was.keys[2 * g] || made.groups!.keys[2 * j + 1] !== was.keys[2 * g + 1]) return { index: null, why: 'an edit of what the indexes hold' };
   }
-  if ((made.detail.plan === null) !== (old.detail.plan === null) || made.embeds.length !== old.embeds.length) return { index: null, why: 'another layout' };
+  if ((made.detail.plan === null) !== (old.detail.plan === null) || made.embeds.length !== old.embeds.length || (made.range === null) !== (old.range === null)) return { index: null, why: 'another layout' };
+  if ((made.searchFrom === null) !== (old.searchFrom === null)) return { index: null, why: 'another layout' };
   if (old.list.gaps !== null || old.detail.own.gaps !== null) return { index: null, why: 'a late field' };
   // Record ids of the changed records, ascending (made's record j is ids[j]).
   const ids = new Int32Array(linked.length);
   let j = 0;
   for (const g of changedGroups) for (let i = g * RECORD_GROUP; i < Math.min(n, (g + 1) * RECORD_GROUP); i++) ids[j++] = i;
   if (j !== linked.length) return { index: null, why: 'records counted twice' };
+  for (let k = 0; k < ids.length; k++) {
+    const id = ids[k]!;
+    if (slugOf(made, k) !== slugOf(old, id)) return { index: null, why: 'a slug changed' };
+    if (searchTextOf(made, k) !== searchTextOf(old, id) || bit(made.searchFrom?.derived, k) !== bit(old.searchFrom?.derived, id)) return { index: null, why: 'a search text changed' };
+    if (made.embeds.some((e, x) => e.ids[k] !== old.embeds[x]!.ids[id])) return { index: null, why: 'an embedded record changed' };
+    if (made.range !== null && !Object.is(made.range.byId[k], old.range!.byId[id])) return { index: null, why: 'a range value changed' };
+  }
   const per = old.detail.plan?.listCuts.length ?? 0;
   const ownPer = old.detail.plan === null ? 0 : old.detail.plan.ownRuns - 1;
   const detail: Details = {
@@ -197,3 +206,6 @@ function copiedOff<T>(value: T, buffers: ReadonlySet<ArrayBufferLike>): T {
   }
   return (out ?? value) as T;
 }
+
+/** Bit `i` of a bitmap, or 0 without one. */
+const bit = (bits: Uint32Array | undefined, i: number): number => (bits === undefined ? 0 : (bits[i >>> 5]! >>> (i & 31)) & 1);

@@ -1,10 +1,11 @@
 // What a collection's records were made from, by groups of RECORD_GROUP records in file order (issue
 // 19: after an edit of one record, only that record is rebuilt, src/data/patch.ts): per group, a
 // digest of its source bytes (SHA-256, native: the bytes of each group hashed once as the file is
-// read, about 0.15 s per 256 MB) and a digest of what the indexes take of its records (_id, slug,
-// search text, sort keys, filter values, range value, embedded ids). A group whose source digest is
-// unchanged holds the same records; one whose source changed but whose index digest did not changes
-// only the records' JSON, never an order, a posting or a search gram.
+// read, about 0.15 s per 256 MB) and a digest of what the indexes take of its records and do not keep
+// per record (_id, sort keys, filter values: patch.ts compares the slug, search text, embedded ids and
+// range value with the index's own). A group whose source digest is unchanged holds the same records;
+// one whose source changed but whose index digest (and those values) did not changes only the
+// records' JSON, never an order, a posting or a search gram.
 import { createHash, type Hash } from 'node:crypto';
 
 /** Records per group: a changed group's records are parsed, validated and written again, the others copied. */
