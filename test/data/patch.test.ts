@@ -9,7 +9,11 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEPENDS } from '../../src/data/boot-cache-format.ts';
 import { postingKeys, searchTextOf, slugOf, type CollectionIndex } from '../../src/data/indexes.ts';
+import { knownCollection } from '../../src/data/known.ts';
+import { loadLinked } from '../../src/data/load.ts';
+import { patchable } from '../../src/data/patch.ts';
 import { RECORD_GROUP } from '../../src/data/record-groups.ts';
+import { RESOURCE_LIST } from '../../src/resources/index.ts';
 import { loadSnapshot, type Snapshot } from '../../src/data/snapshot.ts';
 import { writeDataset } from '../../src/generate/write-dataset.ts';
 import { detail, listPage } from '../../src/http/handlers.ts';
@@ -144,6 +148,28 @@ const EDITS: Edit[] = [
 ];
 
 describe('a patch after an edit', () => {
+  it("each sort key of a patchable collection reads back from its records' JSON for every record, or for none that has one (so a changed record's check speaks for the others)", async () => {
+    const data = join(root, 'data-keys');
+    await writeDataset(data, { scale: 100 });
+    const linked = await loadLinked(data);
+    const snapshot = await loadSnapshot(data, { cacheDir: 'memory', buildThreads: 'never' });
+    for (const def of RESOURCE_LIST.filter(patchable)) {
+      const known = knownCollection(snapshot.collections[def.name]);
+      for (const sort of def.sorts) {
+        let same = 0;
+        let other = 0;
+        for (const r of linked[def.name]) {
+          const a = sort.key(r);
+          const b = sort.key(known.get(r.slug)! as never);
+          if (a === b || (a === null && b === undefined)) same++;
+          else if (a !== null && a !== undefined) other++;
+        }
+        assert.ok(other === 0 || same === 0 || linked[def.name].every((r) => sort.key(r) === null), `${def.name} ${sort.name}: ${same} read back, ${other} not`);
+      }
+      for (const r of linked[def.name]) assert.equal(known.get(r.slug)!._id, r._id, `${def.name} _id`);
+    }
+  });
+
   it('answers as a full build of the same files, on reloads and restarts; what it does not handle is built whole', async () => {
     const data = join(root, 'data');
     const state = join(root, 'state');
