@@ -343,6 +343,7 @@ function popcount(x: number): number {
  * O(total + size / 32), for any page depth.
  */
 function selectPage(found: Int32Array, rank: Int32Array, order: Int32Array, start: number, end: number): Int32Array {
+  if (end <= FEW_RANKS) return selectFew(found, rank, order, start, end);
   const words = (order.length + 31) >>> 5;
   if (rankMarks.length < words) rankMarks = new Uint32Array(words);
   const marks = rankMarks;
@@ -370,6 +371,60 @@ function selectPage(found: Int32Array, rank: Int32Array, order: Int32Array, star
   for (let i = 0; i < found.length; i++) marks[rank[found[i]!]! >>> 5] = 0; // all zero again for the next page
   return ids;
 }
+
+/**
+ * A shallow page (its end at most FEW_RANKS) of `found` in sort order: the `end` least ranks kept in a
+ * max-heap as the matches are read (most are turned down by one compare with its top), then sorted.
+ * O(matches · log end), one read of `found` and of their ranks; the bitmap above also reads them twice
+ * (to mark, to clear) and scans its words up to the page. In one process at 100k, a first search's
+ * page 1 in the default order: a full name's 86 matches 2.30 -> 1.57 µs, a 4-unit term's 829 6.3 -> 4.3.
+ */
+function selectFew(found: Int32Array, rank: Int32Array, order: Int32Array, start: number, end: number): Int32Array {
+  const heap = fewRanks;
+  let n = 0;
+  for (let i = 0; i < found.length; i++) {
+    const r = rank[found[i]!]!;
+    if (n < end) {
+      // Sift up from the end.
+      let at = n++;
+      while (at > 0) {
+        const up = (at - 1) >>> 1;
+        if (heap[up]! >= r) break;
+        heap[at] = heap[up]!;
+        at = up;
+      }
+      heap[at] = r;
+    } else if (r < heap[0]!) {
+      // Replace the greatest and sift down.
+      let at = 0;
+      for (;;) {
+        let child = 2 * at + 1;
+        if (child >= n) break;
+        if (child + 1 < n && heap[child + 1]! > heap[child]!) child++;
+        if (heap[child]! <= r) break;
+        heap[at] = heap[child]!;
+        at = child;
+      }
+      heap[at] = r;
+    }
+  }
+  // n === end (end <= found.length): the least ranks, sorted in place by insertion (at most FEW_RANKS).
+  for (let i = 1; i < n; i++) {
+    const r = heap[i]!;
+    let j = i;
+    while (j > 0 && heap[j - 1]! > r) {
+      heap[j] = heap[j - 1]!;
+      j--;
+    }
+    heap[j] = r;
+  }
+  const ids = pageIds(end - start);
+  for (let i = start; i < end; i++) ids[i - start] = order[heap[i]!]!;
+  return ids;
+}
+/** Pages ending at most this deep are selected by selectFew (page 1 at the largest limit, pages 1-3 at the default). */
+const FEW_RANKS = 64;
+const fewRanks = new Int32Array(FEW_RANKS);
 
 /**
  * The marks of selectPage, a bit per record: kept all zero between requests (each page clears the

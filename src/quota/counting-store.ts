@@ -98,6 +98,11 @@ export interface CountedElsewhere {
    * reserve and settle count it, but never refused. The same Promise as settle's (strict durability).
    */
   count(account: string, total: Quota, at: Moment, now: number, status: number): Promise<void> | null;
+  /**
+   * `n` 200s counted (their Promise resolved) and never sent after all: the thread that held them
+   * died first. They leave the month's count and the day's successes, as a strict timeout's do.
+   */
+  withdraw(account: string, at: Moment, n: number): void;
   /** Whether count() of a 200 on a plan with this quota returns a Promise (the 200 then waits for it). */
   waits(total: Quota): boolean;
   /** Told when a month's count is put (set, restore): the account, the month and how much it moved. */

@@ -304,6 +304,7 @@ export class RedisGate implements Admitter {
       if (written !== QUIET) this.out.touch(); // the bell, or the report itself
     },
     set: () => {},
+    withdraw: () => {},
     durable: () => null,
   };
 

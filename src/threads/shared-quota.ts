@@ -32,8 +32,13 @@ const UNLIMITED = -1;
 export interface SharedQuotaSetup {
   readonly taken: SharedArrayBuffer;
   readonly control: SharedArrayBuffer;
-  /** Units this worker has reserved and not settled, per slot: what goes back if it dies. */
+  /**
+   * Units this worker has reserved and not sent, per slot: what goes back if it dies (a request not
+   * settled, or a 200 waiting for its record on disk or for the main thread's word that it is).
+   */
   readonly held: SharedArrayBuffer;
+  /** 200s this worker sent after their record was on disk, per slot (only it writes there): the main thread withdraws those it said were durable and that never left. */
+  readonly sent: SharedArrayBuffer;
   /** Its reports (REPORT numbers each) and [written, read] counts of them: see Reports. */
   readonly ring: SharedArrayBuffer;
   readonly heads: SharedArrayBuffer;
@@ -80,6 +85,15 @@ export class Outbox {
   };
 }
 
+/** One worker as the main thread counts for it. */
+interface Link {
+  readonly out: Outbox;
+  /** Per slot, the 200s said to be on disk (their 'done' posted) and the latest one's time: set against the thread's `sent` if it dies. */
+  readonly durable: Map<number, { n: number; now: number }>;
+  /** The thread has died: its 200s that reach the disk now are withdrawn, never sent. */
+  dead: boolean;
+}
+
 /** The main thread's side: the slots, which account and month each counts, and the store they report to. */
 export class QuotaTable {
   private readonly takenBuffer = growable(FIRST_SLOTS * 4);
@@ -124,10 +138,14 @@ export class QuotaTable {
     const ledger = growable(this.takenBuffer.byteLength);
     const held = new Int32Array(ledger);
     this.ledgers.add(ledger);
+    const sentLedger = growable(this.takenBuffer.byteLength);
+    const sent = new Int32Array(sentLedger);
+    this.ledgers.add(sentLedger);
     const out = new Outbox(port);
+    const link: Link = { out, durable: new Map(), dead: false };
     const memory = Reports.memory(bell.memory);
     const reports = new Reports(memory.ring, memory.heads, memory.bell);
-    const count = (slot: number, status: number, now: number, wait: number) => this.count(out, slot, status, now, wait);
+    const count = (slot: number, status: number, now: number, wait: number) => this.count(link, slot, status, now, wait);
     const reader = () => reports.read(count);
     bell.add(reader);
     this.readers.add(reader);
@@ -139,13 +157,21 @@ export class QuotaTable {
       for (let i = 0; i < asks.length; i += 2) this.resolve(out, asks[i] as number, asks[i + 1] as string);
     });
     return {
-      setup: { taken: this.takenBuffer, control: this.control.buffer as SharedArrayBuffer, held: ledger, ...memory },
+      setup: { taken: this.takenBuffer, control: this.control.buffer as SharedArrayBuffer, held: ledger, sent: sentLedger, ...memory },
       release: () => {
         reader(); // what it wrote before it died: answers that may have left
         bell.delete(reader);
         this.readers.delete(reader);
         this.ledgers.delete(ledger);
-        // Reserved by requests that never settled: their answers never left (never counted unsent).
+        this.ledgers.delete(sentLedger);
+        link.dead = true;
+        // 200s on disk that it was told of and never sent: withdrawn (never counted unsent). Those
+        // still on their way to the disk are withdrawn when they get there (count).
+        for (const [slot, d] of link.durable) {
+          const unsent = d.n - Atomics.load(sent, slot);
+          if (unsent > 0) this.counting.withdraw(this.accounts[slot]!, this.calendar.moment(d.now), unsent);
+        }
+        // Reserved by requests not answered (never settled, or a 200 not sent): their units go back.
         for (let slot = 0; slot < held.length; slot++) {
           const n = Atomics.exchange(held, slot, 0);
           if (n !== 0) Atomics.sub(this.taken, slot, n);
@@ -188,7 +214,17 @@ export class QuotaTable {
     return slot;
   }
 
-  private count(out: Outbox, slot: number, status: number, now: number, wait: number): void {
+  /** Tells the thread its 200 `wait` may leave, and keeps the count of those told, per slot (see release). */
+  private durable(link: Link, slot: number, now: number, wait: number): void {
+    const d = link.durable.get(slot);
+    if (d === undefined) link.durable.set(slot, { n: 1, now });
+    else (d.n++, (d.now = Math.max(d.now, now)));
+    link.out.touch();
+    link.out.b.push(wait, 1);
+  }
+
+  private count(link: Link, slot: number, status: number, now: number, wait: number): void {
+    const out = link.out;
     let durable: Promise<void> | null = null;
     try {
       durable = this.counting.count(this.accounts[slot]!, this.totals[slot]!, this.calendar.moment(now), now, status);
@@ -199,14 +235,18 @@ export class QuotaTable {
       durable?.catch(() => {}); // nothing waits: the store has logged and withdrawn it
       return;
     }
-    if (durable === null) {
-      out.touch();
-      out.b.push(wait, 1);
-      return;
-    }
+    if (durable === null) return this.durable(link, slot, now, wait);
     durable.then(
-      () => (out.touch(), out.b.push(wait, 1)),
-      () => (out.touch(), out.b.push(wait, 0)),
+      () => {
+        // The thread died meanwhile: this 200 never leaves.
+        if (link.dead) return this.counting.withdraw(this.accounts[slot]!, this.calendar.moment(now), 1);
+        this.durable(link, slot, now, wait);
+      },
+      () => {
+        if (link.dead) return; // withdrawn by the store; its unit went back with the thread's ledger
+        out.touch();
+        out.b.push(wait, 0);
+      },
     );
   }
 }
@@ -300,6 +340,7 @@ export class KeyCache<H> {
 export class SharedGate implements Admitter {
   private readonly taken: Int32Array;
   private readonly held: Int32Array;
+  private readonly sent: Int32Array;
   private readonly out: Outbox;
   private readonly reports: Reports;
   private readonly keys: KeyCache<Holding>;
@@ -314,6 +355,7 @@ export class SharedGate implements Admitter {
   ) {
     this.taken = new Int32Array(setup.taken);
     this.held = new Int32Array(setup.held);
+    this.sent = new Int32Array(setup.sent);
     this.out = new Outbox(setup.port);
     this.keys = new KeyCache(new Int32Array(setup.control), this.out);
     this.reports = new Reports(setup.ring, setup.heads, setup.bell);
@@ -384,19 +426,27 @@ export class SharedGate implements Admitter {
     const t = ticket as SharedTicket;
     if (!t.open) return null; // a double settle must not give back a unit twice
     t.open = false;
-    this.held[t.slot]!--;
     if (status !== 200) Atomics.sub(this.taken, t.slot, 1);
     if (status !== 200 || !t.waits) {
+      this.held[t.slot]!--; // answered in this turn
       this.report(t.slot, status, t.now, 0);
       return null;
     }
-    // The 200 leaves once its record is on disk (CONTRACT 4): the main thread says when.
+    // The 200 leaves once its record is on disk (CONTRACT 4): the main thread says when. Its unit
+    // stays held until then, and `sent` says it left, written in the turn that sends it (the
+    // Promise's reactions run before this thread's next task): if the thread dies before, the main
+    // thread gives the unit back and withdraws the record.
     const id = ++this.next;
     this.report(t.slot, status, t.now, id);
     return new Promise((resolve, reject) =>
       this.waiting.set(id, {
-        resolve,
+        resolve: () => {
+          this.held[t.slot]!--;
+          this.sent[t.slot]!++;
+          resolve();
+        },
         reject: (err) => {
+          this.held[t.slot]!--;
           Atomics.sub(this.taken, t.slot, 1); // the store withdrew it: the unit goes back
           reject(err);
         },

@@ -46,6 +46,12 @@ export class FileQuota implements QuotaStore, CountedElsewhere {
     return this.settle(new FileTicket(account, total, null, at, now, month, usage.day(at.day)), status);
   }
 
+  withdraw(account: string, at: Moment, n: number): void {
+    const usage = this.counters.of(account);
+    withdraw(usage.month(at.month.key), usage.day(at.day), n);
+    this.sink.withdraw(account, at.day, n);
+  }
+
   waits(total: Quota): boolean {
     return this.sink !== NULL_SINK && (this.durability === 'strict' || (this.durability === 'auto' && total !== null));
   }

@@ -17,6 +17,8 @@ export interface UsageSink {
   /** `at`: the request's time in ms (the record's last-use `t`). */
   add(id: string, day: DayKey, success: number, rejected: number, at: number): void;
   set(id: string, day: DayKey, used: number): void;
+  /** `n` successes of `day` that were never answered with a 200 after all (a thread died before sending them): see UsageRecord. */
+  withdraw(id: string, day: DayKey, n: number): void;
   /**
    * A Promise that resolves once everything added so far is on disk, or null where nothing is ever
    * on disk. `strict` names the success the caller waits for: if the disk refuses for longer than the
@@ -25,7 +27,7 @@ export interface UsageSink {
   durable(strict: { id: string; day: DayKey } | null): Promise<void> | null;
 }
 
-export const NULL_SINK: UsageSink = { add() {}, set() {}, durable: () => null };
+export const NULL_SINK: UsageSink = { add() {}, set() {}, withdraw() {}, durable: () => null };
 
 /** Writes `data` at `position`, completely, or throws. Injectable so tests can simulate ENOSPC. */
 export type LogWrite = (fh: FileHandle, data: Buffer, position: number) => Promise<void>;
@@ -174,6 +176,10 @@ export class UsageLog implements UsageSink {
 
   set(id: string, day: DayKey, used: number): void {
     this.pending.set(id, day, used);
+  }
+
+  withdraw(id: string, day: DayKey, n: number): void {
+    this.pending.withdraw(id, day, n);
   }
 
   /**
