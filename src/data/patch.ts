@@ -150,7 +150,7 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
     slugs: { ...kept.slugs, at: spliceRecordOffsets(kept.slugs.at, made.slugs.at, ids, 1) },
     list: spliceFragments(old.list, made.list, ids),
     detail,
-    groups: { ...was, sources },
+    groups: { ...kept.groups!, sources },
   };
   return { index, records: linked.length };
 }

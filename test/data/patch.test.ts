@@ -190,6 +190,27 @@ describe('a patch after an edit', () => {
     }
   });
 
+  it('a patched index holds nothing of the memory of the arenas it replaced (a boot cache file is read into one allocation)', async () => {
+    const data = join(root, 'data-memory');
+    const state = join(root, 'state-memory');
+    await writeDataset(data, { scale: 200 });
+    await sleep(SETTLE_MS);
+    await loadSnapshot(data, { cacheDir: state });
+    const live = await loadSnapshot(data, { cacheDir: state });
+    const old = live.collections.outfits;
+    await EDITS[0]!.apply(data);
+    await editRecord(data, 'outfits', 20, (r) => (r.likesCount = 999_999));
+    const next = (await loadSnapshot(data, { cacheDir: state, previous: live, buildThreads: 'never' })).collections.outfits;
+    const gone = new Set([old.list.bytes.buffer, old.detail.own.bytes.buffer]);
+    const walk = (v: unknown, path: string): void => {
+      if (ArrayBuffer.isView(v)) assert.ok(!gone.has(v.buffer), `${path} lies in the old arenas' memory`);
+      else if (Array.isArray(v)) v.forEach((x, i) => walk(x, `${path}.${i}`));
+      else if (v !== null && typeof v === 'object') for (const [k, x] of Object.entries(v)) if (k !== 'def' && k !== 'index') walk(x, `${path}.${k}`);
+    };
+    assert.notEqual(next.list.bytes.buffer, old.list.bytes.buffer);
+    walk(next, 'outfits');
+  });
+
   it('on a restart, from the boot cache written before the edit', async () => {
     const data = join(root, 'data-restart');
     const state = join(root, 'state-restart');
