@@ -186,7 +186,7 @@ export interface CollectionRef {
   /** search-index.ts TextGroups: the sections of its starts and ids (both empty: no groups). */
   readonly searchGroups: { readonly starts: number; readonly ids: number };
   /** record-groups.ts RecordGroups: the sections of its source digests (null: none) and index digests; absent: none. */
-  readonly recordGroups?: { readonly sources: number | null; readonly keys: number } | null;
+  readonly recordGroups?: { readonly sources: number | null; readonly keys: number; readonly sorts: number } | null;
 }
 /**
  * `size`: the whole file's length, so a truncated or extended file is a miss before any section is read.

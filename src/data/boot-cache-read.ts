@@ -183,8 +183,8 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, .
   check(groupsConsistent(groups, n));
   const search = { size: n, groups };
   const rg = ref.recordGroups ?? null;
-  const recordGroups = rg && { sources: rg.sources === null ? null : (sec(rg.sources, 'u32') as Uint32Array), keys: sec(rg.keys, 'u32') as Uint32Array };
-  check(recordGroups === null || ((recordGroups.sources === null || recordGroups.sources.length === 4 * groupsOf(n)) && recordGroups.keys.length === 2 * groupsOf(n)));
+  const recordGroups = rg && { sources: rg.sources === null ? null : (sec(rg.sources, 'u32') as Uint32Array), keys: sec(rg.keys, 'u32') as Uint32Array, sorts: sec(rg.sorts, 'u32') as Uint32Array };
+  check(recordGroups === null || ((recordGroups.sources === null || recordGroups.sources.length === 4 * groupsOf(n)) && recordGroups.keys.length === 2 * groupsOf(n) && recordGroups.sorts.length === 2 * groupsOf(n)));
   return {
     def,
     size: n,

@@ -107,7 +107,7 @@ class SectionWriter {
       bigrams: this.grams(ix.search.bigrams),
       trigrams: this.grams(ix.search.trigrams),
       searchGroups: { starts: this.add('i32', ix.search.groups.starts), ids: this.add('i32', ix.search.groups.ids) },
-      recordGroups: ix.groups ? { sources: ix.groups.sources && this.add('u32', ix.groups.sources), keys: this.add('u32', ix.groups.keys) } : null,
+      recordGroups: ix.groups ? { sources: ix.groups.sources && this.add('u32', ix.groups.sources), keys: this.add('u32', ix.groups.keys), sorts: this.add('u32', ix.groups.sorts) } : null,
     };
   }
 }

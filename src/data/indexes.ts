@@ -476,8 +476,9 @@ export function indexBuilder(
   hint: { readonly records: number; readonly bytes: number; readonly sources?: SourceDigester } = { records: 0, bytes: 0 },
   targets?: Targets,
 ): IndexBuilder {
-  /** What the indexes take of each record, by groups (record-groups.ts). */
+  /** What the indexes take of each record, by groups (record-groups.ts): its _id and filter values, and its sort keys. */
   const digest = new IndexDigest();
+  const sortDigest = new IndexDigest();
   /** Without a plan: both shapes whole (made on first use). */
   let shapes: ReturnType<typeof compileShapes> | null = null;
   const late = def.late ?? null;
@@ -607,6 +608,7 @@ export function indexBuilder(
     const id = ids.length;
     const key = late ? late.key(r) : null;
     digest.begin();
+    sortDigest.begin();
     if (plan === null) {
       const json = (shapes ??= compileShapes(def))(r);
       list.add(json.list[0], json.list[1], key);
@@ -652,23 +654,20 @@ export function indexBuilder(
         // A linked record embeds a record that exists (references are checked before linking).
         if (typeof slug === 'string' && tid < 0) throw new Error(`${def.name} record ${id} embeds ${embedded[k]!.target} ${JSON.stringify(slug)}, not in its index`);
         embedIds[k]!.push(tid);
-        digest.int(tid);
       }
     }
     ids.push(r._id as string);
     slugs.push(r.slug);
+    // (The slug, search text, its `derived` bit, embedded ids and range value are compared as the
+    // index holds them (patch.ts): the digests cover what it does not keep per record.)
     digest.str(r._id as string);
-    digest.str(r.slug);
     // The search text is usually a field that a text sort also reads (the title): folded once.
     const raw = def.searchText(r) ?? '';
     const text = fold(raw);
     texts.push(text);
-    digest.str(text);
     if (searchFieldName !== null) {
       const v = r[searchFieldName];
-      const from = v === raw || text === fold(typeof v === 'string' ? v : '');
-      fromField.push(from);
-      digest.int(from ? 1 : 0);
+      fromField.push(v === raw || text === fold(typeof v === 'string' ? v : ''));
     }
     // A loop, not forEach: a closure per record was a measurable part of `add`.
     for (let i = 0; i < sorts.length; i++) {
@@ -678,17 +677,18 @@ export function indexBuilder(
       if (s.type === 'number') {
         const v = k === null || k === undefined ? NaN : Number(k);
         (sortKeys[i] as GrowingF64).push(v);
-        if (sharedKey[i]! < 0) digest.num(v);
+        if (sharedKey[i]! < 0) sortDigest.num(v);
       } else {
-        const v = k === null || k === undefined ? null : k === raw ? text : fold(String(k));
+        const same = k === raw && k !== null && k !== undefined;
+        const v = k === null || k === undefined ? null : same ? text : fold(String(k));
         (sortKeys[i] as (string | null)[]).push(v);
-        if (sharedKey[i]! < 0) digest.str(v);
+        // The search text itself (a title sort): compared as the index holds it (patch.ts).
+        if (sharedKey[i]! < 0) same ? sortDigest.int(-3) : sortDigest.str(v);
       }
     }
     if (rangeFilter) {
       const v = rangeFilter.get(r);
       rangeValues.push(typeof v === 'number' ? v : NaN);
-      digest.num(typeof v === 'number' ? v : NaN);
     }
     for (let i = 0; i < collectors.length; i++) {
       const c = collectors[i]!;
@@ -709,6 +709,7 @@ export function indexBuilder(
       c.addId(tid);
     }
     digest.end();
+    sortDigest.end();
   };
 
   const finish = (): CollectionIndex => {
@@ -773,7 +774,7 @@ export function indexBuilder(
       searchText: stringTable(texts, false),
       searchFrom,
       search,
-      groups: { sources: hint.sources?.finish(size) ?? null, keys: digest.finish() },
+      groups: { sources: hint.sources?.finish(size) ?? null, keys: digest.finish(), sorts: sortDigest.finish() },
     };
   };
   return { add, finish };

@@ -15,7 +15,9 @@ import { join } from 'node:path';
 import type { CollectionName, LinkContext, LinkedRecord, ResourceDefinition, SourceRecord } from '../resources/types.ts';
 import { embedFields, type Details } from './detail-layout.ts';
 import { offsetsOf, type Fragments, type RecordOffsets } from './fragments.ts';
-import { indexBuilder, type CollectionIndex, type Targets } from './indexes.ts';
+import { fold } from './fold.ts';
+import { indexBuilder, searchTextOf, slugOf, type CollectionIndex, type PostingTable, type Targets } from './indexes.ts';
+import { knownCollection } from './known.ts';
 import type { KnownCollections } from './load.ts';
 import { groupCount, RECORD_GROUP, SourceDigester } from './record-groups.ts';
 import { readRecords } from './records.ts';
@@ -77,7 +79,7 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
   const sources = digester.finish(n);
   if (sources === null) return { index: null, why: `${digester.count} records where there were ${n}` };
   if (tooMany) return { index: null, why: 'too many records changed' };
-  if (changedGroups.length === 0) return { index: { ...old, groups: { sources, keys: was.keys } }, records: 0 };
+  if (changedGroups.length === 0) return { index: { ...old, groups: { ...was, sources } }, records: 0 };
 
   // The changed records, as a full load would take them: parsed, validated, references checked, linked.
   const ctx: LinkContext = { get: (c: CollectionName, slug: string) => known[c]?.get(slug), referrers: () => [] };
@@ -102,35 +104,53 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
   const builder = indexBuilder(def, { records: linked.length, bytes: 0 }, targets);
   for (const r of linked) builder.add(r);
   const made = builder.finish();
-  // Each changed group gives the indexes what it gave before (its records' _id, slug, keys...).
+  // Each changed group gives the indexes what it gave before: its records' _id and filter values (the
+  // index digest), and each record's slug, search text, embedded ids and range value; its sort keys
+  // too (their digest), or else the records whose keys changed are put in their new places.
+  let sortsChanged = false;
   for (let j = 0; j < changedGroups.length; j++) {
     const g = changedGroups[j]!;
     if (made.groups!.keys[2 * j] !== was.keys[2 * g] || made.groups!.keys[2 * j + 1] !== was.keys[2 * g + 1]) return { index: null, why: 'an edit of what the indexes hold' };
+    if (made.groups!.sorts[2 * j] !== was.sorts[2 * g] || made.groups!.sorts[2 * j + 1] !== was.sorts[2 * g + 1]) sortsChanged = true;
   }
-  if ((made.detail.plan === null) !== (old.detail.plan === null) || made.embeds.length !== old.embeds.length) return { index: null, why: 'another layout' };
+  if ((made.detail.plan === null) !== (old.detail.plan === null) || made.embeds.length !== old.embeds.length || (made.range === null) !== (old.range === null)) return { index: null, why: 'another layout' };
+  if ((made.searchFrom === null) !== (old.searchFrom === null)) return { index: null, why: 'another layout' };
   if (old.list.gaps !== null || old.detail.own.gaps !== null) return { index: null, why: 'a late field' };
   // Record ids of the changed records, ascending (made's record j is ids[j]).
   const ids = new Int32Array(linked.length);
   let j = 0;
   for (const g of changedGroups) for (let i = g * RECORD_GROUP; i < Math.min(n, (g + 1) * RECORD_GROUP); i++) ids[j++] = i;
   if (j !== linked.length) return { index: null, why: 'records counted twice' };
+  for (let k = 0; k < ids.length; k++) {
+    const id = ids[k]!;
+    if (slugOf(made, k) !== slugOf(old, id)) return { index: null, why: 'a slug changed' };
+    if (searchTextOf(made, k) !== searchTextOf(old, id) || bit(made.searchFrom?.derived, k) !== bit(old.searchFrom?.derived, id)) return { index: null, why: 'a search text changed' };
+    if (made.embeds.some((e, x) => e.ids[k] !== old.embeds[x]!.ids[id])) return { index: null, why: 'an embedded record changed' };
+    if (made.range !== null && !Object.is(made.range.byId[k], old.range!.byId[id])) return { index: null, why: 'a range value changed' };
+  }
+  // What is kept of `old` may lie in the memory its arenas do (a boot cache file is read into one
+  // allocation): copied out (the arenas themselves are made anew below), so the replaced arenas are
+  // freed with the old snapshot (else +370 MB of RSS after each such reload at 100k).
+  const arenas = new Set([old.list.bytes.buffer, old.detail.own.bytes.buffer]);
+  const copied = copiedOff({ ...old, list: null, detail: { ...old.detail, own: null } }, arenas);
+  const kept: CollectionIndex = { ...copied, list: old.list, detail: { ...copied.detail, own: old.detail.own } };
+  const sorted = sortsChanged ? reordered(kept, made, ids, linked) : {};
+  if (sorted === null) return { index: null, why: 'a sort key not read back from the JSON' };
   const per = old.detail.plan?.listCuts.length ?? 0;
   const ownPer = old.detail.plan === null ? 0 : old.detail.plan.ownRuns - 1;
   const detail: Details = {
     plan: old.detail.plan,
     own: spliceFragments(old.detail.own, made.detail.own, ids),
-    cuts: spliceRecordOffsets(old.detail.cuts, made.detail.cuts, ids, per),
-    ownCuts: spliceRecordOffsets(old.detail.ownCuts, made.detail.ownCuts, ids, ownPer),
+    cuts: spliceRecordOffsets(kept.detail.cuts, made.detail.cuts, ids, per),
+    ownCuts: spliceRecordOffsets(kept.detail.ownCuts, made.detail.ownCuts, ids, ownPer),
   };
-  // What is kept of `old` may lie in the memory its arenas do (a boot cache file is read into one
-  // allocation): copied out, so the replaced arenas are freed with the old snapshot (else +300 MB
-  // after a reload at 100k).
   const index: CollectionIndex = {
-    ...copiedOff(old, new Set([old.list.bytes.buffer, old.detail.own.bytes.buffer])),
-    slugs: { ...old.slugs, at: spliceRecordOffsets(old.slugs.at, made.slugs.at, ids, 1) },
+    ...kept,
+    ...sorted,
+    slugs: { ...kept.slugs, at: spliceRecordOffsets(kept.slugs.at, made.slugs.at, ids, 1) },
     list: spliceFragments(old.list, made.list, ids),
     detail,
-    groups: { sources, keys: was.keys },
+    groups: { ...kept.groups!, sources },
   };
   return { index, records: linked.length };
 }
@@ -196,4 +216,114 @@ function copiedOff<T>(value: T, buffers: ReadonlySet<ArrayBufferLike>): T {
     if (c !== v) (out ??= { ...(value as Record<string, unknown>) })[k] = c;
   }
   return (out ?? value) as T;
+}
+
+/** Bit `i` of a bitmap, or 0 without one. */
+const bit = (bits: Uint32Array | undefined, i: number): number => (bits === undefined ? 0 : (bits[i >>> 5]! >>> (i & 31)) & 1);
+
+/** A sort key as the index builder takes it: a number (NaN: none) or a folded text (null: none). */
+function sortKey(type: 'number' | 'text', k: unknown): number | string | null {
+  if (type === 'number') return k === null || k === undefined ? NaN : Number(k);
+  return k === null || k === undefined ? null : fold(String(k));
+}
+
+const none = (k: number | string | null) => k === null || k !== k;
+const sameKey = (a: number | string | null, b: number | string | null) => a === b || (none(a) && none(b));
+
+/**
+ * The sort orders, ranks and postings in order of `old` with the changed records (`made`'s record j
+ * is record `ids[j]`, linked as `linked[j]`) where their new sort keys put them, as the builder's
+ * orders would (indexes.ts buildOrder: a key of none last, ties by `_id`). The keys of the records
+ * not changed are read back from their JSON (known.ts, as a link target reads them), so a sort
+ * whose key is not a field served as it is could not be put right: null when a changed record's
+ * key or `_id` does not read back from its own new JSON as it was built. Unchanged orders are kept.
+ */
+function reordered(old: CollectionIndex, made: CollectionIndex, ids: Int32Array, linked: readonly LinkedRecord[]): Pick<CollectionIndex, 'orders' | 'ranks' | 'postings'> | null {
+  const def = old.def;
+  const before = knownCollection(old);
+  const after = knownCollection(made);
+  const oldRecord = (id: number) => before.get(slugOf(old, id))!;
+  const idOf = new Map<number, number>();
+  ids.forEach((id, j) => idOf.set(id, j));
+  for (let j = 0; j < ids.length; j++) if (after.get(slugOf(made, j))!._id !== linked[j]!._id) return null;
+  const orders = old.orders.slice();
+  const ranks = old.ranks.slice();
+  let postings = old.postings;
+  for (let s = 0; s < def.sorts.length; s++) {
+    const sort = def.sorts[s]!;
+    const sign = sort.dir === 'asc' ? 1 : -1;
+    const keyOf = new Map<number, number | string | null>();
+    const moved: number[] = [];
+    for (let j = 0; j < ids.length; j++) {
+      const k = sortKey(sort.type, sort.key(linked[j]!));
+      if (!sameKey(k, sortKey(sort.type, sort.key(after.get(slugOf(made, j))! as LinkedRecord)))) return null;
+      keyOf.set(ids[j]!, k);
+      if (!sameKey(k, sortKey(sort.type, sort.key(oldRecord(ids[j]!) as LinkedRecord)))) moved.push(ids[j]!);
+    }
+    if (moved.length === 0) continue;
+    // Records not moved keep their old keys and places: their keys read back from the old JSON.
+    const key = (id: number) => {
+      let k = keyOf.get(id);
+      if (k === undefined) keyOf.set(id, (k = sortKey(sort.type, sort.key(oldRecord(id) as LinkedRecord))));
+      return k;
+    };
+    const idText = (id: number) => (idOf.has(id) ? linked[idOf.get(id)!]!._id : oldRecord(id)._id) as string;
+    // indexes.ts buildOrder's comparator (and sort-order.ts numberOrder's order), with `_id`s for its id ranks.
+    const compare = (a: number, b: number): number => {
+      const ka = key(a);
+      const kb = key(b);
+      if (ka !== kb) {
+        const na = none(ka);
+        const nb = none(kb);
+        if (na || nb) return na && nb ? (idText(a) < idText(b) ? -1 : 1) : na ? 1 : -1;
+        return ka! < kb! ? -sign : sign;
+      }
+      return idText(a) < idText(b) ? -1 : 1;
+    };
+    const was = orders[s]!;
+    const isMoved = new Set(moved);
+    const rest = was.filter((id) => !isMoved.has(id));
+    moved.sort(compare);
+    const order = new Int32Array(was.length);
+    let at = 0;
+    let r = 0;
+    for (const id of moved) {
+      // The first place in `rest` (from r on) whose record comes after `id`.
+      let lo = r;
+      let hi = rest.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (compare(rest[mid]!, id) < 0) lo = mid + 1;
+        else hi = mid;
+      }
+      order.set(rest.subarray(r, lo), at);
+      at += lo - r;
+      order[at++] = id;
+      r = lo;
+    }
+    order.set(rest.subarray(r), at);
+    const rank = new Int32Array(order.length);
+    for (let p = 0; p < order.length; p++) rank[order[p]!] = p;
+    orders[s] = order;
+    ranks[s] = rank;
+    postings = postings.map((t) => resorted(t, s, rank, isMoved));
+  }
+  return { orders, ranks, postings };
+}
+
+/** `t` with its postings kept in order `s` that hold a record of `moved` put in order of `rank` again. */
+function resorted(t: PostingTable, s: number, rank: Int32Array, moved: ReadonlySet<number>): PostingTable {
+  let sorted: Int32Array | null = null;
+  for (let j = 0; j < t.sortedKeys.length; j++) {
+    const k = t.sortedKeys[j]!;
+    let holds = false;
+    for (let m = t.offsets[k]!; m < t.offsets[k + 1]! && !holds; m++) holds = moved.has(t.ids[m]!);
+    if (!holds) continue;
+    sorted ??= t.sorted[s]!.slice();
+    sorted.subarray(t.sortedOffsets[j]!, t.sortedOffsets[j + 1]!).sort((a, b) => rank[a]! - rank[b]!);
+  }
+  if (sorted === null) return t;
+  const all = t.sorted.slice();
+  all[s] = sorted;
+  return { ...t, sorted: all };
 }

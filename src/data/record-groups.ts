@@ -1,10 +1,11 @@
 // What a collection's records were made from, by groups of RECORD_GROUP records in file order (issue
 // 19: after an edit of one record, only that record is rebuilt, src/data/patch.ts): per group, a
 // digest of its source bytes (SHA-256, native: the bytes of each group hashed once as the file is
-// read, about 0.15 s per 256 MB) and a digest of what the indexes take of its records (_id, slug,
-// search text, sort keys, filter values, range value, embedded ids). A group whose source digest is
-// unchanged holds the same records; one whose source changed but whose index digest did not changes
-// only the records' JSON, never an order, a posting or a search gram.
+// read, about 0.15 s per 256 MB) and digests of what the indexes take of its records and do not keep
+// per record: the _id and filter values, and apart the sort keys (patch.ts compares the slug, search
+// text, embedded ids and range value with the index's own). A group whose source digest is unchanged
+// holds the same records; one whose source changed but whose digests (and those values) did not
+// changes only the records' JSON, never an order, a posting or a search gram.
 import { createHash, type Hash } from 'node:crypto';
 
 /** Records per group: a changed group's records are parsed, validated and written again, the others copied. */
@@ -13,8 +14,10 @@ export const RECORD_GROUP = 64;
 export interface RecordGroups {
   /** 4 words (128 bits of SHA-256) per group of the source bytes of its records; null: built from arrays. */
   readonly sources: Uint32Array | null;
-  /** 2 words per group: the digest of what the indexes take of its records (IndexDigest). */
+  /** 2 words per group: the digest of the _id and filter values of its records (IndexDigest). */
   readonly keys: Uint32Array;
+  /** 2 words per group: the digest of the sort keys of its records. */
+  readonly sorts: Uint32Array;
 }
 
 export const groupCount = (records: number): number => Math.ceil(records / RECORD_GROUP);
