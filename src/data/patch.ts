@@ -51,8 +51,8 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
   const changedTexts: string[] = [];
   let tooMany = false;
   const limit = Math.max(RECORD_GROUP * 4, Math.ceil(n * MAX_CHANGED_SHARE));
-  digester.onGroup = (g, words) => {
-    const same = g < groupCount(n) && words[4 * g] === was.sources![4 * g] && words[4 * g + 1] === was.sources![4 * g + 1] && words[4 * g + 2] === was.sources![4 * g + 2] && words[4 * g + 3] === was.sources![4 * g + 3];
+  digester.onGroup = (g, digest) => {
+    const same = g < groupCount(n) && digest.every((w, k) => w === was.sources![4 * g + k]);
     if (!same && !tooMany) {
       changedGroups.push(g);
       for (const p of pending) for (let k = 0; k < p.starts.length; k++) changedTexts.push(p.bytes.toString('utf8', p.starts[k], p.ends[k]));

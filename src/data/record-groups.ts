@@ -7,6 +7,7 @@
 // holds the same records; one whose source changed but whose digests (and those values) did not
 // changes only the records' JSON, never an order, a posting or a search gram.
 import { createHash, type Hash } from 'node:crypto';
+import { GrowingI32 } from './fragments.ts';
 
 /** Records per group: a changed group's records are parsed, validated and written again, the others copied. */
 export const RECORD_GROUP = 64;
@@ -22,23 +23,6 @@ export interface RecordGroups {
 
 export const groupCount = (records: number): number => Math.ceil(records / RECORD_GROUP);
 
-/** A Uint32Array that grows by doubling. */
-class Words {
-  a = new Uint32Array(64);
-  length = 0;
-  push(v: number): void {
-    if (this.length === this.a.length) {
-      const b = new Uint32Array(this.a.length * 2);
-      b.set(this.a);
-      this.a = b;
-    }
-    this.a[this.length++] = v;
-  }
-  finish(): Uint32Array {
-    return this.a.slice(0, this.length);
-  }
-}
-
 /**
  * The source digests of a file's groups, fed the records of each chunk as the reader cuts them
  * (records.ts readRecords `onSlices`): from the first record's first byte to the last one's last,
@@ -48,11 +32,11 @@ class Words {
  */
 export class SourceDigester {
   private hash: Hash | null = null;
-  private readonly words = new Words();
+  private readonly words = new GrowingI32(64);
   /** Records seen. */
   count = 0;
-  /** Called with each group as it completes: its number and its 4 words (in `words` at 4 * g). */
-  onGroup: ((g: number, words: Uint32Array) => void) | null = null;
+  /** Called with each group as it completes: its number and its 4 words. */
+  onGroup: ((g: number, digest: Uint32Array) => void) | null = null;
 
   slices(buf: Uint8Array, starts: readonly number[], ends: readonly number[]): void {
     for (let k = 0; k < starts.length; ) {
@@ -67,14 +51,15 @@ export class SourceDigester {
   private flush(): void {
     const d = this.hash!.digest();
     this.hash = null;
-    for (let w = 0; w < 4; w++) this.words.push(d.readUInt32LE(w * 4));
-    this.onGroup?.(this.words.length / 4 - 1, this.words.a);
+    const digest = new Uint32Array(4);
+    for (let w = 0; w < 4; w++) this.words.push((digest[w] = d.readUInt32LE(w * 4)));
+    this.onGroup?.(this.words.length / 4 - 1, digest);
   }
 
   /** The digests of the groups of `records` records, or null when that is not how many were read. */
   finish(records: number): Uint32Array | null {
     if (this.hash !== null) this.flush();
-    return records === this.count ? this.words.finish() : null;
+    return records === this.count ? unsigned(this.words.finish()) : null;
   }
 }
 
@@ -88,7 +73,7 @@ const U32 = new Uint32Array(F64.buffer);
 export class IndexDigest {
   private a = 0;
   private b = 0;
-  private readonly words = new Words();
+  private readonly words = new GrowingI32(64);
   private n = 0;
 
   /** Before a record's values. */
@@ -138,11 +123,14 @@ export class IndexDigest {
   /** After a record's values. */
   end(): void {
     this.n++;
-    if (this.n % RECORD_GROUP === 0) this.words.push(this.a >>> 0), this.words.push(this.b >>> 0);
+    if (this.n % RECORD_GROUP === 0) this.words.push(this.a), this.words.push(this.b);
   }
 
   finish(): Uint32Array {
-    if (this.n % RECORD_GROUP !== 0) this.words.push(this.a >>> 0), this.words.push(this.b >>> 0), (this.n = Math.ceil(this.n / RECORD_GROUP) * RECORD_GROUP);
-    return this.words.finish();
+    if (this.n % RECORD_GROUP !== 0) this.words.push(this.a), this.words.push(this.b), (this.n = Math.ceil(this.n / RECORD_GROUP) * RECORD_GROUP);
+    return unsigned(this.words.finish());
   }
 }
+
+/** The same words read as unsigned (the digests are bits, kept as Uint32Array). */
+const unsigned = (words: Int32Array): Uint32Array => new Uint32Array(words.buffer, words.byteOffset, words.length);
