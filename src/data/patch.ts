@@ -22,9 +22,9 @@ import { knownCollection } from './known.ts';
 import type { KnownCollections } from './load.ts';
 import { groupCount, RECORD_GROUP, SourceDigester } from './record-groups.ts';
 import { readRecords } from './records.ts';
-import { buildSearchIndex } from './search-index.ts';
+import { buildSearchIndex, searchIndexWith, type TextChange } from './search-index.ts';
 import { isDerived, type SearchFrom } from './search-text.ts';
-import { stringAt, stringTable } from './string-table.ts';
+import { stringAt, type StringTable } from './string-table.ts';
 import { checkObject, type Findings } from './validate.ts';
 
 /** More changed records than this share of the collection: a full build (the patch's gain is gone). */
@@ -170,13 +170,24 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
 
 /**
  * The search index, text table and `derived` bits of `old` with the texts of records `ids` those of
- * `made`'s records 0, 1, ...: built from every record's text (search-index.ts buildSearchIndex) and
- * laid out exactly as a full build of the same texts lays them out (test/data/patch.test.ts).
+ * `made`'s records 0, 1, ...: the postings of the grams those texts lose and gain updated
+ * (search-index.ts searchIndexWith), or, where the trigrams index groups of texts, built from every
+ * record's text (buildSearchIndex); laid out as a full build of the same texts lays them out
+ * (test/data/patch.test.ts).
  */
 function searchRebuilt(old: CollectionIndex, made: CollectionIndex, ids: Int32Array): Pick<CollectionIndex, 'search' | 'searchText' | 'searchFrom'> {
-  const texts = searchTexts(old);
-  for (let k = 0; k < ids.length; k++) texts[ids[k]!] = searchTextOf(made, k);
-  const search = buildSearchIndex(texts);
+  const changes: TextChange[] = [];
+  for (let k = 0; k < ids.length; k++) {
+    const was = searchTextOf(old, ids[k]!);
+    const now = searchTextOf(made, k);
+    if (was !== now) changes.push({ id: ids[k]!, was, now });
+  }
+  let search = searchIndexWith(old.search, changes);
+  if (search === null) {
+    const texts = searchTexts(old);
+    for (const c of changes) texts[c.id] = c.now;
+    search = buildSearchIndex(texts);
+  }
   let searchFrom: SearchFrom | null = null;
   if (old.searchFrom !== null) {
     const derived = old.searchFrom.derived.slice();
@@ -186,9 +197,37 @@ function searchRebuilt(old: CollectionIndex, made: CollectionIndex, ids: Int32Ar
       else derived[id >>> 5]! &= ~(1 << (id & 31));
     }
     searchFrom = { field: old.searchFrom.field, derived };
-    for (let id = 0; id < texts.length; id++) if (isDerived(searchFrom, id)) texts[id] = '';
   }
-  return { search, searchText: stringTable(texts, false), searchFrom };
+  return { search, searchText: spliceStrings(old.searchText, made.searchText, ids), searchFrom };
+}
+
+/** The strings of `old` (a table without hash slots), those of `ids` (ascending) replaced by `made`'s strings 0, 1, ... */
+function spliceStrings(old: StringTable, made: StringTable, ids: Int32Array): StringTable {
+  const n = old.starts.length - 1;
+  let total = old.units.length;
+  let wide = old.units instanceof Uint16Array;
+  for (let j = 0; j < ids.length; j++) {
+    total += made.starts[j + 1]! - made.starts[j]! - (old.starts[ids[j]! + 1]! - old.starts[ids[j]!]!);
+    if (!wide) for (let u = made.starts[j]!; u < made.starts[j + 1]!; u++) if (made.units[u]! > 0xff) wide = true;
+  }
+  const units = wide ? new Uint16Array(total) : new Uint8Array(total);
+  const starts = new Float64Array(n + 1);
+  let pos = 0;
+  let i = 0;
+  for (let j = 0; j <= ids.length; j++) {
+    const upto = j < ids.length ? ids[j]! : n;
+    const from = old.starts[i]!;
+    units.set(old.units.subarray(from, old.starts[upto]!), pos);
+    for (let k = i; k < upto; k++) starts[k] = old.starts[k]! - from + pos;
+    pos += old.starts[upto]! - from;
+    if (j === ids.length) break;
+    starts[upto] = pos;
+    units.set(made.units.subarray(made.starts[j]!, made.starts[j + 1]!), pos);
+    pos += made.starts[j + 1]! - made.starts[j]!;
+    i = upto + 1;
+  }
+  starts[n] = pos;
+  return { units, starts: offsetsOf(starts, pos), slots: new Int32Array(0) };
 }
 
 /**
