@@ -5,26 +5,27 @@
 // source bytes have the digest of the same group before is taken as it was; the records of the
 // groups that changed are parsed, validated, linked and written as a full build would, and each such
 // group must give the indexes what it gave before (its index digest: the same _id and filter values;
-// the same slug, range value and embedded records). Then every posting and range stays as it is, the
-// JSON arenas are the old ones with those records' bytes replaced, a record whose sort key changed
-// is moved in that order, and when a search text changed (a title) the search index is built again
-// from every record's text (the others' read from the old index), as a full build builds it. Any
-// other edit (records added, removed or moved, a slug, a filter value changed, invalid data...) is
-// not patched: the caller builds it whole, which also reports invalid data as it always has.
+// the same range value and embedded records). Then every posting and range stays as it is, the JSON
+// arenas are the old ones with those records' bytes replaced, a record whose sort key changed is
+// moved in that order, a search text changed (a title) moves the grams it loses and gains (or, where
+// texts are grouped, the search index is built again from every record's text), and a slug changed
+// (to one no other record has) makes the slug table's slots again. Any other edit (records added,
+// removed or moved, a filter value changed, invalid data...) is not patched: the caller builds it
+// whole, which also reports invalid data as it always has.
 // test/data/patch.test.ts compares every answer of a patched index with a full build's.
 import { join } from 'node:path';
 import type { CollectionName, LinkContext, LinkedRecord, ResourceDefinition, SourceRecord } from '../resources/types.ts';
 import { embedFields, type Details } from './detail-layout.ts';
 import { offsetsOf, type Fragments, type RecordOffsets } from './fragments.ts';
 import { fold } from './fold.ts';
-import { indexBuilder, searchTextOf, slugOf, type CollectionIndex, type PostingTable, type Targets } from './indexes.ts';
+import { indexBuilder, searchTextOf, slugId, slugOf, type CollectionIndex, type PostingTable, type Targets } from './indexes.ts';
 import { knownCollection } from './known.ts';
 import type { KnownCollections } from './load.ts';
 import { groupCount, RECORD_GROUP, SourceDigester } from './record-groups.ts';
 import { readRecords } from './records.ts';
 import { buildSearchIndex, searchIndexWith, type TextChange } from './search-index.ts';
 import { isDerived, type SearchFrom } from './search-text.ts';
-import { stringAt, type StringTable } from './string-table.ts';
+import { slugTableAt, stringAt, type StringTable } from './string-table.ts';
 import { checkObject, type Findings } from './validate.ts';
 
 /** More changed records than this share of the collection: a full build (the patch's gain is gone). */
@@ -127,9 +128,11 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
   if (j !== linked.length) return { index: null, why: 'records counted twice' };
   /** Whether a changed record's search text (or where it is read from) changed: then the search index is built again from the texts. */
   let textsChanged = false;
+  /** Whether a changed record's slug changed: then the slug table's slots are made again (each new slug checked unique first). */
+  let slugsChanged = false;
   for (let k = 0; k < ids.length; k++) {
     const id = ids[k]!;
-    if (slugOf(made, k) !== slugOf(old, id)) return { index: null, why: 'a slug changed' };
+    if (slugOf(made, k) !== slugOf(old, id)) slugsChanged = true;
     if (searchTextOf(made, k) !== searchTextOf(old, id) || bit(made.searchFrom?.derived, k) !== bit(old.searchFrom?.derived, id)) textsChanged = true;
     if (made.embeds.some((e, x) => e.ids[k] !== old.embeds[x]!.ids[id])) return { index: null, why: 'an embedded record changed' };
     if (made.range !== null && !Object.is(made.range.byId[k], old.range!.byId[id])) return { index: null, why: 'a range value changed' };
@@ -137,6 +140,7 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
   // What is kept of `old` may lie in the memory its arenas do (a boot cache file is read into one
   // allocation): copied out (the arenas themselves are made anew below), so the replaced arenas are
   // freed with the old snapshot (else +370 MB of RSS after each such reload at 100k).
+  if (slugsChanged && !slugsUnique(old, made, ids)) return { index: null, why: 'a slug another record has' };
   // A search text changed: the texts of every record (those of the others as the old index holds
   // them), the search index built from them as a full build would, and the table and `derived` bits
   // with the changed records' entries; a text sort (the title's) may have moved them too.
@@ -157,11 +161,13 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
     cuts: spliceRecordOffsets(kept.detail.cuts, made.detail.cuts, ids, per),
     ownCuts: spliceRecordOffsets(kept.detail.ownCuts, made.detail.ownCuts, ids, ownPer),
   };
+  const list = spliceFragments(old.list, made.list, ids);
+  const at = spliceRecordOffsets(kept.slugs.at, made.slugs.at, ids, 1);
   const index: CollectionIndex = {
     ...kept,
     ...sorted,
-    slugs: { ...kept.slugs, at: spliceRecordOffsets(kept.slugs.at, made.slugs.at, ids, 1) },
-    list: spliceFragments(old.list, made.list, ids),
+    slugs: slugsChanged ? slugTableAt(list.bytes, list.starts, at) : { ...kept.slugs, at },
+    list,
     detail,
     groups: { ...kept.groups!, sources },
   };
@@ -283,6 +289,24 @@ function topLevelString(bytes: Buffer, start: number, end: number, key: Uint8Arr
 /** True when `bytes` hold `key` at `p`. */
 function matches(bytes: Uint8Array, p: number, key: Uint8Array): boolean {
   for (let i = 0; i < key.length; i++) if (bytes[p + i] !== key[i]) return false;
+  return true;
+}
+
+/**
+ * True when each of the slugs of `made`'s records (records `ids` of `old` after the edit) is no other
+ * record's: not another changed record's, nor that of a record of `old` that is not changed (a full
+ * build reports a duplicate slug as invalid data: such an edit is built whole, which reports it).
+ */
+function slugsUnique(old: CollectionIndex, made: CollectionIndex, ids: Int32Array): boolean {
+  const changed = new Set(ids);
+  const seen = new Set<string>();
+  for (let k = 0; k < ids.length; k++) {
+    const slug = slugOf(made, k);
+    if (seen.has(slug)) return false;
+    seen.add(slug);
+    const holder = slugId(old, slug);
+    if (holder !== -1 && !changed.has(holder)) return false;
+  }
   return true;
 }
 

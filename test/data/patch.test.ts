@@ -165,7 +165,23 @@ const EDITS: Edit[] = [
   // Built whole: `views` (the popular sort's key) is not served, so the order of the others cannot be read back.
   { what: 'a news view count and date', name: 'news', patched: false, apply: async (d) => (await editRecord(d, 'news', 11, (r) => ((r.views = 1), (r.publishDate = '2001-02-03T04:05:06.000Z'))), [11]) },
   { what: 'a filter value', name: 'outfits', patched: false, apply: async (d) => (await editRecord(d, 'outfits', 21, (r) => (r.category = 'Brand New Category')), [21]) },
-  { what: 'a slug', name: 'outfits', patched: false, apply: async (d) => (await editRecord(d, 'outfits', 22, (r) => (r.slug = 'a-new-slug-for-it')), [22]) },
+  // A slug changed: the slug table's slots made again.
+  { what: 'a slug', name: 'outfits', patched: true, apply: async (d) => (await editRecord(d, 'outfits', 22, (r) => (r.slug = 'a-new-slug-for-it')), [22]) },
+  {
+    what: 'two records swap their slugs, in two groups',
+    name: 'outfits',
+    patched: true,
+    apply: async (d) => {
+      const lines = (await readFile(join(d, 'outfits.json'), 'utf8')).split('\n');
+      const slugOfLine = (k: number) => (JSON.parse(lines[k + 1]!.replace(/,$/, '')) as { slug: string }).slug;
+      const [a, b] = [slugOfLine(24), slugOfLine(24 + 3 * RECORD_GROUP)];
+      await editLines(d, 'outfits', (l) => {
+        l[25] = l[25]!.replace(`"slug":"${a}"`, `"slug":"${b}"`);
+        l[25 + 3 * RECORD_GROUP] = l[25 + 3 * RECORD_GROUP]!.replace(`"slug":"${b}"`, `"slug":"${a}"`);
+      });
+      return [24, 24 + 3 * RECORD_GROUP];
+    },
+  },
   {
     what: 'the embedded record',
     name: 'outfits',
@@ -242,6 +258,33 @@ describe('a patch after an edit', () => {
     };
     assert.notEqual(next.list.bytes.buffer, old.list.bytes.buffer);
     walk(next, 'outfits');
+  });
+
+  it('an invalid edit is never patched: a reload and a restart report what a full build reports', async () => {
+    const data = join(root, 'data-invalid');
+    const state = join(root, 'state-invalid');
+    await writeDataset(data, { scale: 200 });
+    await sleep(SETTLE_MS);
+    const live = await loadSnapshot(data, { cacheDir: state });
+    const file = join(data, 'outfits.json');
+    const good = await readFile(file, 'utf8');
+    const other = (JSON.parse(good.split('\n')[3]!.replace(/,$/, '')) as { slug: string }).slug;
+    const invalid: [string, (d: string) => Promise<unknown>][] = [
+      ["another record's slug", (d) => editRecord(d, 'outfits', 40, (r) => (r.slug = other))],
+      ['a title that is not a string', (d) => editRecord(d, 'outfits', 41, (r) => (r.title = 12))],
+      ['a title and a slug no slug may be', (d) => editRecord(d, 'outfits', 42, (r) => ((r.title = 'A New One'), (r.slug = 'Not A Slug!')))],
+      ['a record cut short', (d) => editLines(d, 'outfits', (l) => (l[44] = l[44]!.slice(0, 50)))],
+    ];
+    for (const [what, edit] of invalid) {
+      await edit(data);
+      const message = (p: Promise<unknown>) => p.then(() => 'loaded', (err: Error) => err.message);
+      const want = await message(loadSnapshot(data, { cacheDir: 'memory', buildThreads: 'never' }));
+      assert.notEqual(want, 'loaded', what);
+      assert.equal(await message(loadSnapshot(data, { cacheDir: state, previous: live, buildThreads: 'never' })), want, `${what}: reload`);
+      assert.equal(await message(loadSnapshot(data, { cacheDir: state, buildThreads: 'never' })), want, `${what}: restart`);
+      await writeFile(file, good);
+      await sleep(SETTLE_MS);
+    }
   });
 
   it('news whose titles repeat (the trigrams index groups of texts): built from every text, on a reload and a restart', async () => {
