@@ -61,8 +61,12 @@ export type ToWorker =
   | ['openapi', Uint8Array, Uint8Array]
   /** The first pages' best compressed forms of a snapshot (pages.ts), made once by the main thread for every thread. */
   | ['pages', SharedPages]
-  /** Tests only (Pool.throwIn): throw this message, uncaught, on the thread's next turn, as a bug would. */
-  | ['throw', string];
+  /**
+   * Tests only (Pool.throwIn): throw this message, uncaught, on the thread's next turn, as a bug would;
+   * with a hold (Int32Array [go, stopped] over shared memory), stop still at once (stopped = 1) until
+   * go is set, then throw in that same turn, before any message that came meanwhile.
+   */
+  | ['throw', string, SharedArrayBuffer?];
 
 export type ToMain =
   | ['listening', readonly { readonly url: string; readonly transport: Transport; readonly port: number }[]]

@@ -384,9 +384,25 @@ export class Pool {
     await this.threads[index]?.worker.terminate();
   }
 
-  /** Makes thread `index` throw `message`, uncaught, on its next turn, as a bug would (tests): it is replaced like any thread that dies. */
-  throwIn(index: number, message: string): void {
-    this.threads[index]?.worker.postMessage(['throw', message] satisfies ToWorker);
+  /**
+   * Makes thread `index` throw `message`, uncaught, on its next turn, as a bug would (tests): it is
+   * replaced like any thread that dies. With `held`, the thread first stands still (as one stuck in a
+   * long computation) until `throwNow()`, and then throws before it reads any message that came to it
+   * meanwhile; `stopped()` says it stands.
+   */
+  throwIn(index: number, message: string): void;
+  throwIn(index: number, message: string, held: 'held'): { stopped(): boolean; throwNow(): void };
+  throwIn(index: number, message: string, held?: 'held'): { stopped(): boolean; throwNow(): void } | void {
+    if (held === undefined) {
+      this.threads[index]?.worker.postMessage(['throw', message] satisfies ToWorker);
+      return;
+    }
+    const hold = new Int32Array(new SharedArrayBuffer(8)); // [go, stopped]
+    this.threads[index]?.worker.postMessage(['throw', message, hold.buffer as SharedArrayBuffer] satisfies ToWorker);
+    return {
+      stopped: () => Atomics.load(hold, 1) === 1,
+      throwNow: () => (Atomics.store(hold, 0, 1), void Atomics.notify(hold, 0)),
+    };
   }
 
   /** Threads started to replace one that died. */

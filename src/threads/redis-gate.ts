@@ -274,7 +274,11 @@ function unavailable(err: unknown): Admission {
 
 /** Worker side: the pipeline's Admitter, reserving on the thread's own connection. */
 export class RedisGate implements Admitter {
-  private readonly held: Int32Array;
+  // A fixed-length view over the growable ledger, remade when the main thread gives an account a
+  // number past its end (it grows every ledger before): V8 checks a length-tracking view's length
+  // through its runtime on every access (see SharedGate); and a fixed view would drop a write past
+  // its end without a word, so the remake is what keeps a dead thread's units given back.
+  private held: Int32Array;
   private readonly out: Outbox;
   private readonly reports: Reports;
   private readonly keys: KeyCache<Holding>;
@@ -313,7 +317,8 @@ export class RedisGate implements Admitter {
     private readonly clock: () => number,
     private readonly log: Logger,
   ) {
-    this.held = new Int32Array(setup.held);
+    const fixed = () => new Int32Array(setup.held, 0, setup.held.byteLength / 4);
+    this.held = fixed();
     this.out = new Outbox(setup.port);
     this.keys = new KeyCache(new Int32Array(setup.control), this.out);
     this.reports = new Reports(setup.ring, setup.heads, setup.bell);
@@ -321,6 +326,7 @@ export class RedisGate implements Admitter {
     setup.port.on('message', ([resolved]: Down) => {
       for (let i = 0; i < resolved.length; i += 5) {
         const slot = resolved[i + 1] as number;
+        if (slot * 2 + 1 >= this.held.length) this.held = fixed(); // both of its day's parities
         const total = resolved[i + 4] as number;
         const h = slot < 0 ? null : { slot, account: resolved[i + 2] as string, plan: resolved[i + 3] as Plan, total: total === UNLIMITED ? null : total };
         if (h !== null) this.numbers.set(h.account, slot);

@@ -85,11 +85,27 @@ export class Outbox {
   };
 }
 
+/**
+ * One slot's 200s said to be on disk (their 'done' posted), in the order told: the time of each from
+ * the `base`-th on (those before it the thread has marked sent). The thread takes its 'done's in that
+ * order and marks each sent as it sends it, so if it dies, the ones past its `sent` are the last ones
+ * told, and each is withdrawn on its own day and month, as its record was counted.
+ */
+interface Told {
+  base: number;
+  readonly times: number[];
+  /** Drop the sent ones at this length (twice what stayed at the last trim: amortized O(1) per 200). */
+  trimAt: number;
+}
+const TRIM_AT = 64;
+
 /** One worker as the main thread counts for it. */
 interface Link {
   readonly out: Outbox;
-  /** Per slot, the 200s said to be on disk (their 'done' posted) and the latest one's time: set against the thread's `sent` if it dies. */
-  readonly durable: Map<number, { n: number; now: number }>;
+  /** The thread's `sent` ledger (see SharedQuotaSetup). */
+  readonly sent: Int32Array;
+  /** Per slot, the 200s told they may leave: set against the thread's `sent` if it dies. */
+  readonly durable: Map<number, Told>;
   /** The thread has died: its 200s that reach the disk now are withdrawn, never sent. */
   dead: boolean;
 }
@@ -142,7 +158,7 @@ export class QuotaTable {
     const sent = new Int32Array(sentLedger);
     this.ledgers.add(sentLedger);
     const out = new Outbox(port);
-    const link: Link = { out, durable: new Map(), dead: false };
+    const link: Link = { out, sent, durable: new Map(), dead: false };
     const memory = Reports.memory(bell.memory);
     const reports = new Reports(memory.ring, memory.heads, memory.bell);
     const count = (slot: number, status: number, now: number, wait: number) => this.count(link, slot, status, now, wait);
@@ -167,9 +183,16 @@ export class QuotaTable {
         link.dead = true;
         // 200s on disk that it was told of and never sent: withdrawn (never counted unsent). Those
         // still on their way to the disk are withdrawn when they get there (count).
-        for (const [slot, d] of link.durable) {
-          const unsent = d.n - Atomics.load(sent, slot);
-          if (unsent > 0) this.counting.withdraw(this.accounts[slot]!, this.calendar.moment(d.now), unsent);
+        for (const [slot, told] of link.durable) {
+          const times = told.times;
+          // Each on the day (and month) of its own record, consecutive ones of a day together.
+          for (let i = Math.max(0, Atomics.load(sent, slot) - told.base); i < times.length; ) {
+            const at = this.calendar.moment(times[i]!);
+            let n = 1;
+            while (i + n < times.length && this.calendar.moment(times[i + n]!) === at) n++;
+            this.counting.withdraw(this.accounts[slot]!, at, n);
+            i += n;
+          }
         }
         // Reserved by requests not answered (never settled, or a 200 not sent): their units go back.
         for (let slot = 0; slot < held.length; slot++) {
@@ -214,11 +237,18 @@ export class QuotaTable {
     return slot;
   }
 
-  /** Tells the thread its 200 `wait` may leave, and keeps the count of those told, per slot (see release). */
+  /** Tells the thread its 200 `wait` (of time `now`) may leave, and keeps it among those told, per slot (see release). */
   private durable(link: Link, slot: number, now: number, wait: number): void {
-    const d = link.durable.get(slot);
-    if (d === undefined) link.durable.set(slot, { n: 1, now });
-    else (d.n++, (d.now = Math.max(d.now, now)));
+    let told = link.durable.get(slot);
+    if (told === undefined) link.durable.set(slot, (told = { base: 0, times: [], trimAt: TRIM_AT }));
+    else if (told.times.length >= told.trimAt) {
+      // Those the thread has sent are done with: only the ones still on their way are kept.
+      const sent = Atomics.load(link.sent, slot);
+      told.times.splice(0, sent - told.base);
+      told.base = sent;
+      told.trimAt = Math.max(TRIM_AT, 2 * told.times.length);
+    }
+    told.times.push(now);
     link.out.touch();
     link.out.b.push(wait, 1);
   }

@@ -224,11 +224,21 @@ handle = (m: ToWorker) => {
       draining = true;
       sayDrain();
       return;
-    case 'throw':
-      setImmediate(() => {
-        throw new Error(m[1]);
-      });
-      return;
+    case 'throw': {
+      const hold = m[2];
+      if (hold === undefined) {
+        setImmediate(() => {
+          throw new Error(m[1]);
+        });
+        return;
+      }
+      const [go, stopped] = [0, 1];
+      const h = new Int32Array(hold);
+      Atomics.store(h, stopped, 1);
+      Atomics.notify(h, stopped);
+      Atomics.wait(h, go, 0);
+      throw new Error(m[1]);
+    }
   }
 };
 for (const m of early.splice(0)) handle(m);

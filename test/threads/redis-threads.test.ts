@@ -10,6 +10,10 @@ import http from 'node:http';
 import { keyDigest } from '../../src/access/key-format.ts';
 import { CalendarCache } from '../../src/quota/month.ts';
 import { startService } from '../../src/service.ts';
+import { MessageChannel } from 'node:worker_threads';
+import { openGate } from '../../src/quota/gate.ts';
+import { RedisGate, RedisTable } from '../../src/threads/redis-gate.ts';
+import { Bell } from '../../src/threads/ring.ts';
 import { monthKey } from '../../src/store/redis/keys.ts';
 import { openRedisStore } from '../../src/store/redis/redis-store.ts';
 import type { Store, StoreStatus } from '../../src/store/types.ts';
@@ -146,6 +150,37 @@ if (sharesPorts()) {
         assert.equal(await used('after-crash@example.com'), 100);
       } finally {
         await service.close(0);
+      }
+    });
+
+    it("past the first 512 accounts a thread knows (its ledger grows): a thread that dies with the 513th account's request unsettled gives its unit back", async () => {
+      // The main thread's table and a thread's gate in this thread, over a real MessageChannel and a
+      // real connection each, as shared-quota.test.ts does for the state directory.
+      const store = await openRedisStore({ url: redis.url, state: 'memory', role: 'server', scrypt: FAST_SCRYPT });
+      const gate = openGate({ store, clock: Date.now });
+      const log = captureLog();
+      const channel = new MessageChannel();
+      const link = RedisTable.for(gate, Date.now, log)!.link(channel.port1, 0, new Bell());
+      const thread = await RedisGate.open({ ...link.setup, port: channel.port2 }, Date.now, log);
+      try {
+        const keys = await Promise.all(Array.from({ length: 513 }, (_, i) => gate.accounts.create({ email: `ledger-${i}@example.com`, plan: 'free', password: 'correct horse battery' }).then((a) => a.key)));
+        const admitted = async (key: string) => {
+          const a = await thread.admit(key);
+          assert.ok(a.ok, 'admitted');
+          return a.ticket;
+        };
+        // Numbers 0-511, each asked of the main thread once and settled; the 513th then is number 512,
+        // past the ledger's first 512 accounts.
+        await Promise.all(keys.slice(0, 512).map(async (key) => thread.settle(await admitted(key), 200)));
+        await admitted(keys[512]!); // reserved, never settled: the thread dies with it
+        assert.equal(await used('ledger-512@example.com'), 1, 'reserved');
+        link.release(); // as the pool does once the thread has exited
+        await eventually(async () => (await used('ledger-512@example.com')) === 0, EVENTUALLY_MS, "the dead thread's unit given back");
+        assert.equal(await used('ledger-0@example.com'), 1, 'a 200 it settled stays counted');
+      } finally {
+        await thread.close();
+        channel.port2.close();
+        await gate.close();
       }
     });
 

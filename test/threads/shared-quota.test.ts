@@ -1,14 +1,17 @@
 // src/threads/shared-quota.ts: a worker's gate reserving in shared memory, against the main thread's
 // table over a real MessageChannel (both ends in this thread: the Atomics are the same operations).
 // The end-to-end exactness over real sockets and threads is in threads.test.ts.
-import { afterEach, beforeEach, describe, it } from 'node:test';
+import { after, afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { MessageChannel } from 'node:worker_threads';
+import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { setImmediate as turn } from 'node:timers/promises';
 import { openGate, type Gate } from '../../src/quota/gate.ts';
 import { openStore } from '../../src/store/open.ts';
 import { QuotaTable, SharedGate } from '../../src/threads/shared-quota.ts';
 import { Bell } from '../../src/threads/ring.ts';
+import { readUsageFiles, storeMetric } from '../helpers/gate.ts';
+import { FAST_SCRYPT, tempState } from '../helpers/state.ts';
+import { eventually } from '../helpers/serve-harness.ts';
 
 const NOW = Date.parse('2026-11-10T12:00:00Z');
 let now = NOW;
@@ -210,5 +213,60 @@ describe('SharedGate', () => {
     const r = [await admit(other, key), await admit(other, key), await admit(other, key)];
     assert.deepEqual(r.map((x) => x.status), [200, 200, 429], 'the 2 never answered went back');
     assert.equal((await gate.usage.get('h@example.com')).used, 98);
+  });
+
+  it("strict: a worker that dies with 200s on disk it was told of and never sent (past many it sent, across midnight) -> each withdrawn on its own record's day; the days and the month count the 200s sent", async () => {
+    const state = await tempState(after);
+    const store = await openStore({ state, role: 'server', clock, durability: 'strict', scrypt: FAST_SCRYPT });
+    const strictGate = openGate({ store, clock });
+    try {
+      const strictTable = QuotaTable.for(strictGate, clock)!;
+      const channel = new MessageChannel();
+      channels.push(channel);
+      const link = strictTable.link(channel.port1, new Bell());
+      // The worker's end of the channel, whose messages stop reaching the gate once `reading` is
+      // false: a thread that stands still and never reads the word that its 200s may leave.
+      let reading = true;
+      const port = {
+        on(_: 'message', handle: (m: unknown) => void) {
+          channel.port2.on('message', (m) => reading && handle(m));
+          return port;
+        },
+        postMessage: (m: unknown) => channel.port2.postMessage(m),
+      };
+      const w: Side = { gate: new SharedGate({ ...link.setup, port: port as unknown as MessagePort }, clock), release: link.release };
+      const { key } = await strictGate.accounts.create({ email: 's@example.com', plan: 'enterprise', password: 'correct horse battery' });
+      const D0 = '2026-11-14';
+      const D1 = '2026-11-15';
+      const strict200s = async (n: number) => {
+        const waits: Promise<void>[] = [];
+        for (let i = 0; i < n; i++) {
+          const wait = w.gate.settle((await admit(w, key)).ticket, 200);
+          assert.ok(wait instanceof Promise, 'a strict 200 waits for its record on disk');
+          waits.push(wait);
+        }
+        return waits;
+      };
+      now = Date.parse(`${D0}T23:00:00Z`);
+      // Sent, in rounds: past what the main thread keeps of them before it drops those the worker sent.
+      for (let round = 0; round < 5; round++) await Promise.all(await strict200s(30));
+      reading = false;
+      now = Date.parse(`${D0}T23:59:59Z`);
+      await strict200s(30);
+      now = Date.parse(`${D1}T00:00:01Z`);
+      await strict200s(30);
+      await eventually(() => (storeMetric(strictGate, 'committed_requests_total') ?? 0) >= 210, undefined, 'the 210 records on disk');
+      await turn(); // the word posted
+      w.release(); // the thread has died
+      const days = (report: { daily: readonly { date: string; success: number }[] }) => Object.fromEntries([D0, D1].map((d) => [d, report.daily.find((x) => x.date === d)?.success ?? 0]));
+      const live = await strictGate.usage.get('s@example.com');
+      assert.deepEqual(days(live), { [D0]: 150, [D1]: 0 }, 'live');
+      assert.equal(live.used, 150);
+      await strictGate.close();
+      const disk = await (await readUsageFiles(state, { clock })).get('s@example.com');
+      assert.deepEqual([days(disk), disk.used], [{ [D0]: 150, [D1]: 0 }, 150], 'on disk');
+    } finally {
+      await strictGate.close();
+    }
   });
 });

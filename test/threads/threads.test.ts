@@ -23,7 +23,10 @@ import { createSelfSignedCertificate } from '../../src/tls/self-signed.ts';
 import { fixture } from '../helpers/fixture.ts';
 import { createKey, eventually, tempDir, writeData } from '../helpers/serve-harness.ts';
 import { EVENTUALLY_MS } from '../helpers/deadlines.ts';
-import { captureLog } from '../helpers/state.ts';
+import { captureLog, FAST_SCRYPT } from '../helpers/state.ts';
+import { readUsageFiles, storeMetric } from '../helpers/gate.ts';
+import { openFileStore } from '../../src/store/file/file-store.ts';
+import { writeFully, type LogWrite } from '../../src/store/file/usage-log.ts';
 import { runCli, spawnServe } from '../helpers/serve-process.ts';
 
 type Get = (path: string) => Promise<{ status: number; body: string }>;
@@ -733,6 +736,71 @@ if (sharesPorts()) {
         assert.equal(JSON.parse(usage.stdout).used, ok, 'on disk');
       } finally {
         stop = true;
+        agent.destroy();
+        await service.close(0);
+        await tmp.remove();
+      }
+    });
+
+    it('strict 200s on disk and never sent, on both sides of midnight: each withdrawn on the day of its own record, so every day and the month count exactly the 200s received', async () => {
+      const tmp = await tempDir('threads-midnight');
+      await writeData(join(tmp.dir, 'data'));
+      const state = join(tmp.dir, 'state');
+      const D0 = '2026-11-14';
+      const D1 = '2026-11-15';
+      let now = Date.parse(`${D0}T23:59:50Z`);
+      const clock = () => now;
+      // The disk holds every write while `held` stands, so the 200s of both days wait for it together.
+      let held: Promise<void> | null = null;
+      let open = () => {};
+      const write: LogWrite = async (fh, data, position) => {
+        if (held !== null) await held;
+        return writeFully(fh, data, position);
+      };
+      const store = await openFileStore({ state, role: 'server', clock, durability: 'strict', strictTimeoutMs: 600_000, usageLogWrite: write, scrypt: FAST_SCRYPT });
+      const service = await startService({ data: join(tmp.dir, 'data'), state, store, clock, tls: false, threads: 2, log: captureLog() });
+      const email = 'midnight@example.com';
+      const { key } = await service.gate.accounts.create({ email, plan: 'enterprise', password: 'correct horse battery' });
+      const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
+      const get = getter(service.listeners[0]!.url, key, agent);
+      const used = async () => (await service.gate.usage.get(email)).used;
+      /** `n` requests on connections of their own; each resolves to its status, or 0 if the connection closed unanswered. */
+      const send = (n: number) => Array.from({ length: n }, () => get('/api/v1/news?limit=1').then((r) => r.status, () => 0));
+      try {
+        held = new Promise((resolve) => (open = resolve));
+        const before = send(10); // on day D0, waiting for the disk
+        await eventually(async () => (await used()) === 10, EVENTUALLY_MS, "D0's 10 counted");
+        now = Date.parse(`${D1}T00:00:10Z`);
+        service.pool!.followClock();
+        const after = send(10); // on day D1, the same month: the same slot, waiting for the disk
+        await eventually(async () => (await used()) === 20, EVENTUALLY_MS, "D1's 10 counted");
+        // Both threads stand still (as stuck in a computation) while the disk takes the records and the
+        // main thread tells them their 200s may leave; then they throw before reading that word.
+        const stuck = [0, 1].map((i) => service.pool!.throwIn(i, 'thrown on purpose by a test', 'held'));
+        await eventually(() => stuck.every((t) => t.stopped()), EVENTUALLY_MS, 'both threads standing still');
+        held = null;
+        open();
+        await eventually(() => (storeMetric(service.gate, 'committed_requests_total') ?? 0) >= 20, EVENTUALLY_MS, 'the 20 records on disk');
+        await new Promise((resolve) => setImmediate(resolve)); // the word to the threads is posted (Outbox)
+        for (const t of stuck) t.throwNow();
+        const statuses = [await Promise.all(before), await Promise.all(after)];
+        await eventually(() => service.pool!.restarts === 2, EVENTUALLY_MS, 'both threads replaced');
+        const received = statuses.map((s) => s.filter((x) => x === 200).length);
+        assert.deepEqual(statuses.flat().filter((x) => x !== 200 && x !== 0), [], 'no answer but 200 or a closed connection');
+        // The new threads answer, on D1.
+        const fresh = await Promise.all(send(5));
+        assert.deepEqual(fresh, [200, 200, 200, 200, 200]);
+        const expected = { [D0]: received[0]!, [D1]: received[1]! + 5 };
+        const days = (report: { daily: readonly { date: string; success: number }[] }) => Object.fromEntries([D0, D1].map((d) => [d, report.daily.find((x) => x.date === d)?.success ?? 0]));
+        const live = await service.gate.usage.get(email);
+        assert.deepEqual(days(live), expected, 'each day counts the 200s received on it, live');
+        assert.equal(live.used, received[0]! + received[1]! + 5, 'the month counts the 200s received, live');
+        await service.close(0);
+        const disk = await (await readUsageFiles(state, { clock })).get(email);
+        assert.deepEqual(days(disk), expected, 'each day counts the 200s received on it, on disk');
+        assert.equal(disk.used, received[0]! + received[1]! + 5, 'the month counts the 200s received, on disk');
+      } finally {
+        open();
         agent.destroy();
         await service.close(0);
         await tmp.remove();
