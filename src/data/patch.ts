@@ -41,15 +41,16 @@ export function patchable(def: ResourceDefinition): boolean {
 /**
  * `old` (the index of `def` built from the file before the edit, with the same collections to link
  * to as now) patched to the file in `dir` as it is now, or why not. `targets`: the indexes of the
- * collections it embeds from; `known`: its link targets (load.ts KnownCollections).
+ * collections it embeds from; `known`: its link targets (load.ts KnownCollections); `read`: the
+ * reader's chunk size (tests: groups cut across chunks).
  */
-export async function patchCollection(dir: string, def: ResourceDefinition, old: CollectionIndex, targets: Targets, known: KnownCollections): Promise<PatchResult> {
+export async function patchCollection(dir: string, def: ResourceDefinition, old: CollectionIndex, targets: Targets, known: KnownCollections, read: { readonly chunkBytes?: number } = {}): Promise<PatchResult> {
   const was = old.groups;
   if (!patchable(def)) return { index: null, why: 'its answers read other records' };
   if (was?.sources == null) return { index: null, why: 'no record digests' };
   const n = old.size;
   const digester = new SourceDigester();
-  /** The current group's records as read: copies of their bytes, with each record's place in them. */
+  /** The current group's records as read: their bytes (a view of the reader's chunk, or a copy), with each record's place in them. */
   let pending: { bytes: Buffer; starts: number[]; ends: number[] }[] = [];
   /** The groups that changed, and their records' bytes. */
   const changedGroups: number[] = [];
@@ -67,15 +68,24 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
   };
   try {
     await readRecords(join(dir, def.file), () => {}, {
+      ...read,
       parse: false,
       onSlices: (buf, starts, ends) => {
         for (let k = 0; k < starts.length; ) {
           const m = Math.min(starts.length, k + RECORD_GROUP - (digester.count % RECORD_GROUP));
-          const from = starts[k]!;
-          pending.push({ bytes: Buffer.from(buf.subarray(from, ends[m - 1])), starts: starts.slice(k, m).map((s) => s - from), ends: ends.slice(k, m).map((e) => e - from) });
-          digester.slices(buf, starts.slice(k, m), ends.slice(k, m));
+          // The chunk's own bytes (valid during this call: the reader reads the next chunk into the
+          // same buffer), read only if the group turns out changed; the group the chunk ends in is
+          // copied below. (Copying every group's bytes was 0.15 s of a 1.25 s patch at 100k.)
+          const piece = { bytes: buf, starts: starts.slice(k, m), ends: ends.slice(k, m) };
+          pending.push(piece);
+          digester.slices(buf, piece.starts, piece.ends);
           k = m;
         }
+        pending = pending.map((p) => {
+          if (p.bytes !== buf) return p;
+          const from = p.starts[0]!;
+          return { bytes: Buffer.from(buf.subarray(from, p.ends[p.ends.length - 1])), starts: p.starts.map((x) => x - from), ends: p.ends.map((x) => x - from) };
+        });
       },
     });
   } catch (err) {

@@ -11,10 +11,10 @@ import { DEPENDS } from '../../src/data/boot-cache-format.ts';
 import { postingKeys, searchTextOf, slugOf, type CollectionIndex } from '../../src/data/indexes.ts';
 import { knownCollection } from '../../src/data/known.ts';
 import { loadLinked } from '../../src/data/load.ts';
-import { patchable } from '../../src/data/patch.ts';
+import { patchable, patchCollection } from '../../src/data/patch.ts';
 import { RECORD_GROUP } from '../../src/data/record-groups.ts';
 import { buildSearchIndex, searchIndexWith } from '../../src/data/search-index.ts';
-import { RESOURCE_LIST } from '../../src/resources/index.ts';
+import { RESOURCE_LIST, RESOURCES } from '../../src/resources/index.ts';
 import { stringAt } from '../../src/data/string-table.ts';
 import { loadSnapshot, type Snapshot } from '../../src/data/snapshot.ts';
 import { writeDataset } from '../../src/generate/write-dataset.ts';
@@ -258,6 +258,20 @@ describe('a patch after an edit', () => {
     };
     assert.notEqual(next.list.bytes.buffer, old.list.bytes.buffer);
     walk(next, 'outfits');
+  });
+
+  it("groups cut across the reader's chunks (read 3 KB at a time): their bytes kept past the chunk", async () => {
+    const data = join(root, 'data-chunks');
+    await writeDataset(data, { scale: 200 });
+    const live = await loadSnapshot(data, { cacheDir: 'memory', buildThreads: 'never' });
+    const ids = [5, 70, 71, 200];
+    for (const k of ids) await editRecord(data, 'outfits', k, (r) => (r.title = `${r.title as string} and more`));
+    const full = await loadSnapshot(data, { cacheDir: 'memory', buildThreads: 'never' });
+    const others = DEPENDS.outfits.filter((n) => n !== 'outfits');
+    const known = Object.fromEntries(others.map((n) => [n, knownCollection(live.collections[n])]));
+    const got = await patchCollection(data, RESOURCES.outfits, live.collections.outfits, (t) => live.collections[t], known, { chunkBytes: 3000 });
+    assert.ok(got.index !== null, got.index === null ? got.why : '');
+    assertSameAnswers(full, { ...live, collections: { ...live.collections, outfits: got.index } }, { outfits: ids });
   });
 
   it('an invalid edit is never patched: a reload and a restart report what a full build reports', async () => {
