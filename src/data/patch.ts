@@ -5,26 +5,27 @@
 // source bytes have the digest of the same group before is taken as it was; the records of the
 // groups that changed are parsed, validated, linked and written as a full build would, and each such
 // group must give the indexes what it gave before (its index digest: the same _id and filter values;
-// the same slug, range value and embedded records). Then every posting and range stays as it is, the
-// JSON arenas are the old ones with those records' bytes replaced, a record whose sort key changed
-// is moved in that order, and when a search text changed (a title) the search index is built again
-// from every record's text (the others' read from the old index), as a full build builds it. Any
-// other edit (records added, removed or moved, a slug, a filter value changed, invalid data...) is
-// not patched: the caller builds it whole, which also reports invalid data as it always has.
+// the same range value and embedded records). Then every posting and range stays as it is, the JSON
+// arenas are the old ones with those records' bytes replaced, a record whose sort key changed is
+// moved in that order, a search text changed (a title) moves the grams it loses and gains (or, where
+// texts are grouped, the search index is built again from every record's text), and a slug changed
+// (to one no other record has) makes the slug table's slots again. Any other edit (records added,
+// removed or moved, a filter value changed, invalid data...) is not patched: the caller builds it
+// whole, which also reports invalid data as it always has.
 // test/data/patch.test.ts compares every answer of a patched index with a full build's.
 import { join } from 'node:path';
 import type { CollectionName, LinkContext, LinkedRecord, ResourceDefinition, SourceRecord } from '../resources/types.ts';
 import { embedFields, type Details } from './detail-layout.ts';
 import { offsetsOf, type Fragments, type RecordOffsets } from './fragments.ts';
 import { fold } from './fold.ts';
-import { indexBuilder, searchTextOf, slugOf, type CollectionIndex, type PostingTable, type Targets } from './indexes.ts';
+import { indexBuilder, searchTextOf, slugId, slugOf, type CollectionIndex, type PostingTable, type Targets } from './indexes.ts';
 import { knownCollection } from './known.ts';
 import type { KnownCollections } from './load.ts';
 import { groupCount, RECORD_GROUP, SourceDigester } from './record-groups.ts';
 import { readRecords } from './records.ts';
-import { buildSearchIndex } from './search-index.ts';
+import { buildSearchIndex, searchIndexWith, type TextChange } from './search-index.ts';
 import { isDerived, type SearchFrom } from './search-text.ts';
-import { stringAt, stringTable } from './string-table.ts';
+import { slugTableAt, stringAt, type StringTable } from './string-table.ts';
 import { checkObject, type Findings } from './validate.ts';
 
 /** More changed records than this share of the collection: a full build (the patch's gain is gone). */
@@ -127,9 +128,11 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
   if (j !== linked.length) return { index: null, why: 'records counted twice' };
   /** Whether a changed record's search text (or where it is read from) changed: then the search index is built again from the texts. */
   let textsChanged = false;
+  /** Whether a changed record's slug changed: then the slug table's slots are made again (each new slug checked unique first). */
+  let slugsChanged = false;
   for (let k = 0; k < ids.length; k++) {
     const id = ids[k]!;
-    if (slugOf(made, k) !== slugOf(old, id)) return { index: null, why: 'a slug changed' };
+    if (slugOf(made, k) !== slugOf(old, id)) slugsChanged = true;
     if (searchTextOf(made, k) !== searchTextOf(old, id) || bit(made.searchFrom?.derived, k) !== bit(old.searchFrom?.derived, id)) textsChanged = true;
     if (made.embeds.some((e, x) => e.ids[k] !== old.embeds[x]!.ids[id])) return { index: null, why: 'an embedded record changed' };
     if (made.range !== null && !Object.is(made.range.byId[k], old.range!.byId[id])) return { index: null, why: 'a range value changed' };
@@ -137,6 +140,7 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
   // What is kept of `old` may lie in the memory its arenas do (a boot cache file is read into one
   // allocation): copied out (the arenas themselves are made anew below), so the replaced arenas are
   // freed with the old snapshot (else +370 MB of RSS after each such reload at 100k).
+  if (slugsChanged && !slugsUnique(old, made, ids)) return { index: null, why: 'a slug another record has' };
   // A search text changed: the texts of every record (those of the others as the old index holds
   // them), the search index built from them as a full build would, and the table and `derived` bits
   // with the changed records' entries; a text sort (the title's) may have moved them too.
@@ -157,11 +161,13 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
     cuts: spliceRecordOffsets(kept.detail.cuts, made.detail.cuts, ids, per),
     ownCuts: spliceRecordOffsets(kept.detail.ownCuts, made.detail.ownCuts, ids, ownPer),
   };
+  const list = spliceFragments(old.list, made.list, ids);
+  const at = spliceRecordOffsets(kept.slugs.at, made.slugs.at, ids, 1);
   const index: CollectionIndex = {
     ...kept,
     ...sorted,
-    slugs: { ...kept.slugs, at: spliceRecordOffsets(kept.slugs.at, made.slugs.at, ids, 1) },
-    list: spliceFragments(old.list, made.list, ids),
+    slugs: slugsChanged ? slugTableAt(list.bytes, list.starts, at) : { ...kept.slugs, at },
+    list,
     detail,
     groups: { ...kept.groups!, sources },
   };
@@ -170,13 +176,24 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
 
 /**
  * The search index, text table and `derived` bits of `old` with the texts of records `ids` those of
- * `made`'s records 0, 1, ...: built from every record's text (search-index.ts buildSearchIndex) and
- * laid out exactly as a full build of the same texts lays them out (test/data/patch.test.ts).
+ * `made`'s records 0, 1, ...: the postings of the grams those texts lose and gain updated
+ * (search-index.ts searchIndexWith), or, where the trigrams index groups of texts, built from every
+ * record's text (buildSearchIndex); laid out as a full build of the same texts lays them out
+ * (test/data/patch.test.ts).
  */
 function searchRebuilt(old: CollectionIndex, made: CollectionIndex, ids: Int32Array): Pick<CollectionIndex, 'search' | 'searchText' | 'searchFrom'> {
-  const texts = searchTexts(old);
-  for (let k = 0; k < ids.length; k++) texts[ids[k]!] = searchTextOf(made, k);
-  const search = buildSearchIndex(texts);
+  const changes: TextChange[] = [];
+  for (let k = 0; k < ids.length; k++) {
+    const was = searchTextOf(old, ids[k]!);
+    const now = searchTextOf(made, k);
+    if (was !== now) changes.push({ id: ids[k]!, was, now });
+  }
+  let search = searchIndexWith(old.search, changes);
+  if (search === null) {
+    const texts = searchTexts(old);
+    for (const c of changes) texts[c.id] = c.now;
+    search = buildSearchIndex(texts);
+  }
   let searchFrom: SearchFrom | null = null;
   if (old.searchFrom !== null) {
     const derived = old.searchFrom.derived.slice();
@@ -186,9 +203,37 @@ function searchRebuilt(old: CollectionIndex, made: CollectionIndex, ids: Int32Ar
       else derived[id >>> 5]! &= ~(1 << (id & 31));
     }
     searchFrom = { field: old.searchFrom.field, derived };
-    for (let id = 0; id < texts.length; id++) if (isDerived(searchFrom, id)) texts[id] = '';
   }
-  return { search, searchText: stringTable(texts, false), searchFrom };
+  return { search, searchText: spliceStrings(old.searchText, made.searchText, ids), searchFrom };
+}
+
+/** The strings of `old` (a table without hash slots), those of `ids` (ascending) replaced by `made`'s strings 0, 1, ... */
+function spliceStrings(old: StringTable, made: StringTable, ids: Int32Array): StringTable {
+  const n = old.starts.length - 1;
+  let total = old.units.length;
+  let wide = old.units instanceof Uint16Array;
+  for (let j = 0; j < ids.length; j++) {
+    total += made.starts[j + 1]! - made.starts[j]! - (old.starts[ids[j]! + 1]! - old.starts[ids[j]!]!);
+    if (!wide) for (let u = made.starts[j]!; u < made.starts[j + 1]!; u++) if (made.units[u]! > 0xff) wide = true;
+  }
+  const units = wide ? new Uint16Array(total) : new Uint8Array(total);
+  const starts = new Float64Array(n + 1);
+  let pos = 0;
+  let i = 0;
+  for (let j = 0; j <= ids.length; j++) {
+    const upto = j < ids.length ? ids[j]! : n;
+    const from = old.starts[i]!;
+    units.set(old.units.subarray(from, old.starts[upto]!), pos);
+    for (let k = i; k < upto; k++) starts[k] = old.starts[k]! - from + pos;
+    pos += old.starts[upto]! - from;
+    if (j === ids.length) break;
+    starts[upto] = pos;
+    units.set(made.units.subarray(made.starts[j]!, made.starts[j + 1]!), pos);
+    pos += made.starts[j + 1]! - made.starts[j]!;
+    i = upto + 1;
+  }
+  starts[n] = pos;
+  return { units, starts: offsetsOf(starts, pos), slots: new Int32Array(0) };
 }
 
 /**
@@ -244,6 +289,24 @@ function topLevelString(bytes: Buffer, start: number, end: number, key: Uint8Arr
 /** True when `bytes` hold `key` at `p`. */
 function matches(bytes: Uint8Array, p: number, key: Uint8Array): boolean {
   for (let i = 0; i < key.length; i++) if (bytes[p + i] !== key[i]) return false;
+  return true;
+}
+
+/**
+ * True when each of the slugs of `made`'s records (records `ids` of `old` after the edit) is no other
+ * record's: not another changed record's, nor that of a record of `old` that is not changed (a full
+ * build reports a duplicate slug as invalid data: such an edit is built whole, which reports it).
+ */
+function slugsUnique(old: CollectionIndex, made: CollectionIndex, ids: Int32Array): boolean {
+  const changed = new Set(ids);
+  const seen = new Set<string>();
+  for (let k = 0; k < ids.length; k++) {
+    const slug = slugOf(made, k);
+    if (seen.has(slug)) return false;
+    seen.add(slug);
+    const holder = slugId(old, slug);
+    if (holder !== -1 && !changed.has(holder)) return false;
+  }
   return true;
 }
 

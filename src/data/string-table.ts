@@ -200,6 +200,12 @@ export function slugTable(bytes: Buffer, starts: Offsets, slugs: readonly string
     if (p === -1 || p + SLUG_KEY.length + s.length >= end) throw new Error(`list item ${k} does not show its slug ${JSON.stringify(s)}`);
     at[k] = p + SLUG_KEY.length - start;
   }
+  return slugTableAt(bytes, starts, recordOffsetsOf(at));
+}
+
+/** The slug table of records whose slugs lie at `at` in their list items (as slugTable finds them). */
+export function slugTableAt(bytes: Buffer, starts: Offsets, at: RecordOffsets): SlugTable {
+  const count = at.length;
   const size = slugSlots(count);
   const bits = slotBits(count);
   const slots = new Int32Array(size).fill(-1);
@@ -209,7 +215,7 @@ export function slugTable(bytes: Buffer, starts: Offsets, slugs: readonly string
     while (slots[p] !== -1) if (++p === size) p = 0;
     slots[p] = k | ((h << bits) & 0x7fffffff);
   }
-  return { at: recordOffsetsOf(at), slots, bits };
+  return { at, slots, bits };
 }
 
 /**

@@ -13,6 +13,7 @@ import { knownCollection } from '../../src/data/known.ts';
 import { loadLinked } from '../../src/data/load.ts';
 import { patchable } from '../../src/data/patch.ts';
 import { RECORD_GROUP } from '../../src/data/record-groups.ts';
+import { buildSearchIndex, searchIndexWith } from '../../src/data/search-index.ts';
 import { RESOURCE_LIST } from '../../src/resources/index.ts';
 import { stringAt } from '../../src/data/string-table.ts';
 import { loadSnapshot, type Snapshot } from '../../src/data/snapshot.ts';
@@ -164,7 +165,23 @@ const EDITS: Edit[] = [
   // Built whole: `views` (the popular sort's key) is not served, so the order of the others cannot be read back.
   { what: 'a news view count and date', name: 'news', patched: false, apply: async (d) => (await editRecord(d, 'news', 11, (r) => ((r.views = 1), (r.publishDate = '2001-02-03T04:05:06.000Z'))), [11]) },
   { what: 'a filter value', name: 'outfits', patched: false, apply: async (d) => (await editRecord(d, 'outfits', 21, (r) => (r.category = 'Brand New Category')), [21]) },
-  { what: 'a slug', name: 'outfits', patched: false, apply: async (d) => (await editRecord(d, 'outfits', 22, (r) => (r.slug = 'a-new-slug-for-it')), [22]) },
+  // A slug changed: the slug table's slots made again.
+  { what: 'a slug', name: 'outfits', patched: true, apply: async (d) => (await editRecord(d, 'outfits', 22, (r) => (r.slug = 'a-new-slug-for-it')), [22]) },
+  {
+    what: 'two records swap their slugs, in two groups',
+    name: 'outfits',
+    patched: true,
+    apply: async (d) => {
+      const lines = (await readFile(join(d, 'outfits.json'), 'utf8')).split('\n');
+      const slugOfLine = (k: number) => (JSON.parse(lines[k + 1]!.replace(/,$/, '')) as { slug: string }).slug;
+      const [a, b] = [slugOfLine(24), slugOfLine(24 + 3 * RECORD_GROUP)];
+      await editLines(d, 'outfits', (l) => {
+        l[25] = l[25]!.replace(`"slug":"${a}"`, `"slug":"${b}"`);
+        l[25 + 3 * RECORD_GROUP] = l[25 + 3 * RECORD_GROUP]!.replace(`"slug":"${b}"`, `"slug":"${a}"`);
+      });
+      return [24, 24 + 3 * RECORD_GROUP];
+    },
+  },
   {
     what: 'the embedded record',
     name: 'outfits',
@@ -243,6 +260,69 @@ describe('a patch after an edit', () => {
     walk(next, 'outfits');
   });
 
+  it('an invalid edit is never patched: a reload and a restart report what a full build reports', async () => {
+    const data = join(root, 'data-invalid');
+    const state = join(root, 'state-invalid');
+    await writeDataset(data, { scale: 200 });
+    await sleep(SETTLE_MS);
+    const live = await loadSnapshot(data, { cacheDir: state });
+    const file = join(data, 'outfits.json');
+    const good = await readFile(file, 'utf8');
+    const other = (JSON.parse(good.split('\n')[3]!.replace(/,$/, '')) as { slug: string }).slug;
+    const invalid: [string, (d: string) => Promise<unknown>][] = [
+      ["another record's slug", (d) => editRecord(d, 'outfits', 40, (r) => (r.slug = other))],
+      ['a title that is not a string', (d) => editRecord(d, 'outfits', 41, (r) => (r.title = 12))],
+      ['a title and a slug no slug may be', (d) => editRecord(d, 'outfits', 42, (r) => ((r.title = 'A New One'), (r.slug = 'Not A Slug!')))],
+      ['a record cut short', (d) => editLines(d, 'outfits', (l) => (l[44] = l[44]!.slice(0, 50)))],
+    ];
+    for (const [what, edit] of invalid) {
+      await edit(data);
+      const message = (p: Promise<unknown>) => p.then(() => 'loaded', (err: Error) => err.message);
+      const want = await message(loadSnapshot(data, { cacheDir: 'memory', buildThreads: 'never' }));
+      assert.notEqual(want, 'loaded', what);
+      assert.equal(await message(loadSnapshot(data, { cacheDir: state, previous: live, buildThreads: 'never' })), want, `${what}: reload`);
+      assert.equal(await message(loadSnapshot(data, { cacheDir: state, buildThreads: 'never' })), want, `${what}: restart`);
+      await writeFile(file, good);
+      await sleep(SETTLE_MS);
+    }
+  });
+
+  it('news whose titles repeat (the trigrams index groups of texts): built from every text, on a reload and a restart', async () => {
+    const data = join(root, 'data-grouped');
+    const state = join(root, 'state-grouped');
+    await writeDataset(data, { scale: 200 });
+    // Most titles one of three (one with a quote: its text is read from the list item whole), a few their own.
+    const titles = ['The same headline of the week', 'Another \\ "quoted" headline again', 'Élan: a third one, shared'];
+    await editLines(data, 'news', (lines) => {
+      for (let k = 1; k < lines.length; k++) {
+        if (k % 10 === 0 || !lines[k]!.startsWith('{')) continue;
+        const comma = lines[k]!.endsWith(',');
+        const r = JSON.parse(comma ? lines[k]!.slice(0, -1) : lines[k]!) as Record<string, unknown>;
+        r.title = titles[k % 3];
+        lines[k] = JSON.stringify(r) + (comma ? ',' : '');
+      }
+    });
+    let live = await loadSnapshot(data, { cacheDir: state });
+    assert.ok(live.collections.news.search.groups.starts.length > 0, 'news texts grouped');
+    const edits: [number, string][][] = [
+      [[11, titles[0]!], [20, 'A headline of its own now']],
+      [[12, 'One more new one'], [40, titles[2]!]],
+    ];
+    for (const [n, edit] of edits.entries()) {
+      for (const [k, title] of edit) await editRecord(data, 'news', k, (r) => (r.title = title));
+      const ids = { news: edit.map(([k]) => k) };
+      const full = await loadSnapshot(data, { cacheDir: 'memory', buildThreads: 'never' });
+      const { lines, log } = infoLines();
+      // The first edit on a reload (from the live snapshot), the second on a restart (from the boot cache).
+      const got = await loadSnapshot(data, { cacheDir: state, log, buildThreads: 'never', ...(n === 0 ? { previous: live } : {}) });
+      const line = lines.find((l) => l.startsWith('data read and indexed'))!;
+      assert.ok(line?.includes('"patched":["news"]'), lines.join('\n'));
+      assert.ok(got.collections.news.search.groups.starts.length > 0);
+      assertSameAnswers(full, got, ids);
+      live = got;
+    }
+  });
+
   it('on a restart, from the boot cache written before the edit', async () => {
     const data = join(root, 'data-restart');
     const state = join(root, 'state-restart');
@@ -260,5 +340,50 @@ describe('a patch after an edit', () => {
       assert.equal(line.includes(`"patched":["${e.name}"]`), e.patched, `${e.what}: ${line}`);
       assertSameAnswers(full, restarted, ids);
     }
+  });
+});
+
+describe('a search index with a few texts changed (search-index.ts searchIndexWith)', () => {
+  /** A deterministic generator (the same texts each run). */
+  const random = (seed: number) => () => ((seed = Math.imul(seed ^ (seed >>> 15), 0x2c1b3c6d) + 0x6d2b79f5), (seed >>> 0) / 4294967296);
+
+  it('is the index a build of the new texts makes, array for array (slots new and gone, bitmaps made and undone, positions, ids past 65,536)', () => {
+    const next = random(19);
+    const words = ['red', 'gown', 'silk', 'blue', 'coat', 'the', 'met', 'gala', 'look', 'denim', 'street', 'style'];
+    const word = () => words[Math.floor(next() * words.length)]!;
+    const n = 70_000;
+    // Distinct texts (each ends with its number): the trigrams index records, not groups.
+    let texts = Array.from({ length: n }, (_, i) => `${word()} ${word()} ${i.toString(36)}`);
+    let ix = buildSearchIndex(texts);
+    assert.equal(ix.groups.starts.length, 0);
+    const rare = 'ж';
+    const many = Array.from({ length: Math.ceil(n / 32) + 5 }, (_, k) => k * 29 + 3);
+    const rounds: [number, (t: string) => string][][] = [
+      [[5, () => 'zqxj brand new grams é 中文'], [66_000, () => ''], [66_001, () => 'ab'], [69_999, (t) => `${'long '.repeat(60)}${t}`]],
+      [[7, () => 'abcabcabc abc'], [5, (t) => t.slice(3)], [66_002, (t) => t.toUpperCase()]],
+      // A rare unit in more than 1/32 of the texts: its posting becomes a bitmap; then a few lose it again.
+      many.map((id) => [id, (t: string) => `${t} ${rare}`]),
+      many.slice(0, 10).map((id) => [id, (t: string) => t.replace(` ${rare}`, '')]),
+      many.map((id) => [id, (t: string) => t.replace(` ${rare}`, '')]),
+    ];
+    for (const round of rounds) {
+      const now = texts.slice();
+      for (const [id, edit] of round) now[id] = edit(now[id]!);
+      const changes = round.map(([id]) => ({ id, was: texts[id]!, now: now[id]! })).sort((a, b) => a.id - b.id);
+      const got = searchIndexWith(ix, changes)!;
+      const want = buildSearchIndex(now);
+      assert.equal(want.groups.starts.length, 0);
+      assert.deepEqual(got, want);
+      ix = got;
+      texts = now;
+    }
+    assert.ok(ix.unigrams.bitCounts.length > 0);
+  });
+
+  it('is null where the trigrams index groups of texts (the caller builds from every text)', () => {
+    const texts = Array.from({ length: 200 }, (_, i) => `the same long title of many ${i % 3}`);
+    const ix = buildSearchIndex(texts);
+    assert.ok(ix.groups.starts.length > 0);
+    assert.equal(searchIndexWith(ix, [{ id: 1, was: texts[1]!, now: 'other' }]), null);
   });
 });
