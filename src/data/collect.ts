@@ -4,7 +4,7 @@ import { open, readFile, stat } from 'node:fs/promises';
 import type { ResourceDefinition, SourceRecord } from '../resources/types.ts';
 import { NOT_AN_ARRAY, readRecords, RecordsError } from './records.ts';
 import type { SourceDigester } from './record-groups.ts';
-import { checkObject, type Findings, type Problem, type RefSite } from './validate.ts';
+import { checkObject, timestampNormalizer, type Findings, type Problem, type RefSite } from './validate.ts';
 
 /**
  * A file this size or smaller is re-read whole after a syntax error, so the message is JSON.parse's
@@ -90,17 +90,29 @@ export interface CollectOptions {
   readonly each?: EachRecord;
   /** Given the bytes of each record as they are read, for the source digests of its groups (record-groups.ts). */
   readonly digester?: SourceDigester;
+  /**
+   * The file was read and validated earlier in this load (load.ts: celebrities, read again to be
+   * linked), and its identity is compared once the load is done (an edit in between: the load is
+   * done again): a record is not validated again, only what validation changes in it is done
+   * (timestamps normalized). No references are collected, so not with `keep`.
+   */
+  readonly validated?: boolean;
 }
 
 /** Validates records one at a time, in file order, into a Collected. */
 class Collector {
   readonly out: Collected = { records: [], refs: [], slugs: new Set(), problems: [], readable: true };
   private readonly ids = new Set<string>();
+  /** For a file validated earlier (options.validated): what validation would change in a record, or nothing. */
+  private readonly normalize: ((record: Record<string, unknown>) => void) | null | undefined;
 
   constructor(
     private readonly def: ResourceDefinition,
     private readonly options: CollectOptions,
-  ) {}
+  ) {
+    if (options.validated && options.keep) throw new Error('a file validated earlier is not kept (its references are not collected)');
+    if (options.validated) this.normalize = timestampNormalizer(def.source);
+  }
 
   add(rec: unknown, index: number): void {
     const { def, out } = this;
@@ -109,6 +121,11 @@ class Collector {
       return;
     }
     const r = rec as Record<string, unknown>;
+    if (this.normalize !== undefined) {
+      this.normalize?.(r);
+      this.options.each?.(r as SourceRecord, index, undefined, out.problems.length === 0);
+      return;
+    }
     const found: Findings = { problems: [], refs: [] };
     checkObject(def.source, r, '', found);
     for (const [field, reason] of found.problems) out.problems.push({ file: def.file, index, field, reason });

@@ -240,7 +240,10 @@ async function pass<T>(input: DataInput, index: Indexer<T>, only: ReadonlySet<Co
         if (sink) for (const r of got.get(def.name)!.records) sink.add(def.link(r, links));
       } else if (sink) {
         let live: CollectionSink<T> | null = sink;
-        const second = await collectFile(def, again.path, { keep: false, digester: sources, each: (r, _i, _sites, valid) => (valid ? live?.add(def.link(r, links)) : (live = null)) });
+        // Validated by the first read: only what validation changes is done again (timestamps). An edit
+        // in between shows in the files' identity once the load is done, which then reads it all again.
+        const each: EachRecord = (r, _i, _sites, valid) => (valid ? live?.add(def.link(r, links)) : (live = null));
+        const second = await collectFile(def, again.path, { keep: false, validated: true, digester: sources, each });
         if (second.problems.length > 0) {
           // Changed since the first read: loadCollections sees the new identity and reads it all again.
           got.set(def.name, { ...got.get(def.name)!, problems: second.problems });

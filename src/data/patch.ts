@@ -4,13 +4,14 @@
 // file is read and cut into records (never parsed whole); a group of records (record-groups.ts) whose
 // source bytes have the digest of the same group before is taken as it was; the records of the
 // groups that changed are parsed, validated, linked and written as a full build would, and each such
-// group must give the indexes exactly what it gave before (its index digest: the same _id, slug,
-// search text, sort keys, filter values, range value and embedded records). Then every order,
-// posting, range and search gram stays as it is, and the JSON arenas are the old ones with those
-// records' bytes replaced. Any other edit (records added, removed or moved, a slug, a sort key, a
-// filter value, a search text changed, invalid data...) is not patched: the caller builds it whole,
-// which also reports invalid data as it always has. test/data/patch.test.ts compares every answer
-// of a patched index with a full build's.
+// group must give the indexes what it gave before (its index digest: the same _id and filter values;
+// the same slug, range value and embedded records). Then every posting and range stays as it is, the
+// JSON arenas are the old ones with those records' bytes replaced, a record whose sort key changed
+// is moved in that order, and when a search text changed (a title) the search index is built again
+// from every record's text (the others' read from the old index), as a full build builds it. Any
+// other edit (records added, removed or moved, a slug, a filter value changed, invalid data...) is
+// not patched: the caller builds it whole, which also reports invalid data as it always has.
+// test/data/patch.test.ts compares every answer of a patched index with a full build's.
 import { join } from 'node:path';
 import type { CollectionName, LinkContext, LinkedRecord, ResourceDefinition, SourceRecord } from '../resources/types.ts';
 import { embedFields, type Details } from './detail-layout.ts';
@@ -21,6 +22,9 @@ import { knownCollection } from './known.ts';
 import type { KnownCollections } from './load.ts';
 import { groupCount, RECORD_GROUP, SourceDigester } from './record-groups.ts';
 import { readRecords } from './records.ts';
+import { buildSearchIndex } from './search-index.ts';
+import { isDerived, type SearchFrom } from './search-text.ts';
+import { stringAt, stringTable } from './string-table.ts';
 import { checkObject, type Findings } from './validate.ts';
 
 /** More changed records than this share of the collection: a full build (the patch's gain is gone). */
@@ -121,20 +125,29 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
   let j = 0;
   for (const g of changedGroups) for (let i = g * RECORD_GROUP; i < Math.min(n, (g + 1) * RECORD_GROUP); i++) ids[j++] = i;
   if (j !== linked.length) return { index: null, why: 'records counted twice' };
+  /** Whether a changed record's search text (or where it is read from) changed: then the search index is built again from the texts. */
+  let textsChanged = false;
   for (let k = 0; k < ids.length; k++) {
     const id = ids[k]!;
     if (slugOf(made, k) !== slugOf(old, id)) return { index: null, why: 'a slug changed' };
-    if (searchTextOf(made, k) !== searchTextOf(old, id) || bit(made.searchFrom?.derived, k) !== bit(old.searchFrom?.derived, id)) return { index: null, why: 'a search text changed' };
+    if (searchTextOf(made, k) !== searchTextOf(old, id) || bit(made.searchFrom?.derived, k) !== bit(old.searchFrom?.derived, id)) textsChanged = true;
     if (made.embeds.some((e, x) => e.ids[k] !== old.embeds[x]!.ids[id])) return { index: null, why: 'an embedded record changed' };
     if (made.range !== null && !Object.is(made.range.byId[k], old.range!.byId[id])) return { index: null, why: 'a range value changed' };
   }
   // What is kept of `old` may lie in the memory its arenas do (a boot cache file is read into one
   // allocation): copied out (the arenas themselves are made anew below), so the replaced arenas are
   // freed with the old snapshot (else +370 MB of RSS after each such reload at 100k).
+  // A search text changed: the texts of every record (those of the others as the old index holds
+  // them), the search index built from them as a full build would, and the table and `derived` bits
+  // with the changed records' entries; a text sort (the title's) may have moved them too.
+  const search = textsChanged ? searchRebuilt(old, made, ids) : null;
   const arenas = new Set([old.list.bytes.buffer, old.detail.own.bytes.buffer]);
-  const copied = copiedOff({ ...old, list: null, detail: { ...old.detail, own: null } }, arenas);
+  const copied = copiedOff({ ...old, list: null, detail: { ...old.detail, own: null }, ...search }, arenas);
   const kept: CollectionIndex = { ...copied, list: old.list, detail: { ...copied.detail, own: old.detail.own } };
-  const sorted = sortsChanged ? reordered(kept, made, ids, linked) : {};
+  // Sort keys of the same digests are the same, but for a text sort's key that is the search text (its
+  // digest holds a marker for it: indexes.ts), which may have changed with it.
+  const sorts = old.def.sorts.flatMap((sort, s) => (sortsChanged || (textsChanged && sort.type === 'text') ? [s] : []));
+  const sorted = sorts.length > 0 ? reordered(kept, made, ids, linked, sorts) : {};
   if (sorted === null) return { index: null, why: 'a sort key not read back from the JSON' };
   const per = old.detail.plan?.listCuts.length ?? 0;
   const ownPer = old.detail.plan === null ? 0 : old.detail.plan.ownRuns - 1;
@@ -153,6 +166,85 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
     groups: { ...kept.groups!, sources },
   };
   return { index, records: linked.length };
+}
+
+/**
+ * The search index, text table and `derived` bits of `old` with the texts of records `ids` those of
+ * `made`'s records 0, 1, ...: built from every record's text (search-index.ts buildSearchIndex) and
+ * laid out exactly as a full build of the same texts lays them out (test/data/patch.test.ts).
+ */
+function searchRebuilt(old: CollectionIndex, made: CollectionIndex, ids: Int32Array): Pick<CollectionIndex, 'search' | 'searchText' | 'searchFrom'> {
+  const texts = searchTexts(old);
+  for (let k = 0; k < ids.length; k++) texts[ids[k]!] = searchTextOf(made, k);
+  const search = buildSearchIndex(texts);
+  let searchFrom: SearchFrom | null = null;
+  if (old.searchFrom !== null) {
+    const derived = old.searchFrom.derived.slice();
+    for (let k = 0; k < ids.length; k++) {
+      const id = ids[k]!;
+      if (bit(made.searchFrom!.derived, k) === 1) derived[id >>> 5]! |= 1 << (id & 31);
+      else derived[id >>> 5]! &= ~(1 << (id & 31));
+    }
+    searchFrom = { field: old.searchFrom.field, derived };
+    for (let id = 0; id < texts.length; id++) if (isDerived(searchFrom, id)) texts[id] = '';
+  }
+  return { search, searchText: stringTable(texts, false), searchFrom };
+}
+
+/**
+ * The folded search text of each record of `ix`: from its table, or, where it is derived, the value
+ * of its list field read from the list item's bytes (a string at the item's top level; decoded
+ * whole, search-text.ts derivedText, only where the bytes do not give it plainly).
+ */
+function searchTexts(ix: CollectionIndex): string[] {
+  const texts = new Array<string>(ix.size);
+  const from = ix.searchFrom;
+  const key = from === null ? null : Buffer.from(`${JSON.stringify(ix.def.listFields[from.field])}:`);
+  const { bytes, starts } = ix.list;
+  for (let id = 0; id < ix.size; id++) {
+    if (from === null || !isDerived(from, id)) {
+      texts[id] = stringAt(ix.searchText, id);
+      continue;
+    }
+    const value = topLevelString(bytes, starts[id]!, starts[id + 1]!, key!);
+    texts[id] = value === null ? searchTextOf(ix, id) : fold(value);
+  }
+  return texts;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/**
+ * The string value of `key` (its quoted name and a colon) at the top level of the JSON object
+ * `bytes[start, end)`, when it has no escape; else null (the caller decodes the item whole).
+ */
+function topLevelString(bytes: Buffer, start: number, end: number, key: Uint8Array): string | null {
+  let depth = 0;
+  for (let p = start; p < end; p++) {
+    const c = bytes[p]!;
+    if (c === QUOTE) {
+      if (depth === 1 && matches(bytes, p, key)) {
+        const q = p + key.length;
+        if (bytes[q] !== QUOTE) return null;
+        for (let r = q + 1; r < end; r++) {
+          if (bytes[r] === BACKSLASH) return null;
+          if (bytes[r] === QUOTE) return bytes.toString('utf8', q + 1, r);
+        }
+        return null;
+      }
+      // Past the string (a key or a value), its escapes included.
+      for (p++; p < end && bytes[p] !== QUOTE; p++) if (bytes[p] === BACKSLASH) p++;
+    } else if (c === 0x7b || c === 0x5b) depth++;
+    else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return null;
+}
+
+/** True when `bytes` hold `key` at `p`. */
+function matches(bytes: Uint8Array, p: number, key: Uint8Array): boolean {
+  for (let i = 0; i < key.length; i++) if (bytes[p + i] !== key[i]) return false;
+  return true;
 }
 
 /** `old`'s records, those of `ids` (ascending) replaced by `made`'s records 0, 1, ... (no late field). */
@@ -236,9 +328,10 @@ const sameKey = (a: number | string | null, b: number | string | null) => a === 
  * orders would (indexes.ts buildOrder: a key of none last, ties by `_id`). The keys of the records
  * not changed are read back from their JSON (known.ts, as a link target reads them), so a sort
  * whose key is not a field served as it is could not be put right: null when a changed record's
- * key or `_id` does not read back from its own new JSON as it was built. Unchanged orders are kept.
+ * key or `_id` does not read back from its own new JSON as it was built. Only the orders of `sorts`
+ * (numbers in the definition's) may change; the others are kept.
  */
-function reordered(old: CollectionIndex, made: CollectionIndex, ids: Int32Array, linked: readonly LinkedRecord[]): Pick<CollectionIndex, 'orders' | 'ranks' | 'postings'> | null {
+function reordered(old: CollectionIndex, made: CollectionIndex, ids: Int32Array, linked: readonly LinkedRecord[], sorts: readonly number[]): Pick<CollectionIndex, 'orders' | 'ranks' | 'postings'> | null {
   const def = old.def;
   const before = knownCollection(old);
   const after = knownCollection(made);
@@ -249,7 +342,7 @@ function reordered(old: CollectionIndex, made: CollectionIndex, ids: Int32Array,
   const orders = old.orders.slice();
   const ranks = old.ranks.slice();
   let postings = old.postings;
-  for (let s = 0; s < def.sorts.length; s++) {
+  for (const s of sorts) {
     const sort = def.sorts[s]!;
     const sign = sort.dir === 'asc' ? 1 : -1;
     const keyOf = new Map<number, number | string | null>();

@@ -153,3 +153,60 @@ export function checkObject(schema: ObjectSchema, value: Record<string, unknown>
     else if (value[name] !== null && value[name] !== undefined) checkValue(prop, value[name], path, out, value, name);
   }
 }
+
+/** Whether a schema holds a timestamp anywhere (memo: asked once per schema node). */
+const holdsTimestamp = new WeakMap<Schema, boolean>();
+function hasTimestamp(schema: Schema): boolean {
+  let got = holdsTimestamp.get(schema);
+  if (got === undefined) {
+    got =
+      schema.type === 'string' ? schema.format === 'timestamp'
+      : schema.type === 'array' ? hasTimestamp(schema.items)
+      : schema.type === 'map' ? hasTimestamp(schema.values)
+      : schema.type === 'object' ? Object.values(schema.properties).some(hasTimestamp)
+      : false;
+    holdsTimestamp.set(schema, got);
+  }
+  return got;
+}
+
+/** The timestamp at `holder[key]` rewritten as checkValue does for a valid one; anything else is left alone. */
+function normalizeValue(schema: Schema, holder: Record<string, unknown>, key: string | number): void {
+  const value = holder[key];
+  if (value === null || value === undefined) return;
+  switch (schema.type) {
+    case 'string':
+      if (typeof value === 'string' && value.length !== 24) {
+        let ms = canonicalTimestamp(value);
+        if (ms !== ms) ms = TIMESTAMP.test(value) ? Date.parse(value) : NaN;
+        if (Number.isFinite(ms)) holder[key] = new Date(ms).toISOString();
+      }
+      return;
+    case 'array':
+      if (Array.isArray(value)) for (let i = 0; i < value.length; i++) normalizeValue(schema.items, value as unknown as Record<string, unknown>, i);
+      return;
+    case 'map':
+      if (typeName(value) === 'object') for (const k of Object.keys(value)) normalizeValue(schema.values, value as Record<string, unknown>, k);
+      return;
+    case 'object':
+      if (typeName(value) === 'object') normalizeObject(schema, value as Record<string, unknown>);
+      return;
+  }
+}
+
+function normalizeObject(schema: ObjectSchema, value: Record<string, unknown>): void {
+  for (const name in schema.properties) {
+    const prop = schema.properties[name]!;
+    if (hasTimestamp(prop)) normalizeValue(prop, value, name);
+  }
+}
+
+/**
+ * What validation changes in a record, without the validation: its timestamps rewritten in
+ * `toISOString()` form (checkObject does it in place as it checks them). For a record an earlier
+ * read of the same file already validated (load.ts reads celebrities twice), so it is served as
+ * that read's checkObject would leave it. Null when the schema holds no timestamp.
+ */
+export function timestampNormalizer(schema: ObjectSchema): ((record: Record<string, unknown>) => void) | null {
+  return hasTimestamp(schema) ? (record) => normalizeObject(schema, record) : null;
+}

@@ -9,7 +9,10 @@
 // kept page answers it; search terms cycle over a few thousand names). Never part of `npm test`.
 // A watchdog samples each server's RSS every second, logs it every minute, and stops the run when it
 // passes --max-rss-gb (18 by default: the machine is shared), saying where.
-//   npm run bench:boot -- [--scales 10k,100k] [--touch outfits.json] [--reloads 2] [--no-touch] [--latency-seconds 5] [--max-rss-gb 18] [--work DIR] [--seed S]
+// The edit (--edit): `case` flips the case of the first letter of a title (the search text and sort
+// keys stay: only the record's JSON changes), `title` turns that letter into another one (rot13: the
+// search text, its grams and the title order change too, as when a person retitles an outfit).
+//   npm run bench:boot -- [--scales 10k,100k] [--touch outfits.json] [--edit case|title] [--reloads 2] [--no-touch] [--latency-seconds 5] [--max-rss-gb 18] [--work DIR] [--seed S]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, open, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
@@ -25,6 +28,7 @@ const { values: flags } = parseArgs({
   options: {
     scales: { type: 'string', default: '10k,100k' },
     touch: { type: 'string', default: 'outfits.json' },
+    edit: { type: 'string', default: 'case' },
     reloads: { type: 'string', default: '2' },
     'no-touch': { type: 'boolean', default: false },
     'latency-seconds': { type: 'string', default: '5' },
@@ -39,6 +43,10 @@ const scaleOf = (s: string): number => {
   return Math.round(Number(m[1]) * (m[2] === '' ? 1 : /k/i.test(m[2]!) ? 1e3 : 1e6));
 };
 const SCALES = flags.scales!.split(',').map(scaleOf);
+const EDIT = flags.edit!;
+if (EDIT !== 'case' && EDIT !== 'title') throw new Error(`--edit: case or title, not ${EDIT}`);
+/** The edited letter: its case flipped, or rot13 (a letter 13 places on, the same case): done twice, the letter it was. */
+const edited = (c: number): number => (EDIT === 'case' ? c ^ 0x20 : ((((c | 0x20) - 0x61 + 13) % 26) + 0x61) & (c | ~0x20));
 const RELOADS = Number(flags.reloads);
 const LATENCY_SECONDS = Number(flags['latency-seconds']);
 const BOOT_TIMEOUT_MS = 3_600_000;
@@ -182,8 +190,8 @@ async function touch(file: string): Promise<void> {
 }
 
 /**
- * An edit of one record: the case of the first letter of the title of the record in the middle of
- * the file flipped (same size; a second edit puts it back). Returns what it changed, for the log.
+ * An edit of one record: the first letter of the title of the record in the middle of the file
+ * changed (`edited`: same size; a second edit puts it back). Returns what it changed, for the log.
  */
 async function editRecord(file: string): Promise<string> {
   const { size } = await stat(file);
@@ -196,8 +204,8 @@ async function editRecord(file: string): Promise<string> {
     for (let at = window.indexOf(key); at >= 0; at = window.indexOf(key, at + 1)) {
       const c = window[at + key.length];
       if (c === undefined || !((c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a))) continue;
-      await fh.write(Buffer.from([c ^ 0x20]), 0, 1, from + at + key.length);
-      return `byte ${from + at + key.length}: ${String.fromCharCode(c)} -> ${String.fromCharCode(c ^ 0x20)}`;
+      await fh.write(Buffer.from([edited(c)]), 0, 1, from + at + key.length);
+      return `byte ${from + at + key.length}: ${String.fromCharCode(c)} -> ${String.fromCharCode(edited(c))}`;
     }
     throw new Error(`${file}: no title starting with a letter near the middle`);
   } finally {
@@ -366,7 +374,7 @@ async function measure(scale: number): Promise<Row> {
         afterEdit = e;
       }
     } finally {
-      // The data set as generated again (each edit flips one letter's case).
+      // The data set as generated again (each edit undoes the one before).
       if (edits % 2 === 1) await editRecord(touched);
     }
     return {
@@ -385,7 +393,7 @@ try {
 } finally {
   await stopAll();
 }
-console.log(`Node ${process.version}, ${os.cpus().length} cores; touched and edited file: ${flags.touch} (touch: new times, the same bytes; edit: one record's title changed, same size); reload = touch or edit to the "data reloaded" line (300 ms debounce included)\n`);
+console.log(`Node ${process.version}, ${os.cpus().length} cores; touched and edited file: ${flags.touch} (touch: new times, the same bytes; edit (${EDIT}): one record's title changed, same size); reload = touch or edit to the "data reloaded" line (300 ms debounce included)\n`);
 console.log(`latency: wrk, 2 connections, ${LATENCY_SECONDS} s per endpoint on the first start, p50 / p99 ms; load average ${os.loadavg().map(f1).join(' ')}\n`);
 console.log('| scale | data MB | first start s | first start CPU s | baseline s | ratio | restart s | restart after touch s | restart after edit s | touched file baseline s | reload after touch s | reload after edit s | RSS MB at ready | peak RSS MB | RSS MB at restart | RSS MB after reloads | boot cache MB | list ms | filter ms | search ms | detail ms |');
 console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|');

@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { collecting, DataError, loadCollections } from '../../src/data/load.ts';
-import { RESOURCE_LIST } from '../../src/resources/index.ts';
+import { checkObject, timestampNormalizer } from '../../src/data/validate.ts';
+import { RESOURCE_LIST, RESOURCES } from '../../src/resources/index.ts';
 import { COLLECTIONS, type CollectionName } from '../../src/resources/types.ts';
 import { fixture } from '../helpers/fixture.ts';
 
@@ -61,6 +62,9 @@ test('from files, a collection read before what it links to (celebrities, before
     assert.deepEqual(fromFiles, fromArrays);
     assert.equal((fromFiles.celebrities[0]!.filmography as unknown[]).length, 2);
     assert.equal(fromFiles.celebrities[0]!.introduction, 'Intro', 'a field no link reads, from the second read');
+    // Not validated again there, but what validation changes is done: a timestamp in toISOString() form.
+    assert.equal(fixture().celebrities[1]!.createdAt, '2025-02-01T00:00:00Z');
+    assert.equal(fromFiles.celebrities[1]!.createdAt, '2025-02-01T00:00:00.000Z');
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -87,4 +91,59 @@ test('from files, celebrities edited between their two reads (while movies are l
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+});
+
+test('from files, celebrities made invalid between their two reads (the second read does not validate): the load is done again and reports them', async () => {
+  const dir = await fixtureDir();
+  try {
+    let edits = 0;
+    const load = loadCollections(
+      dir,
+      collecting((def, records) => {
+        if (def.name === 'movies' && edits++ === 0) {
+          const edited = fixture();
+          edited.celebrities[1]!.createdAt = 'yesterday';
+          delete (edited.celebrities[0] as { name?: string }).name;
+          writeFileSync(join(dir, 'celebrities.json'), JSON.stringify(edited.celebrities, null, 2));
+        }
+        return records;
+      }),
+    );
+    await assert.rejects(load, (err: unknown) => {
+      assert.ok(err instanceof DataError);
+      assert.deepEqual(
+        err.problems.map((p) => `${p.file} ${p.index} ${p.field}`),
+        ['celebrities.json 0 name', 'celebrities.json 1 createdAt'],
+      );
+      return true;
+    });
+    assert.equal(edits, 1, 'the second pass stops at celebrities, before movies are linked');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('timestampNormalizer changes a record as checkObject does when it validates it, and nothing else', () => {
+  const data = fixture() as unknown as Record<CollectionName, Record<string, unknown>[]>;
+  data.celebrities[0]!.createdAt = '2025-01-01T00:00:00.5Z';
+  data.movies[0]!.releaseDate = '2024-05-01T00:00:00Z';
+  data.news[0]!.publishDate = '2025-04-01T10:00:00.12Z';
+  for (const def of RESOURCE_LIST) {
+    const normalize = timestampNormalizer(def.source);
+    assert.ok(normalize, `${def.name} has timestamps`);
+    for (const record of data[def.name]) {
+      const checked = structuredClone(record);
+      checkObject(def.source, checked, '', { problems: [], refs: [] });
+      const normalized = structuredClone(record);
+      normalize(normalized);
+      assert.deepEqual(normalized, checked);
+    }
+  }
+  assert.equal(data.celebrities[0]!.createdAt, '2025-01-01T00:00:00.5Z', 'the fixture itself untouched');
+  const changed = { ...data.news[0]! };
+  timestampNormalizer(RESOURCES.news.source)!(changed);
+  assert.equal(changed.publishDate, '2025-04-01T10:00:00.120Z');
+  const invalid = { createdAt: 'yesterday', name: 7 };
+  timestampNormalizer(RESOURCES.celebrities.source)!(invalid);
+  assert.deepEqual(invalid, { createdAt: 'yesterday', name: 7 }, 'what is not a valid timestamp is left for validation to report');
 });

@@ -14,6 +14,7 @@ import { loadLinked } from '../../src/data/load.ts';
 import { patchable } from '../../src/data/patch.ts';
 import { RECORD_GROUP } from '../../src/data/record-groups.ts';
 import { RESOURCE_LIST } from '../../src/resources/index.ts';
+import { stringAt } from '../../src/data/string-table.ts';
 import { loadSnapshot, type Snapshot } from '../../src/data/snapshot.ts';
 import { writeDataset } from '../../src/generate/write-dataset.ts';
 import { detail, listPage } from '../../src/http/handlers.ts';
@@ -57,6 +58,10 @@ function assertSameAnswers(want: Snapshot, got: Snapshot, ids: Partial<Record<Co
     const x = want.collections[name];
     const y = got.collections[name];
     assert.equal(y.size, x.size, name);
+    // The search index is built from the texts as a full build's is: the same arrays.
+    assert.deepEqual(y.search, x.search, `${name} search index`);
+    assert.deepEqual(y.searchFrom, x.searchFrom, `${name} derived texts`);
+    assert.deepEqual(Array.from({ length: y.size }, (_, i) => stringAt(y.searchText, i)), Array.from({ length: x.size }, (_, i) => stringAt(x.searchText, i)), `${name} text table`);
     for (const q of queries(x, ids[name] ?? [])) assert.deepEqual(listPage(y, q, TODAY), listPage(x, q, TODAY), `${name}?${q}`);
     for (let id = 0; id < x.size; id++) {
       const slug = slugOf(x, id);
@@ -116,7 +121,34 @@ const EDITS: Edit[] = [
   { what: 'a news title letter case', name: 'news', patched: true, apply: async (d) => (await editRecord(d, 'news', 10, (r) => (r.title = flipFirst(r.title as string))), [10]) },
   // Built whole: celebrities (its link target) is rebuilt too, for the filmographies.
   { what: 'a movie synopsis', name: 'movies', patched: false, apply: async (d) => (await editRecord(d, 'movies', 7, (r) => (r.synopsis = 'New words.')), [7]) },
-  { what: 'a title (search text and sort key)', name: 'outfits', patched: false, apply: async (d) => (await editRecord(d, 'outfits', mid, (r) => (r.title = 'Zebra Qxj Title')), [mid]) },
+  // A search text changed: the search index is built again from the texts, the title order patched.
+  { what: 'a title (search text and sort key)', name: 'outfits', patched: true, apply: async (d) => (await editRecord(d, 'outfits', mid, (r) => (r.title = 'Zebra Qxj Title')), [mid]) },
+  {
+    what: 'titles with a quote, a backslash and accents, one read from the table (a trigram twice), one another\'s',
+    name: 'outfits',
+    patched: true,
+    apply: async (d) => {
+      const other = (JSON.parse((await readFile(join(d, 'outfits.json'), 'utf8')).split('\n')[9]!.replace(/,$/, '')) as { title: string }).title;
+      await editRecord(d, 'outfits', 5, (r) => (r.title = 'Él "dijo" \\ Ça'));
+      await editRecord(d, 'outfits', 6, (r) => (r.title = 'Abcabcabc Abc'));
+      await editRecord(d, 'outfits', 7 + RECORD_GROUP, (r) => (r.title = other));
+      return [5, 6, 7 + RECORD_GROUP];
+    },
+  },
+  // The next title edit reads the texts of those records from the index they are in.
+  { what: 'a title after those', name: 'outfits', patched: true, apply: async (d) => (await editRecord(d, 'outfits', 100, (r) => (r.title = `${r.title as string} Redux`)), [100]) },
+  {
+    what: 'news titles (texts grouped: one joins another group, one leaves its own)',
+    name: 'news',
+    patched: true,
+    apply: async (d) => {
+      const lines = (await readFile(join(d, 'news.json'), 'utf8')).split('\n');
+      const other = (JSON.parse(lines[31]!.replace(/,$/, '')) as { title: string }).title;
+      await editRecord(d, 'news', 12, (r) => (r.title = other));
+      await editRecord(d, 'news', 30, (r) => (r.title = 'A headline no one wrote before'));
+      return [12, 30];
+    },
+  },
   { what: 'a sort key', name: 'outfits', patched: true, apply: async (d) => (await editRecord(d, 'outfits', 20, (r) => (r.likesCount = 999_999)), [20]) },
   {
     what: 'sort keys of three records, one to none, two to the same time (ties by _id)',
@@ -217,7 +249,8 @@ describe('a patch after an edit', () => {
     await writeDataset(data, { scale: 200 });
     await sleep(SETTLE_MS);
     await loadSnapshot(data, { cacheDir: state });
-    for (const e of [EDITS[0]!, EDITS[2]!, EDITS[7]!]) {
+    const edits = ['a title letter in the other case', 'two records in two groups, one shorter', 'a sort key', 'a title (search text and sort key)', 'news titles (texts grouped: one joins another group, one leaves its own)'];
+    for (const e of edits.map((what) => EDITS.find((x) => x.what === what)!)) {
       const ids = { [e.name]: await e.apply(data) };
       const full = await loadSnapshot(data, { cacheDir: 'memory', buildThreads: 'never' });
       const { lines, log } = infoLines();
