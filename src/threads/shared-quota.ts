@@ -49,6 +49,9 @@ export interface SharedQuotaSetup {
 
 /** A report (ring.ts, REPORT numbers): slot, status, time (ms), wait id (0: nothing waits for it). */
 
+/** A fixed-length Int32Array over all of `buffer` as it is now (see SharedGate: cheaper than a length-tracking one). */
+const fixedView = (buffer: SharedArrayBuffer) => new Int32Array(buffer, 0, buffer.byteLength / 4);
+
 export type Growable = SharedArrayBuffer & { grow(bytes: number): void; readonly maxByteLength: number };
 /** A SharedArrayBuffer that grows in place (ES2024; the threads need Node 22.12 or later anyway). */
 export function growable(bytes: number, max = MAX_SLOTS * 4): Growable {
@@ -94,16 +97,14 @@ export class Outbox {
 interface Told {
   base: number;
   readonly times: number[];
-  /** Drop the sent ones at this length (twice what stayed at the last trim: amortized O(1) per 200). */
-  trimAt: number;
 }
-const TRIM_AT = 64;
 
 /** One worker as the main thread counts for it. */
 interface Link {
   readonly out: Outbox;
-  /** The thread's `sent` ledger (see SharedQuotaSetup). */
-  readonly sent: Int32Array;
+  /** The thread's `sent` ledger (see SharedQuotaSetup), a fixed-length view remade when a slot is past it. */
+  sent: Int32Array;
+  readonly sentBuffer: SharedArrayBuffer;
   /** Per slot, the 200s told they may leave: set against the thread's `sent` if it dies. */
   readonly durable: Map<number, Told>;
   /** The thread has died: its 200s that reach the disk now are withdrawn, never sent. */
@@ -158,7 +159,7 @@ export class QuotaTable {
     const sent = new Int32Array(sentLedger);
     this.ledgers.add(sentLedger);
     const out = new Outbox(port);
-    const link: Link = { out, sent, durable: new Map(), dead: false };
+    const link: Link = { out, sent: fixedView(sentLedger), sentBuffer: sentLedger, durable: new Map(), dead: false };
     const memory = Reports.memory(bell.memory);
     const reports = new Reports(memory.ring, memory.heads, memory.bell);
     const count = (slot: number, status: number, now: number, wait: number) => this.count(link, slot, status, now, wait);
@@ -240,13 +241,16 @@ export class QuotaTable {
   /** Tells the thread its 200 `wait` (of time `now`) may leave, and keeps it among those told, per slot (see release). */
   private durable(link: Link, slot: number, now: number, wait: number): void {
     let told = link.durable.get(slot);
-    if (told === undefined) link.durable.set(slot, (told = { base: 0, times: [], trimAt: TRIM_AT }));
-    else if (told.times.length >= told.trimAt) {
-      // Those the thread has sent are done with: only the ones still on their way are kept.
+    if (told === undefined) link.durable.set(slot, (told = { base: 0, times: [] }));
+    else {
+      // Those the thread has sent are done with: only the ones still on their way are kept (most
+      // often none: the thread sent the last one before this one was on disk).
+      if (slot >= link.sent.length) link.sent = fixedView(link.sentBuffer);
       const sent = Atomics.load(link.sent, slot);
-      told.times.splice(0, sent - told.base);
+      const drop = sent - told.base;
+      if (drop === told.times.length) told.times.length = 0;
+      else if (drop > 0) told.times.splice(0, drop);
       told.base = sent;
-      told.trimAt = Math.max(TRIM_AT, 2 * told.times.length);
     }
     told.times.push(now);
     link.out.touch();

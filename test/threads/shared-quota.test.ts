@@ -215,7 +215,7 @@ describe('SharedGate', () => {
     assert.equal((await gate.usage.get('h@example.com')).used, 98);
   });
 
-  it("strict: a worker that dies with 200s on disk it was told of and never sent (past many it sent, across midnight) -> each withdrawn on its own record's day; the days and the month count the 200s sent", async () => {
+  it("strict: a worker that dies with 200s on disk it was told of and never sent (past many it sent, some read late, across midnight) -> each withdrawn on its own record's day; the days and the month count the 200s sent", async () => {
     const state = await tempState(after);
     const store = await openStore({ state, role: 'server', clock, durability: 'strict', scrypt: FAST_SCRYPT });
     const strictGate = openGate({ store, clock });
@@ -224,12 +224,15 @@ describe('SharedGate', () => {
       const channel = new MessageChannel();
       channels.push(channel);
       const link = strictTable.link(channel.port1, new Bell());
-      // The worker's end of the channel, whose messages stop reaching the gate once `reading` is
-      // false: a thread that stands still and never reads the word that its 200s may leave.
+      // The worker's end of the channel, whose messages wait in `unread` once `reading` is false: a
+      // thread that stands still and reads the word that its 200s may leave late, or never.
       let reading = true;
+      const unread: unknown[] = [];
+      let handle: (m: unknown) => void = () => {};
       const port = {
-        on(_: 'message', handle: (m: unknown) => void) {
-          channel.port2.on('message', (m) => reading && handle(m));
+        on(_: 'message', h: (m: unknown) => void) {
+          handle = h;
+          channel.port2.on('message', (m) => (reading ? handle(m) : unread.push(m)));
           return port;
         },
         postMessage: (m: unknown) => channel.port2.postMessage(m),
@@ -238,33 +241,48 @@ describe('SharedGate', () => {
       const { key } = await strictGate.accounts.create({ email: 's@example.com', plan: 'enterprise', password: 'correct horse battery' });
       const D0 = '2026-11-14';
       const D1 = '2026-11-15';
+      let sent = 0; // the 200s whose word the worker read: sent
       const strict200s = async (n: number) => {
         const waits: Promise<void>[] = [];
         for (let i = 0; i < n; i++) {
           const wait = w.gate.settle((await admit(w, key)).ticket, 200);
           assert.ok(wait instanceof Promise, 'a strict 200 waits for its record on disk');
-          waits.push(wait);
+          waits.push(wait.then(() => void sent++));
         }
         return waits;
       };
+      const committed = (n: number) => eventually(() => (storeMetric(strictGate, 'committed_requests_total') ?? 0) >= n, undefined, `${n} records on disk`);
       now = Date.parse(`${D0}T23:00:00Z`);
-      // Sent, in rounds: past what the main thread keeps of them before it drops those the worker sent.
+      // Sent, in rounds: the main thread drops from what it keeps those the worker has sent.
       for (let round = 0; round < 5; round++) await Promise.all(await strict200s(30));
       reading = false;
+      // X: on disk, its word read only after Y's is posted (then sent); Y: never read. Then Z, on the
+      // next day, told while X is sent and Y is not: the main thread drops X only.
+      now = Date.parse(`${D0}T23:59:58Z`);
+      void strict200s(30);
+      await committed(180);
+      await eventually(() => unread.length > 0, undefined, "X's word posted");
+      await turn();
+      const xWords = unread.length;
       now = Date.parse(`${D0}T23:59:59Z`);
-      await strict200s(30);
+      void strict200s(30);
+      await committed(210);
+      await eventually(() => unread.length > xWords, undefined, "Y's word posted");
+      for (const m of unread.splice(0, xWords)) handle(m);
+      await turn();
+      assert.equal(sent, 180, 'X sent');
       now = Date.parse(`${D1}T00:00:01Z`);
-      await strict200s(30);
-      await eventually(() => (storeMetric(strictGate, 'committed_requests_total') ?? 0) >= 210, undefined, 'the 210 records on disk');
-      await turn(); // the word posted
+      void strict200s(30);
+      await committed(240);
+      await turn(); // Z's word posted
       w.release(); // the thread has died
       const days = (report: { daily: readonly { date: string; success: number }[] }) => Object.fromEntries([D0, D1].map((d) => [d, report.daily.find((x) => x.date === d)?.success ?? 0]));
       const live = await strictGate.usage.get('s@example.com');
-      assert.deepEqual(days(live), { [D0]: 150, [D1]: 0 }, 'live');
-      assert.equal(live.used, 150);
+      assert.deepEqual(days(live), { [D0]: 180, [D1]: 0 }, 'live');
+      assert.equal(live.used, 180);
       await strictGate.close();
       const disk = await (await readUsageFiles(state, { clock })).get('s@example.com');
-      assert.deepEqual([days(disk), disk.used], [{ [D0]: 150, [D1]: 0 }, 150], 'on disk');
+      assert.deepEqual([days(disk), disk.used], [{ [D0]: 180, [D1]: 0 }, 180], 'on disk');
     } finally {
       await strictGate.close();
     }
