@@ -347,7 +347,7 @@ type EqualityFilter = Exclude<ResourceDefinition['filters'][number], { kind: 'ra
  * keys each record holds (CSR: record id -> key numbers). For a slug filter of an embedded record
  * (`embed` >= 0, the number of that embed), the key number is the embedded record's id (`addId`).
  */
-class PostingCollector {
+export class PostingCollector {
   private readonly number = new Map<string, number>();
   private readonly counts: number[] = [];
   private readonly members: number[] = [];
@@ -377,9 +377,23 @@ class PostingCollector {
     this.perRecord.push(this.members.length);
   }
 
+  /**
+   * Adds the next record with the keys `keys`, as the table holds them (folded), in the record's
+   * order: patch.ts makes a table again from the keys of another and of the records an edit changed.
+   */
+  addKeys(keys: readonly string[]): void {
+    const seen = this.members.length;
+    for (let i = 0; i < keys.length; i++) this.addKey(keys[i]!, seen);
+    this.perRecord.push(this.members.length);
+  }
+
   /** Adds key `v` to the record being added, whose keys start at `members[seen]`. */
   private addValue(v: unknown, seen: number): void {
-    const key = this.filter.kind === 'text' ? fold(String(v).trim()) : String(v);
+    this.addKey(this.filter.kind === 'text' ? fold(String(v).trim()) : String(v), seen);
+  }
+
+  /** Adds `key` (as the table holds it) to the record being added, whose keys start at `members[seen]`. */
+  private addKey(key: string, seen: number): void {
     let k = this.number.get(key);
     if (k === undefined) {
       this.number.set(key, (k = this.counts.length));

@@ -25,10 +25,14 @@ export const groupCount = (records: number): number => Math.ceil(records / RECOR
 
 /**
  * The source digests of a file's groups, fed the records of each chunk as the reader cuts them
- * (records.ts readRecords `onSlices`): from the first record's first byte to the last one's last,
- * with what lies between them in that chunk. The same bytes give the same digest; a group whose
- * digest matches holds records of the same bytes (the bytes hashed are the records back to back with
- * some of their separators, which cut into the same records again: each is a JSON value).
+ * (records.ts readRecords `onSlices`): each record's bytes, back to back without what separates them,
+ * so a group's digest is that of its records alone, the same however the reader's chunks cut the file
+ * (with the separators between a group's first and last record in one chunk, a group cut by a chunk's
+ * end differed from the same group read whole, so an edit that moved the chunks' ends made a few
+ * groups look changed). The same digest is the same records: a group matched against one of valid
+ * records, JSON objects, whose bytes back to back cut into those objects alone (each ends where its
+ * braces close, and the first starts the bytes). A hash update per record: about 15 ms more per 270k
+ * records than one per group.
  */
 export class SourceDigester {
   private hash: Hash | null = null;
@@ -39,12 +43,9 @@ export class SourceDigester {
   onGroup: ((g: number, digest: Uint32Array) => void) | null = null;
 
   slices(buf: Uint8Array, starts: readonly number[], ends: readonly number[]): void {
-    for (let k = 0; k < starts.length; ) {
-      const m = Math.min(starts.length, k + RECORD_GROUP - (this.count % RECORD_GROUP));
-      (this.hash ??= createHash('sha256')).update(buf.subarray(starts[k], ends[m - 1]));
-      this.count += m - k;
-      k = m;
-      if (this.count % RECORD_GROUP === 0) this.flush();
+    for (let k = 0; k < starts.length; k++) {
+      (this.hash ??= createHash('sha256')).update(buf.subarray(starts[k], ends[k]));
+      if (++this.count % RECORD_GROUP === 0) this.flush();
     }
   }
 

@@ -11,8 +11,9 @@
 // passes --max-rss-gb (18 by default: the machine is shared), saying where.
 // The edit (--edit): `case` flips the case of the first letter of a title (the search text and sort
 // keys stay: only the record's JSON changes), `title` turns that letter into another one (rot13: the
-// search text, its grams and the title order change too, as when a person retitles an outfit).
-//   npm run bench:boot -- [--scales 10k,100k] [--touch outfits.json] [--edit case|title] [--reloads 2] [--no-touch] [--latency-seconds 5] [--max-rss-gb 18] [--work DIR] [--seed S]
+// search text, its grams and the title order change too, as when a person retitles an outfit),
+// `category` does that to the first letter of a category (a filter value: a key no record had).
+//   npm run bench:boot -- [--scales 10k,100k] [--touch outfits.json] [--edit case|title|category] [--reloads 2] [--no-touch] [--latency-seconds 5] [--max-rss-gb 18] [--work DIR] [--seed S]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, open, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
@@ -44,7 +45,9 @@ const scaleOf = (s: string): number => {
 };
 const SCALES = flags.scales!.split(',').map(scaleOf);
 const EDIT = flags.edit!;
-if (EDIT !== 'case' && EDIT !== 'title') throw new Error(`--edit: case or title, not ${EDIT}`);
+if (EDIT !== 'case' && EDIT !== 'title' && EDIT !== 'category') throw new Error(`--edit: case, title or category, not ${EDIT}`);
+/** The field whose value's first letter is edited. */
+const EDITED_FIELD = EDIT === 'category' ? 'category' : 'title';
 /** The edited letter: its case flipped, or rot13 (a letter 13 places on, the same case): done twice, the letter it was. */
 const edited = (c: number): number => (EDIT === 'case' ? c ^ 0x20 : ((((c | 0x20) - 0x61 + 13) % 26) + 0x61) & (c | ~0x20));
 const RELOADS = Number(flags.reloads);
@@ -190,7 +193,7 @@ async function touch(file: string): Promise<void> {
 }
 
 /**
- * An edit of one record: the first letter of the title of the record in the middle of the file
+ * An edit of one record: the first letter of the title (or category) of the record in the middle of the file
  * changed (`edited`: same size; a second edit puts it back). Returns what it changed, for the log.
  */
 async function editRecord(file: string): Promise<string> {
@@ -200,14 +203,14 @@ async function editRecord(file: string): Promise<string> {
     const window = Buffer.alloc(Math.min(1 << 16, size));
     const from = Math.max(0, Math.floor(size / 2) - window.length);
     await fh.read(window, 0, window.length, from);
-    const key = Buffer.from('"title":"');
+    const key = Buffer.from(`"${EDITED_FIELD}":"`);
     for (let at = window.indexOf(key); at >= 0; at = window.indexOf(key, at + 1)) {
       const c = window[at + key.length];
       if (c === undefined || !((c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a))) continue;
       await fh.write(Buffer.from([edited(c)]), 0, 1, from + at + key.length);
       return `byte ${from + at + key.length}: ${String.fromCharCode(c)} -> ${String.fromCharCode(edited(c))}`;
     }
-    throw new Error(`${file}: no title starting with a letter near the middle`);
+    throw new Error(`${file}: no ${EDITED_FIELD} starting with a letter near the middle`);
   } finally {
     await fh.close();
   }
@@ -393,7 +396,7 @@ try {
 } finally {
   await stopAll();
 }
-console.log(`Node ${process.version}, ${os.cpus().length} cores; touched and edited file: ${flags.touch} (touch: new times, the same bytes; edit (${EDIT}): one record's title changed, same size); reload = touch or edit to the "data reloaded" line (300 ms debounce included)\n`);
+console.log(`Node ${process.version}, ${os.cpus().length} cores; touched and edited file: ${flags.touch} (touch: new times, the same bytes; edit (${EDIT}): one record's ${EDITED_FIELD} changed, same size); reload = touch or edit to the "data reloaded" line (300 ms debounce included)\n`);
 console.log(`latency: wrk, 2 connections, ${LATENCY_SECONDS} s per endpoint on the first start, p50 / p99 ms; load average ${os.loadavg().map(f1).join(' ')}\n`);
 console.log('| scale | data MB | first start s | first start CPU s | baseline s | ratio | restart s | restart after touch s | restart after edit s | touched file baseline s | reload after touch s | reload after edit s | RSS MB at ready | peak RSS MB | RSS MB at restart | RSS MB after reloads | boot cache MB | list ms | filter ms | search ms | detail ms |');
 console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|');

@@ -11,10 +11,10 @@ import { DEPENDS } from '../../src/data/boot-cache-format.ts';
 import { postingKeys, searchTextOf, slugOf, type CollectionIndex } from '../../src/data/indexes.ts';
 import { knownCollection } from '../../src/data/known.ts';
 import { loadLinked } from '../../src/data/load.ts';
-import { patchable } from '../../src/data/patch.ts';
+import { patchable, patchCollection } from '../../src/data/patch.ts';
 import { RECORD_GROUP } from '../../src/data/record-groups.ts';
 import { buildSearchIndex, searchIndexWith } from '../../src/data/search-index.ts';
-import { RESOURCE_LIST } from '../../src/resources/index.ts';
+import { RESOURCE_LIST, RESOURCES } from '../../src/resources/index.ts';
 import { stringAt } from '../../src/data/string-table.ts';
 import { loadSnapshot, type Snapshot } from '../../src/data/snapshot.ts';
 import { writeDataset } from '../../src/generate/write-dataset.ts';
@@ -59,7 +59,8 @@ function assertSameAnswers(want: Snapshot, got: Snapshot, ids: Partial<Record<Co
     const x = want.collections[name];
     const y = got.collections[name];
     assert.equal(y.size, x.size, name);
-    // The search index is built from the texts as a full build's is: the same arrays.
+    // The filter tables and the search index are made as a full build makes them: the same arrays.
+    assert.deepEqual(y.postings, x.postings, `${name} filter tables`);
     assert.deepEqual(y.search, x.search, `${name} search index`);
     assert.deepEqual(y.searchFrom, x.searchFrom, `${name} derived texts`);
     assert.deepEqual(Array.from({ length: y.size }, (_, i) => stringAt(y.searchText, i)), Array.from({ length: x.size }, (_, i) => stringAt(x.searchText, i)), `${name} text table`);
@@ -164,7 +165,25 @@ const EDITS: Edit[] = [
   },
   // Built whole: `views` (the popular sort's key) is not served, so the order of the others cannot be read back.
   { what: 'a news view count and date', name: 'news', patched: false, apply: async (d) => (await editRecord(d, 'news', 11, (r) => ((r.views = 1), (r.publishDate = '2001-02-03T04:05:06.000Z'))), [11]) },
-  { what: 'a filter value', name: 'outfits', patched: false, apply: async (d) => (await editRecord(d, 'outfits', 21, (r) => (r.category = 'Brand New Category')), [21]) },
+  // A filter value changed: that filter's table made again from every record's key.
+  { what: 'a filter value', name: 'outfits', patched: true, apply: async (d) => (await editRecord(d, 'outfits', 21, (r) => (r.category = 'Brand New Category')), [21]) },
+  {
+    what: "filter values: one gone, one another record's, the last of one key (the key gone), a case change (the same key)",
+    name: 'outfits',
+    patched: true,
+    apply: async (d) => {
+      const records = (await readFile(join(d, 'outfits.json'), 'utf8')).split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l.replace(/,$/, '')) as { category?: string });
+      // (Record 21 alone has the category the edit before gave it.)
+      assert.equal(records.filter((r) => r.category === 'Brand New Category').length, 1);
+      await editRecord(d, 'outfits', 50, (r) => delete r.brand);
+      await editRecord(d, 'outfits', 51, (r) => (r.category = records[52 + RECORD_GROUP]!.category));
+      await editRecord(d, 'outfits', 21, (r) => (r.category = records[22]!.category));
+      await editRecord(d, 'outfits', 53, (r) => (r.category = (r.category as string).toUpperCase()));
+      return [21, 50, 51, 53];
+    },
+  },
+  { what: 'a news featured flag (a boolean filter)', name: 'news', patched: true, apply: async (d) => (await editRecord(d, 'news', 13, (r) => (r.featured = !r.featured)), [13]) },
+  { what: 'an _id', name: 'outfits', patched: false, apply: async (d) => (await editRecord(d, 'outfits', 54, (r) => (r._id = `${r._id as string}x`)), [54]) },
   // A slug changed: the slug table's slots made again.
   { what: 'a slug', name: 'outfits', patched: true, apply: async (d) => (await editRecord(d, 'outfits', 22, (r) => (r.slug = 'a-new-slug-for-it')), [22]) },
   {
@@ -260,6 +279,20 @@ describe('a patch after an edit', () => {
     walk(next, 'outfits');
   });
 
+  it("groups cut across the reader's chunks (read 3 KB at a time): their bytes kept past the chunk", async () => {
+    const data = join(root, 'data-chunks');
+    await writeDataset(data, { scale: 200 });
+    const live = await loadSnapshot(data, { cacheDir: 'memory', buildThreads: 'never' });
+    const ids = [5, 70, 71, 200];
+    for (const k of ids) await editRecord(data, 'outfits', k, (r) => (r.title = `${r.title as string} and more`));
+    const full = await loadSnapshot(data, { cacheDir: 'memory', buildThreads: 'never' });
+    const others = DEPENDS.outfits.filter((n) => n !== 'outfits');
+    const known = Object.fromEntries(others.map((n) => [n, knownCollection(live.collections[n])]));
+    const got = await patchCollection(data, RESOURCES.outfits, live.collections.outfits, (t) => live.collections[t], known, { chunkBytes: 3000 });
+    assert.ok(got.index !== null, got.index === null ? got.why : '');
+    assertSameAnswers(full, { ...live, collections: { ...live.collections, outfits: got.index } }, { outfits: ids });
+  });
+
   it('an invalid edit is never patched: a reload and a restart report what a full build reports', async () => {
     const data = join(root, 'data-invalid');
     const state = join(root, 'state-invalid');
@@ -329,7 +362,7 @@ describe('a patch after an edit', () => {
     await writeDataset(data, { scale: 200 });
     await sleep(SETTLE_MS);
     await loadSnapshot(data, { cacheDir: state });
-    const edits = ['a title letter in the other case', 'two records in two groups, one shorter', 'a sort key', 'a title (search text and sort key)', 'news titles (texts grouped: one joins another group, one leaves its own)'];
+    const edits = ['a title letter in the other case', 'two records in two groups, one shorter', 'a sort key', 'a title (search text and sort key)', 'news titles (texts grouped: one joins another group, one leaves its own)', 'a filter value', 'a slug'];
     for (const e of edits.map((what) => EDITS.find((x) => x.what === what)!)) {
       const ids = { [e.name]: await e.apply(data) };
       const full = await loadSnapshot(data, { cacheDir: 'memory', buildThreads: 'never' });
