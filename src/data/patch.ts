@@ -4,22 +4,23 @@
 // file is read and cut into records (never parsed whole); a group of records (record-groups.ts) whose
 // source bytes have the digest of the same group before is taken as it was; the records of the
 // groups that changed are parsed, validated, linked and written as a full build would, and each such
-// group must give the indexes what it gave before: the same _id, range value and embedded records.
-// Then every order, posting and range stays as it is, the JSON arenas are the old ones with those
-// records' bytes replaced, and what changed is put right: a record whose sort key changed is moved in
-// that order; a search text changed (a title) moves the grams it loses and gains (or, where texts are
-// grouped, the search index is built again from every record's text); a slug changed (to one no
-// other record has) makes the slug table's slots again; a filter value changed makes that filter's
-// table again from every record's key. Any other edit (records added, removed or moved, an _id, an
-// embedded record, invalid data...) is not patched: the caller builds it whole, which also reports
-// invalid data as it always has.
+// group must keep its records' _id and embedded records. Then every order, posting and range stays
+// as it is, the JSON arenas are the old ones with those records' bytes replaced, and what changed is
+// put right: a record whose sort key changed is moved in that order; a search text changed (a title)
+// moves the grams it loses and gains (or, where texts are grouped, the search index is built again
+// from every record's text); a slug changed (to one no other record has) makes the slug table's
+// slots again; a filter value changed makes that filter's table again from every record's key, a
+// range value the range index. Records added at the end are put in every order, filter table,
+// search gram and the slug table (made for the new count). Any other edit (records removed or moved,
+// an _id, an embedded record, invalid data...) is not patched: the caller builds it whole, which
+// also reports invalid data as it always has.
 // test/data/patch.test.ts compares every answer of a patched index with a full build's.
 import { join } from 'node:path';
 import type { CollectionName, LinkContext, LinkedRecord, ResourceDefinition, SourceRecord } from '../resources/types.ts';
 import { embedFields, type Details } from './detail-layout.ts';
 import { offsetsOf, type Fragments, type RecordOffsets } from './fragments.ts';
 import { fold } from './fold.ts';
-import { indexBuilder, PostingCollector, searchTextOf, slugId, slugOf, type CollectionIndex, type PostingTable, type Targets } from './indexes.ts';
+import { indexBuilder, PostingCollector, searchTextOf, slugId, slugOf, type CollectionIndex, type PostingTable, type RangeIndex, type Targets } from './indexes.ts';
 import { knownCollection } from './known.ts';
 import type { KnownCollections } from './load.ts';
 import { groupCount, RECORD_GROUP, SourceDigester } from './record-groups.ts';
@@ -92,8 +93,11 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
   } catch (err) {
     return { index: null, why: `not read: ${(err as Error).message}` };
   }
-  const sources = digester.finish(n);
-  if (sources === null) return { index: null, why: `${digester.count} records where there were ${n}` };
+  // Records added at the end (the other edit a person makes): their groups are new, the last one
+  // before them changed; the records' ids stay. Fewer records: built whole.
+  const size = digester.count;
+  if (size < n || n === 0) return { index: null, why: `${size} records where there were ${n}` };
+  const sources = digester.finish(size)!;
   if (tooMany) return { index: null, why: 'too many records changed' };
   if (changedGroups.length === 0) return { index: { ...old, groups: { ...was, sources } }, records: 0 };
 
@@ -138,26 +142,33 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
   // Record ids of the changed records, ascending (made's record j is ids[j]).
   const ids = new Int32Array(linked.length);
   let j = 0;
-  for (const g of changedGroups) for (let i = g * RECORD_GROUP; i < Math.min(n, (g + 1) * RECORD_GROUP); i++) ids[j++] = i;
+  for (const g of changedGroups) for (let i = g * RECORD_GROUP; i < Math.min(size, (g + 1) * RECORD_GROUP); i++) ids[j++] = i;
   if (j !== linked.length) return { index: null, why: 'records counted twice' };
   /** Whether a changed record's search text (or where it is read from) changed: then the search index is built again from the texts. */
   let textsChanged = false;
   /** Whether a changed record's slug changed: then the slug table's slots are made again (each new slug checked unique first). */
-  let slugsChanged = false;
+  let slugsChanged = size > n;
+  /** Whether a changed record's range value changed: then the range index is made again. */
+  let rangeChanged = size > n && old.range !== null;
   for (let k = 0; k < ids.length; k++) {
     const id = ids[k]!;
+    if (id >= n) {
+      // An added record: its text is new (an empty one before), and it has no embed or range value to compare.
+      textsChanged = true;
+      continue;
+    }
     if (slugOf(made, k) !== slugOf(old, id)) slugsChanged = true;
     if (searchTextOf(made, k) !== searchTextOf(old, id) || bit(made.searchFrom?.derived, k) !== bit(old.searchFrom?.derived, id)) textsChanged = true;
     if (made.embeds.some((e, x) => e.ids[k] !== old.embeds[x]!.ids[id])) return { index: null, why: 'an embedded record changed' };
-    if (made.range !== null && !Object.is(made.range.byId[k], old.range!.byId[id])) return { index: null, why: 'a range value changed' };
+    if (made.range !== null && !Object.is(made.range.byId[k], old.range!.byId[id])) rangeChanged = true;
   }
   if (slugsChanged && !slugsUnique(old, made, ids)) return { index: null, why: 'a slug another record has' };
-  const filters = keysChanged ? changedFilters(old, made, ids, linked) : new Map<number, (string | null)[]>();
+  const filters = keysChanged || size > n ? changedFilters(old, made, ids, linked, size) : new Map<number, Int32Array | (string | null)[]>();
   if (typeof filters === 'string') return { index: null, why: filters };
   // A search text changed: the texts of every record (those of the others as the old index holds
   // them), the search index built from them as a full build would, and the table and `derived` bits
   // with the changed records' entries; a text sort (the title's) may have moved them too.
-  const search = textsChanged ? searchRebuilt(old, made, ids) : null;
+  const search = textsChanged ? searchRebuilt(old, made, ids, size) : null;
   // What is kept of `old` may lie in the memory its arenas do (a boot cache file is read into one
   // allocation): copied out (the arenas themselves are made anew below), so the replaced arenas are
   // freed with the old snapshot (else +370 MB of RSS after each such reload at 100k).
@@ -166,30 +177,37 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
   const kept: CollectionIndex = { ...copied, list: old.list, detail: { ...copied.detail, own: old.detail.own } };
   // Sort keys of the same digests are the same, but for a text sort's key that is the search text (its
   // digest holds a marker for it: indexes.ts), which may have changed with it.
-  const sorts = old.def.sorts.flatMap((sort, s) => (sortsChanged || (textsChanged && sort.type === 'text') ? [s] : []));
-  const sorted = sorts.length > 0 ? reordered(kept, made, ids, linked, sorts) : { orders: kept.orders, ranks: kept.ranks, postings: kept.postings };
+  // Added records go into every order.
+  const sorts = old.def.sorts.flatMap((sort, s) => (sortsChanged || size > n || (textsChanged && sort.type === 'text') ? [s] : []));
+  const sorted = sorts.length > 0 ? reordered(kept, made, ids, linked, sorts, size) : { orders: kept.orders, ranks: kept.ranks, postings: kept.postings };
   if (sorted === null) return { index: null, why: 'a sort key not read back from the JSON' };
   const per = old.detail.plan?.listCuts.length ?? 0;
   const ownPer = old.detail.plan === null ? 0 : old.detail.plan.ownRuns - 1;
   const detail: Details = {
     plan: old.detail.plan,
-    own: spliceFragments(old.detail.own, made.detail.own, ids),
-    cuts: spliceRecordOffsets(kept.detail.cuts, made.detail.cuts, ids, per),
-    ownCuts: spliceRecordOffsets(kept.detail.ownCuts, made.detail.ownCuts, ids, ownPer),
+    own: spliceFragments(old.detail.own, made.detail.own, ids, size),
+    cuts: spliceRecordOffsets(kept.detail.cuts, made.detail.cuts, ids, per, size),
+    ownCuts: spliceRecordOffsets(kept.detail.ownCuts, made.detail.ownCuts, ids, ownPer, size),
   };
-  const list = spliceFragments(old.list, made.list, ids);
-  const at = spliceRecordOffsets(kept.slugs.at, made.slugs.at, ids, 1);
-  // A filter whose value changed: its table made again from every record's keys, in the final orders.
+  const list = spliceFragments(old.list, made.list, ids, size);
+  const at = spliceRecordOffsets(kept.slugs.at, made.slugs.at, ids, 1, size);
+  const embeds = size === n ? kept.embeds : kept.embeds.map((e, x) => ({ ...e, ids: spliceIds(e.ids, made.embeds[x]!.ids, ids, size) }));
+  // A filter whose value changed (every filter, when records were added): its table made again from
+  // every record's keys (or embedded record's id), in the final orders.
   const postings = sorted.postings.map((t, x) => {
     const keys = filters.get(x);
     if (keys === undefined) return t;
-    const c = new PostingCollector(old.def.filters.filter((f) => f.kind !== 'range')[x] as Exclude<ResourceDefinition['filters'][number], { kind: 'range' }>);
-    for (const k of keys) c.addKeys(k === null ? NO_KEYS : [k]);
-    return c.finish(n, sorted.orders);
+    const c = new PostingCollector(old.def.filters.filter((f) => f.kind !== 'range')[x] as Exclude<ResourceDefinition['filters'][number], { kind: 'range' }>, t.embed);
+    if (keys instanceof Int32Array) for (let id = 0; id < size; id++) c.addId(keys[id]!);
+    else for (const k of keys) c.addKeys(k === null ? NO_KEYS : [k]);
+    return c.finish(size, sorted.orders, t.embed >= 0 ? t.offsets.length - 1 : 0);
   });
+  const range = rangeChanged ? rangeWith(old.range!, made.range!, ids, size) : kept.range;
   // The changed groups' digests are theirs now (a later edit of one compares with them).
-  const groupKeys = kept.groups!.keys.slice();
-  const groupSorts = kept.groups!.sorts.slice();
+  const groupKeys = new Uint32Array(2 * groupCount(size));
+  const groupSorts = new Uint32Array(2 * groupCount(size));
+  groupKeys.set(kept.groups!.keys);
+  groupSorts.set(kept.groups!.sorts);
   changedGroups.forEach((g, j) => {
     groupKeys.set(made.groups!.keys.subarray(2 * j, 2 * j + 2), 2 * g);
     groupSorts.set(made.groups!.sorts.subarray(2 * j, 2 * j + 2), 2 * g);
@@ -197,6 +215,9 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
   const index: CollectionIndex = {
     ...kept,
     ...sorted,
+    size,
+    embeds,
+    range,
     postings,
     slugs: slugsChanged ? slugTableAt(list.bytes, list.starts, at) : { ...kept.slugs, at },
     list,
@@ -213,14 +234,15 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
  * record's text (buildSearchIndex); laid out as a full build of the same texts lays them out
  * (test/data/patch.test.ts).
  */
-function searchRebuilt(old: CollectionIndex, made: CollectionIndex, ids: Int32Array): Pick<CollectionIndex, 'search' | 'searchText' | 'searchFrom'> {
+function searchRebuilt(old: CollectionIndex, made: CollectionIndex, ids: Int32Array, size: number): Pick<CollectionIndex, 'search' | 'searchText' | 'searchFrom'> {
   const changes: TextChange[] = [];
   for (let k = 0; k < ids.length; k++) {
-    const was = searchTextOf(old, ids[k]!);
+    // (An added record's text was none: an empty one.)
+    const was = ids[k]! < old.size ? searchTextOf(old, ids[k]!) : '';
     const now = searchTextOf(made, k);
-    if (was !== now) changes.push({ id: ids[k]!, was, now });
+    if (was !== now || ids[k]! >= old.size) changes.push({ id: ids[k]!, was, now });
   }
-  let search = searchIndexWith(old.search, changes);
+  let search = searchIndexWith(old.search, changes, size);
   if (search === null) {
     const texts = searchTexts(old);
     for (const c of changes) texts[c.id] = c.now;
@@ -228,7 +250,8 @@ function searchRebuilt(old: CollectionIndex, made: CollectionIndex, ids: Int32Ar
   }
   let searchFrom: SearchFrom | null = null;
   if (old.searchFrom !== null) {
-    const derived = old.searchFrom.derived.slice();
+    const derived = new Uint32Array((size + 31) >>> 5);
+    derived.set(old.searchFrom.derived);
     for (let k = 0; k < ids.length; k++) {
       const id = ids[k]!;
       if (bit(made.searchFrom!.derived, k) === 1) derived[id >>> 5]! |= 1 << (id & 31);
@@ -236,35 +259,42 @@ function searchRebuilt(old: CollectionIndex, made: CollectionIndex, ids: Int32Ar
     }
     searchFrom = { field: old.searchFrom.field, derived };
   }
-  return { search, searchText: spliceStrings(old.searchText, made.searchText, ids), searchFrom };
+  return { search, searchText: spliceStrings(old.searchText, made.searchText, ids, size), searchFrom };
 }
 
-/** The strings of `old` (a table without hash slots), those of `ids` (ascending) replaced by `made`'s strings 0, 1, ... */
-function spliceStrings(old: StringTable, made: StringTable, ids: Int32Array): StringTable {
+/**
+ * The `size` strings of `old` (a table without hash slots) with those of `ids` (ascending) `made`'s
+ * strings 0, 1, ... (ids past `old`'s: added at the end).
+ */
+function spliceStrings(old: StringTable, made: StringTable, ids: Int32Array, size: number): StringTable {
   const n = old.starts.length - 1;
+  const len = (t: StringTable, k: number) => (k < t.starts.length - 1 ? t.starts[k + 1]! - t.starts[k]! : 0);
   let total = old.units.length;
   let wide = old.units instanceof Uint16Array;
   for (let j = 0; j < ids.length; j++) {
-    total += made.starts[j + 1]! - made.starts[j]! - (old.starts[ids[j]! + 1]! - old.starts[ids[j]!]!);
+    total += len(made, j) - len(old, ids[j]!);
     if (!wide) for (let u = made.starts[j]!; u < made.starts[j + 1]!; u++) if (made.units[u]! > 0xff) wide = true;
   }
   const units = wide ? new Uint16Array(total) : new Uint8Array(total);
-  const starts = new Float64Array(n + 1);
+  const starts = new Float64Array(size + 1);
   let pos = 0;
   let i = 0;
   for (let j = 0; j <= ids.length; j++) {
-    const upto = j < ids.length ? ids[j]! : n;
-    const from = old.starts[i]!;
-    units.set(old.units.subarray(from, old.starts[upto]!), pos);
-    for (let k = i; k < upto; k++) starts[k] = old.starts[k]! - from + pos;
-    pos += old.starts[upto]! - from;
+    // The unchanged strings before the next changed one (none past `old`'s).
+    const upto = Math.min(j < ids.length ? ids[j]! : n, n);
+    if (i < upto) {
+      const from = old.starts[i]!;
+      units.set(old.units.subarray(from, old.starts[upto]!), pos);
+      for (let k = i; k < upto; k++) starts[k] = old.starts[k]! - from + pos;
+      pos += old.starts[upto]! - from;
+    }
     if (j === ids.length) break;
-    starts[upto] = pos;
+    starts[ids[j]!] = pos;
     units.set(made.units.subarray(made.starts[j]!, made.starts[j + 1]!), pos);
     pos += made.starts[j + 1]! - made.starts[j]!;
-    i = upto + 1;
+    i = ids[j]! + 1;
   }
-  starts[n] = pos;
+  starts[size] = pos;
   return { units, starts: offsetsOf(starts, pos), slots: new Int32Array(0) };
 }
 
@@ -333,24 +363,27 @@ const NO_KEYS: readonly string[] = [];
  * keys changed (a full build numbers keys in the order records list them, which the table does not
  * keep). Tables numbered by an embedded record's id are checked with the embeds.
  */
-function changedFilters(old: CollectionIndex, made: CollectionIndex, ids: Int32Array, linked: readonly LinkedRecord[]): Map<number, (string | null)[]> | string {
+function changedFilters(old: CollectionIndex, made: CollectionIndex, ids: Int32Array, linked: readonly LinkedRecord[], size: number): Map<number, Int32Array | (string | null)[]> | string {
+  const n = old.size;
   const before = knownCollection(old);
-  for (let k = 0; k < ids.length; k++) if (before.get(slugOf(old, ids[k]!))?._id !== linked[k]!._id) return 'an _id changed';
-  const out = new Map<number, (string | null)[]>();
+  for (let k = 0; k < ids.length && ids[k]! < n; k++) if (before.get(slugOf(old, ids[k]!))?._id !== linked[k]!._id) return 'an _id changed';
+  const out = new Map<number, Int32Array | (string | null)[]>();
   for (let x = 0; x < old.postings.length; x++) {
     const t = old.postings[x]!;
     const m = made.postings[x]!;
+    // Records added: a table numbered by embedded records' ids made again from every record's.
+    if (t.embed >= 0 && size > n) out.set(x, spliceIds(old.embeds[t.embed]!.ids, made.embeds[t.embed]!.ids, ids, size));
     if (t.keys === null || m.keys === null) continue;
-    const was = keyOfRecord(t, old.size);
+    const was = keyOfRecord(t, n);
     const now = keyOfRecord(m, ids.length);
     const keyAt = (table: PostingTable, k: number) => (k < 0 ? null : stringAt(table.keys!, k));
-    let changed = false;
+    let changed = size > n;
     for (let k = 0; k < ids.length && !changed; k++) changed = keyAt(t, was.key[ids[k]!]!) !== keyAt(m, now.key[k]!);
     if (!changed) continue;
     if (was.several || now.several) return 'a filter of several values changed';
     const strings: (string | null)[] = [];
-    const keys = new Array<string | null>(old.size);
-    for (let id = 0; id < old.size; id++) {
+    const keys = new Array<string | null>(size);
+    for (let id = 0; id < n; id++) {
       const k = was.key[id]!;
       keys[id] = k < 0 ? null : (strings[k] ??= stringAt(t.keys, k));
     }
@@ -392,44 +425,68 @@ function slugsUnique(old: CollectionIndex, made: CollectionIndex, ids: Int32Arra
   return true;
 }
 
-/** `old`'s records, those of `ids` (ascending) replaced by `made`'s records 0, 1, ... (no late field). */
-function spliceFragments(old: Fragments, made: Fragments, ids: Int32Array): Fragments {
+/**
+ * The `size` records of `old` with those of `ids` (ascending) `made`'s records 0, 1, ... (ids past
+ * `old`'s: added at the end; no late field).
+ */
+function spliceFragments(old: Fragments, made: Fragments, ids: Int32Array, size: number): Fragments {
   const n = old.starts.length - 1;
+  const len = (f: Fragments, k: number) => (k < f.starts.length - 1 ? f.starts[k + 1]! - f.starts[k]! : 0);
   let total = old.bytes.length;
-  for (let j = 0; j < ids.length; j++) total += made.starts[j + 1]! - made.starts[j]! - (old.starts[ids[j]! + 1]! - old.starts[ids[j]!]!);
+  for (let j = 0; j < ids.length; j++) total += len(made, j) - len(old, ids[j]!);
   const bytes = Buffer.allocUnsafeSlow(total);
-  const starts = new Float64Array(n + 1);
+  const starts = new Float64Array(size + 1);
   let pos = 0;
   let i = 0;
   for (let j = 0; j <= ids.length; j++) {
     // The unchanged records before the next changed one: one copy, their starts shifted.
-    const upto = j < ids.length ? ids[j]! : n;
-    const from = old.starts[i]!;
-    const to = old.starts[upto]!;
-    old.bytes.copy(bytes, pos, from, to);
-    for (let k = i; k < upto; k++) starts[k] = old.starts[k]! - from + pos;
-    pos += to - from;
+    const upto = Math.min(j < ids.length ? ids[j]! : n, n);
+    if (i < upto) {
+      const from = old.starts[i]!;
+      const to = old.starts[upto]!;
+      old.bytes.copy(bytes, pos, from, to);
+      for (let k = i; k < upto; k++) starts[k] = old.starts[k]! - from + pos;
+      pos += to - from;
+    }
     if (j === ids.length) break;
     const a = made.starts[j]!;
     const b = made.starts[j + 1]!;
     made.bytes.copy(bytes, pos, a, b);
-    starts[upto] = pos;
+    starts[ids[j]!] = pos;
     pos += b - a;
-    i = upto + 1;
+    i = ids[j]! + 1;
   }
-  starts[n] = pos;
+  starts[size] = pos;
   return { bytes, starts: offsetsOf(starts, pos), gaps: null, late: null, keys: null };
 }
 
-/** `per` offsets per record of `old`, those of records `ids` replaced by `made`'s (2 bytes each while every one fits). */
-function spliceRecordOffsets(old: RecordOffsets, made: RecordOffsets, ids: Int32Array, per: number): RecordOffsets {
+/** `per` offsets for each of `size` records: `old`'s, those of records `ids` `made`'s (2 bytes each while every one fits). */
+function spliceRecordOffsets(old: RecordOffsets, made: RecordOffsets, ids: Int32Array, per: number, size: number): RecordOffsets {
   if (per === 0) return old;
   let wide = old instanceof Uint32Array;
   for (let k = 0; k < made.length && !wide; k++) wide = made[k]! > 0xffff;
-  const out = wide ? new Uint32Array(old.length) : new Uint16Array(old.length);
+  const out = wide ? new Uint32Array(size * per) : new Uint16Array(size * per);
   out.set(old);
   for (let j = 0; j < ids.length; j++) for (let k = 0; k < per; k++) out[ids[j]! * per + k] = made[j * per + k]!;
   return out;
+}
+
+/** One number for each of `size` records: `old`'s, those of records `ids` `made`'s. */
+function spliceIds(old: Int32Array, made: Int32Array, ids: Int32Array, size: number): Int32Array {
+  const out = new Int32Array(size);
+  out.set(old);
+  for (let j = 0; j < ids.length; j++) out[ids[j]!] = made[j]!;
+  return out;
+}
+
+/** The range index of `size` records: `old`'s values, those of records `ids` `made`'s, ordered as indexes.ts orders them. */
+function rangeWith(old: RangeIndex, made: RangeIndex, ids: Int32Array, size: number): RangeIndex {
+  const byId = new Float64Array(size);
+  byId.set(old.byId);
+  for (let j = 0; j < ids.length; j++) byId[ids[j]!] = made.byId[j]!;
+  const withValue = Int32Array.from({ length: size }, (_, i) => i).filter((i) => byId[i] === byId[i]);
+  withValue.sort((a, b) => byId[a]! - byId[b]! || a - b);
+  return { param: old.param, ids: withValue, values: Float64Array.from(withValue, (i) => byId[i]!), byId };
 }
 
 /**
@@ -474,9 +531,10 @@ const sameKey = (a: number | string | null, b: number | string | null) => a === 
  * not changed are read back from their JSON (known.ts, as a link target reads them), so a sort
  * whose key is not a field served as it is could not be put right: null when a changed record's
  * key or `_id` does not read back from its own new JSON as it was built. Only the orders of `sorts`
- * (numbers in the definition's) may change; the others are kept.
+ * (numbers in the definition's) may change; the others are kept. `size`: the records after the
+ * edit, those past `old`'s added at the end (in every order of `sorts`).
  */
-function reordered(old: CollectionIndex, made: CollectionIndex, ids: Int32Array, linked: readonly LinkedRecord[], sorts: readonly number[]): Pick<CollectionIndex, 'orders' | 'ranks' | 'postings'> | null {
+function reordered(old: CollectionIndex, made: CollectionIndex, ids: Int32Array, linked: readonly LinkedRecord[], sorts: readonly number[], size: number): Pick<CollectionIndex, 'orders' | 'ranks' | 'postings'> | null {
   const def = old.def;
   const before = knownCollection(old);
   const after = knownCollection(made);
@@ -496,7 +554,8 @@ function reordered(old: CollectionIndex, made: CollectionIndex, ids: Int32Array,
       const k = sortKey(sort.type, sort.key(linked[j]!));
       if (!sameKey(k, sortKey(sort.type, sort.key(after.get(slugOf(made, j))! as LinkedRecord)))) return null;
       keyOf.set(ids[j]!, k);
-      if (!sameKey(k, sortKey(sort.type, sort.key(oldRecord(ids[j]!) as LinkedRecord)))) moved.push(ids[j]!);
+      // (A record added at the end is put in its place in every order.)
+      if (ids[j]! >= old.size || !sameKey(k, sortKey(sort.type, sort.key(oldRecord(ids[j]!) as LinkedRecord)))) moved.push(ids[j]!);
     }
     if (moved.length === 0) continue;
     // Records not moved keep their old keys and places: their keys read back from the old JSON.
@@ -522,7 +581,7 @@ function reordered(old: CollectionIndex, made: CollectionIndex, ids: Int32Array,
     const isMoved = new Set(moved);
     const rest = was.filter((id) => !isMoved.has(id));
     moved.sort(compare);
-    const order = new Int32Array(was.length);
+    const order = new Int32Array(size);
     let at = 0;
     let r = 0;
     for (const id of moved) {

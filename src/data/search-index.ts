@@ -290,7 +290,8 @@ export interface TextChange {
 }
 
 /**
- * `ix` with the texts of a few records changed (`changes`, ascending ids, each once): the grams those
+ * `ix` with the texts of a few records changed (`changes`, ascending ids, each once; `size` records
+ * in all, those past `ix.size` added at the end, their texts before empty ones): the grams those
  * texts lose and gain put in or taken out of their postings, every other posting copied as it is
  * (issue 19: an edit of one title at 100k rebuilt the grams of 270k texts, 1.1 s). The slots, bitmaps,
  * blocks and trigram positions are those buildSearchIndex lays out for the new texts. Null when the
@@ -298,9 +299,10 @@ export interface TextChange {
  * as it was, which a build of the new texts could decide otherwise only on the edge of groupTexts'
  * rule (answers are the same either way).
  */
-export function searchIndexWith(ix: SearchIndex, changes: readonly TextChange[]): SearchIndex | null {
-  if (ix.groups.starts.length > 0) return null;
-  return { size: ix.size, unigrams: gramsWith(ix.unigrams, ix.size, changes, 1), bigrams: gramsWith(ix.bigrams, ix.size, changes, 2), trigrams: gramsWith(ix.trigrams, ix.size, changes, 3), groups: ix.groups };
+export function searchIndexWith(ix: SearchIndex, changes: readonly TextChange[], size = ix.size): SearchIndex | null {
+  if (ix.groups.starts.length > 0 || size < ix.size) return null;
+  const grams = (g: GramPostings, n: 1 | 2 | 3) => gramsWith(g, ix.size, size, changes, n);
+  return { size, unigrams: grams(ix.unigrams, 1), bigrams: grams(ix.bigrams, 2), trigrams: grams(ix.trigrams, 3), groups: ix.groups };
 }
 
 /** The grams of `text` of `size` units: key -> its position as buildGrams keeps it (trigrams; 0 for the others). */
@@ -322,8 +324,8 @@ interface GramEdit {
   readonly add: boolean;
 }
 
-/** `g` (over `n` records) with the grams of `changes` moved: see searchIndexWith. */
-function gramsWith(g: GramPostings, n: number, changes: readonly TextChange[], size: 1 | 2 | 3): GramPostings {
+/** `g` (over `was` records, `n` now) with the grams of `changes` moved: see searchIndexWith. */
+function gramsWith(g: GramPostings, was: number, n: number, changes: readonly TextChange[], size: 1 | 2 | 3): GramPostings {
   const edits: GramEdit[] = [];
   for (const { id, was, now } of changes) {
     const before = gramsIn(was, size);
@@ -335,10 +337,13 @@ function gramsWith(g: GramPostings, n: number, changes: readonly TextChange[], s
     }
     for (const [key, at] of after) if (!before.has(key)) edits.push({ key, id, at, add: true });
   }
-  if (edits.length === 0) return g;
+  if (edits.length === 0 && n === was) return g;
   edits.sort((a, b) => a.key - b.key || a.id - b.id);
   const words = (n + 31) >>> 5;
   const B = blocksFor(n);
+  /** The same of `g`. */
+  const oldWords = (was + 31) >>> 5;
+  const oldB = blocksFor(was);
   const oldCount = (s: number): number => (g.bitsAt[s]! >= 0 ? g.bitCounts[g.bitsAt[s]!]! : g.offsets[s + 1]! - g.offsets[s]!);
   // The new slots in key order: an old slot (>= 0) or none (-1), the range of its edits, its count.
   const slotOld: number[] = [];
@@ -385,16 +390,17 @@ function gramsWith(g: GramPostings, n: number, changes: readonly TextChange[], s
     // (A bitmap's blocks all start where its no entries do.)
     if (bitsAt[r]! >= 0) blocks.fill(o, r * B, (r + 1) * B);
     if (s >= 0 && editFrom[r] === editTo[r] && (g.bitsAt[s]! >= 0) === (bitsAt[r]! >= 0)) {
-      // Untouched: copied as it is, its blocks moved by where its entries now start.
+      // Untouched: copied as it is, its blocks moved by where its entries now start (a block past
+      // those of `was` records holds none of its ids: it starts at its end).
       if (bitsAt[r]! >= 0) {
-        bits.set(g.bits.subarray(g.bitsAt[s]! * words, (g.bitsAt[s]! + 1) * words), bitsAt[r]! * words);
+        bits.set(g.bits.subarray(g.bitsAt[s]! * oldWords, (g.bitsAt[s]! + 1) * oldWords), bitsAt[r]! * words);
         bitCounts[bitsAt[r]!] = counts[r]!;
         continue;
       }
       const a = g.offsets[s]!;
       lows.set(g.lows.subarray(a, g.offsets[s + 1]!), o);
       if (size === 3) at.set(g.at.subarray(a, g.offsets[s + 1]!), o);
-      for (let h = 0; h < B; h++) blocks[r * B + h] = g.blocks[s * B + h]! - a + o;
+      for (let h = 0; h < B; h++) blocks[r * B + h] = h < oldB ? g.blocks[s * oldB + h]! - a + o : o + counts[r]!;
       continue;
     }
     // Its ids (and positions) as they were, with its edits merged in by id.
@@ -409,14 +415,14 @@ function gramsWith(g: GramPostings, n: number, changes: readonly TextChange[], s
       } else ids.push(id), ats.push(p);
     };
     if (s >= 0 && g.bitsAt[s]! >= 0) {
-      const base = g.bitsAt[s]! * words;
-      for (let w = 0; w < words; w++) {
+      const base = g.bitsAt[s]! * oldWords;
+      for (let w = 0; w < oldWords; w++) {
         for (let word = g.bits[base + w]!; word !== 0; word &= word - 1) take((w << 5) + 31 - Math.clz32(word & -word), 0);
       }
     } else if (s >= 0) {
-      for (let h = 0; h < B; h++) {
-        const end = h + 1 < B ? g.blocks[s * B + h + 1]! : g.offsets[s + 1]!;
-        for (let c = g.blocks[s * B + h]!; c < end; c++) take((h << 16) | g.lows[c]!, size === 3 ? g.at[c]! : 0);
+      for (let h = 0; h < oldB; h++) {
+        const end = h + 1 < oldB ? g.blocks[s * oldB + h + 1]! : g.offsets[s + 1]!;
+        for (let c = g.blocks[s * oldB + h]!; c < end; c++) take((h << 16) | g.lows[c]!, size === 3 ? g.at[c]! : 0);
       }
     }
     for (; x < editTo[r]!; x++) if (edits[x]!.add) ids.push(edits[x]!.id), ats.push(edits[x]!.at);

@@ -12,8 +12,10 @@
 // The edit (--edit): `case` flips the case of the first letter of a title (the search text and sort
 // keys stay: only the record's JSON changes), `title` turns that letter into another one (rot13: the
 // search text, its grams and the title order change too, as when a person retitles an outfit),
-// `category` does that to the first letter of a category (a filter value: a key no record had).
-//   npm run bench:boot -- [--scales 10k,100k] [--touch outfits.json] [--edit case|title|category] [--reloads 2] [--no-touch] [--latency-seconds 5] [--max-rss-gb 18] [--work DIR] [--seed S]
+// `category` does that to the first letter of a category (a filter value: a key no record had);
+// `append` adds a record at the end of the file each time (a copy of the last one with its own
+// _id, slug and title; the file as it was put back at the end of the run).
+//   npm run bench:boot -- [--scales 10k,100k] [--touch outfits.json] [--edit case|title|category|append] [--reloads 2] [--no-touch] [--latency-seconds 5] [--max-rss-gb 18] [--work DIR] [--seed S]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, open, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
@@ -45,7 +47,7 @@ const scaleOf = (s: string): number => {
 };
 const SCALES = flags.scales!.split(',').map(scaleOf);
 const EDIT = flags.edit!;
-if (EDIT !== 'case' && EDIT !== 'title' && EDIT !== 'category') throw new Error(`--edit: case, title or category, not ${EDIT}`);
+if (!['case', 'title', 'category', 'append'].includes(EDIT)) throw new Error(`--edit: case, title, category or append, not ${EDIT}`);
 /** The field whose value's first letter is edited. */
 const EDITED_FIELD = EDIT === 'category' ? 'category' : 'title';
 /** The edited letter: its case flipped, or rot13 (a letter 13 places on, the same case): done twice, the letter it was. */
@@ -197,6 +199,7 @@ async function touch(file: string): Promise<void> {
  * changed (`edited`: same size; a second edit puts it back). Returns what it changed, for the log.
  */
 async function editRecord(file: string): Promise<string> {
+  if (EDIT === 'append') return appendRecord(file);
   const { size } = await stat(file);
   const fh = await open(file, 'r+');
   try {
@@ -214,6 +217,45 @@ async function editRecord(file: string): Promise<string> {
   } finally {
     await fh.close();
   }
+}
+
+/** Where the file's last record ended before the first record was added, and the bytes after it. */
+let appendedAt: { readonly at: number; readonly tail: Buffer } | null = null;
+
+/** A record added at the end of a file of one record per line (`data generate`): a copy of the last one, its _id, slug and title its own. */
+async function appendRecord(file: string): Promise<string> {
+  const { size } = await stat(file);
+  const fh = await open(file, 'r+');
+  try {
+    const window = Buffer.alloc(Math.min(1 << 20, size));
+    await fh.read(window, 0, window.length, size - window.length);
+    const end = window.lastIndexOf('}') + 1;
+    const start = window.lastIndexOf('\n{', end) + 1;
+    const r = JSON.parse(window.toString('utf8', start, end)) as Record<string, unknown>;
+    const n = (appendedAt === null ? 0 : 1) + Date.now();
+    r._id = `added${n}`;
+    r.slug = `added-record-${n}`;
+    r.title = `Added Record ${n}`;
+    appendedAt ??= { at: size - window.length + end, tail: Buffer.from(window.subarray(end)) };
+    const added = Buffer.from(`,\n${JSON.stringify(r)}${window.toString('utf8', end)}`);
+    await fh.write(added, 0, added.length, size - window.length + end);
+    return `a record added at byte ${size - window.length + end}: ${r.slug as string}`;
+  } finally {
+    await fh.close();
+  }
+}
+
+/** The file as it was before the first record was added. */
+async function unappend(file: string): Promise<void> {
+  if (appendedAt === null) return;
+  const fh = await open(file, 'r+');
+  try {
+    await fh.truncate(appendedAt.at);
+    await fh.write(appendedAt.tail, 0, appendedAt.tail.length, appendedAt.at);
+  } finally {
+    await fh.close();
+  }
+  appendedAt = null;
 }
 
 const ENDPOINTS = ['list', 'filter', 'search', 'detail'] as const;
@@ -378,7 +420,8 @@ async function measure(scale: number): Promise<Row> {
       }
     } finally {
       // The data set as generated again (each edit undoes the one before).
-      if (edits % 2 === 1) await editRecord(touched);
+      if (EDIT === 'append') await unappend(touched);
+      else if (edits % 2 === 1) await editRecord(touched);
     }
     return {
       scale, dataMB: bytes / 1e6, first: first.seconds, firstCpu: first.cpu, base: base.total, restart: again.seconds, touched: afterTouch.seconds, edited: afterEdit.seconds,
@@ -396,7 +439,7 @@ try {
 } finally {
   await stopAll();
 }
-console.log(`Node ${process.version}, ${os.cpus().length} cores; touched and edited file: ${flags.touch} (touch: new times, the same bytes; edit (${EDIT}): one record's ${EDITED_FIELD} changed, same size); reload = touch or edit to the "data reloaded" line (300 ms debounce included)\n`);
+console.log(`Node ${process.version}, ${os.cpus().length} cores; touched and edited file: ${flags.touch} (touch: new times, the same bytes; edit (${EDIT}): ${EDIT === 'append' ? 'a record added at the end' : `one record's ${EDITED_FIELD} changed, same size`}); reload = touch or edit to the "data reloaded" line (300 ms debounce included)\n`);
 console.log(`latency: wrk, 2 connections, ${LATENCY_SECONDS} s per endpoint on the first start, p50 / p99 ms; load average ${os.loadavg().map(f1).join(' ')}\n`);
 console.log('| scale | data MB | first start s | first start CPU s | baseline s | ratio | restart s | restart after touch s | restart after edit s | touched file baseline s | reload after touch s | reload after edit s | RSS MB at ready | peak RSS MB | RSS MB at restart | RSS MB after reloads | boot cache MB | list ms | filter ms | search ms | detail ms |');
 console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|');

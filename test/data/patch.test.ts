@@ -95,6 +95,29 @@ async function editLines(data: string, name: CollectionName, edit: (lines: strin
   await sleep(SETTLE_MS);
 }
 
+/**
+ * `count` records added at the end of a data file: copies of records near its start, each with its
+ * own `_id`, slug and title and another category; the id of the first.
+ */
+async function appendRecords(data: string, name: CollectionName, count: number): Promise<number> {
+  let first = 0;
+  await editLines(data, name, (lines) => {
+    const close = lines.lastIndexOf(']');
+    first = close - 1;
+    const added = Array.from({ length: count }, (_, k) => {
+      const r = JSON.parse(lines[1 + (k % 50)]!.replace(/,$/, '')) as Record<string, unknown>;
+      r._id = `added${first + k}`;
+      r.slug = `added-record-${first + k}`;
+      r.title = `Added Record Number ${first + k} ${k % 3 === 0 ? 'Zqx' : ''}`;
+      if ('category' in r) r.category = k % 2 === 0 ? 'Added Category' : r.category;
+      return JSON.stringify(r);
+    });
+    lines[close - 1] += ',';
+    lines.splice(close, 0, added.join(',\n'));
+  });
+  return first;
+}
+
 const flipFirst = (s: string) => (s[0] === s[0]!.toUpperCase() ? s[0]!.toLowerCase() : s[0]!.toUpperCase()) + s.slice(1);
 
 /** An edit, the collection and records it touches, and whether it is patched (else built whole). */
@@ -183,6 +206,8 @@ const EDITS: Edit[] = [
     },
   },
   { what: 'a news featured flag (a boolean filter)', name: 'news', patched: true, apply: async (d) => (await editRecord(d, 'news', 13, (r) => (r.featured = !r.featured)), [13]) },
+  // A range value changed: the range index made again (and the rating orders patched).
+  { what: 'review ratings (a range value and two sort keys)', name: 'reviews', patched: true, apply: async (d) => (await editRecord(d, 'reviews', 3, (r) => (r.rating = 9.9)), await editRecord(d, 'reviews', 4, (r) => (r.rating = 0)), [3, 4]) },
   { what: 'an _id', name: 'outfits', patched: false, apply: async (d) => (await editRecord(d, 'outfits', 54, (r) => (r._id = `${r._id as string}x`)), [54]) },
   // A slug changed: the slug table's slots made again.
   { what: 'a slug', name: 'outfits', patched: true, apply: async (d) => (await editRecord(d, 'outfits', 22, (r) => (r.slug = 'a-new-slug-for-it')), [22]) },
@@ -211,6 +236,12 @@ const EDITS: Edit[] = [
       return [23];
     },
   },
+  // Records added at the end: their groups new, the last one before them changed, every order,
+  // filter table, search gram and the slug table's slots made for the new count.
+  { what: 'a record added at the end', name: 'outfits', patched: true, apply: async (d) => [await appendRecords(d, 'outfits', 1)] },
+  { what: 'records added at the end, past a group', name: 'outfits', patched: true, apply: async (d) => [await appendRecords(d, 'outfits', RECORD_GROUP + 3)] },
+  // Built whole: news' popular sort's key (`views`) is not served, so an added record's place in it cannot be found.
+  { what: 'a news item added at the end', name: 'news', patched: false, apply: async (d) => [await appendRecords(d, 'news', 1)] },
   { what: 'a record removed', name: 'outfits', patched: false, apply: async (d) => (await editLines(d, 'outfits', (l) => l.splice(30, 1)), []) },
   { what: 'a record added', name: 'outfits', patched: false, apply: async (d) => (await editLines(d, 'outfits', (l) => l.splice(30, 0, l[31]!.replace(/"slug":"/, '"slug":"copy-').replace(/"_id":"/, '"_id":"c'))), [29]) },
 ];
@@ -362,7 +393,7 @@ describe('a patch after an edit', () => {
     await writeDataset(data, { scale: 200 });
     await sleep(SETTLE_MS);
     await loadSnapshot(data, { cacheDir: state });
-    const edits = ['a title letter in the other case', 'two records in two groups, one shorter', 'a sort key', 'a title (search text and sort key)', 'news titles (texts grouped: one joins another group, one leaves its own)', 'a filter value', 'a slug'];
+    const edits = ['a title letter in the other case', 'two records in two groups, one shorter', 'a sort key', 'a title (search text and sort key)', 'news titles (texts grouped: one joins another group, one leaves its own)', 'a filter value', 'a slug', 'records added at the end, past a group'];
     for (const e of edits.map((what) => EDITS.find((x) => x.what === what)!)) {
       const ids = { [e.name]: await e.apply(data) };
       const full = await loadSnapshot(data, { cacheDir: 'memory', buildThreads: 'never' });
@@ -411,6 +442,25 @@ describe('a search index with a few texts changed (search-index.ts searchIndexWi
       texts = now;
     }
     assert.ok(ix.unigrams.bitCounts.length > 0);
+  });
+
+  it('with texts added at the end: bitmaps widened or undone, ids into a new block of 65,536, as a build of all the texts', () => {
+    const next = random(7);
+    const words = ['red', 'gown', 'silk', 'blue', 'coat', 'met', 'gala', 'look'];
+    const text = (i: number) => `${words[Math.floor(next() * words.length)]!} ${words[Math.floor(next() * words.length)]!} ${i.toString(36)}`;
+    let texts = Array.from({ length: 65_530 }, (_, i) => text(i));
+    // A unit in just 1/32 of the texts (a bitmap) that the added texts lack: its posting goes back to ids.
+    for (let i = 0; i < Math.ceil(65_530 / 32); i++) texts[i * 32] += ' ж';
+    let ix = buildSearchIndex(texts);
+    for (const added of [3, 40, 1]) {
+      const now = [...texts, ...Array.from({ length: added }, (_, k) => `${text(texts.length + k)} new ${k}`)];
+      const changes = now.slice(texts.length).map((t, k) => ({ id: texts.length + k, was: '', now: t }));
+      const got = searchIndexWith(ix, changes, now.length)!;
+      assert.deepEqual(got, buildSearchIndex(now));
+      ix = got;
+      texts = now;
+    }
+    assert.ok(texts.length > 65_536);
   });
 
   it('is null where the trigrams index groups of texts (the caller builds from every text)', () => {
