@@ -25,7 +25,7 @@ import { knownCollection } from './known.ts';
 import type { KnownCollections } from './load.ts';
 import { groupCount, RECORD_GROUP, SourceDigester } from './record-groups.ts';
 import { readRecords } from './records.ts';
-import { buildSearchIndex, searchIndexWith, type TextChange } from './search-index.ts';
+import { searchIndexOfTexts, searchIndexWith, type TextChange } from './search-index.ts';
 import { isDerived, type SearchFrom } from './search-text.ts';
 import { slugTableAt, stringAt, type StringTable } from './string-table.ts';
 import { checkObject, type Findings } from './validate.ts';
@@ -246,7 +246,7 @@ function searchRebuilt(old: CollectionIndex, made: CollectionIndex, ids: Int32Ar
   if (search === null) {
     const texts = searchTexts(old);
     for (const c of changes) texts[c.id] = c.now;
-    search = buildSearchIndex(texts);
+    search = searchIndexOfTexts(old.search, texts, changes);
   }
   let searchFrom: SearchFrom | null = null;
   if (old.searchFrom !== null) {

@@ -305,6 +305,18 @@ export function searchIndexWith(ix: SearchIndex, changes: readonly TextChange[],
   return { size, unigrams: grams(ix.unigrams, 1), bigrams: grams(ix.bigrams, 2), trigrams: grams(ix.trigrams, 3), groups: ix.groups };
 }
 
+/**
+ * The search index of `texts` (every record's, after an edit) made from `ix` (before it) and the
+ * changes between them, where searchIndexWith cannot: the 1- and 2-grams (over records) moved as
+ * there, the trigrams (over groups of equal texts) built from the texts: as buildSearchIndex(texts).
+ */
+export function searchIndexOfTexts(ix: SearchIndex, texts: readonly string[], changes: readonly TextChange[]): SearchIndex {
+  if (texts.length < ix.size) return buildSearchIndex(texts);
+  const { distinct, groups } = groupTexts(texts);
+  const size = texts.length;
+  return { size, unigrams: gramsWith(ix.unigrams, ix.size, size, changes, 1), bigrams: gramsWith(ix.bigrams, ix.size, size, changes, 2), trigrams: buildGrams(distinct, 3), groups };
+}
+
 /** The grams of `text` of `size` units: key -> its position as buildGrams keeps it (trigrams; 0 for the others). */
 function gramsIn(text: string, size: 1 | 2 | 3): Map<number, number> {
   const out = new Map<number, number>();
