@@ -11,9 +11,9 @@
 // from every record's text); a slug changed (to one no other record has) makes the slug table's
 // slots again; a filter value changed makes that filter's table again from every record's key, a
 // range value the range index. Records added at the end are put in every order, filter table,
-// search gram and the slug table (made for the new count). Any other edit (records removed or moved,
-// an _id, an embedded record, invalid data...) is not patched: the caller builds it whole, which
-// also reports invalid data as it always has.
+// search gram and the slug table (made for the new count), records removed from the end taken out
+// of them. Any other edit (records removed or moved elsewhere, an _id, an embedded record, invalid
+// data...) is not patched: the caller builds it whole, which also reports invalid data as always.
 // test/data/patch.test.ts compares every answer of a patched index with a full build's.
 import { join } from 'node:path';
 import type { CollectionName, LinkContext, LinkedRecord, ResourceDefinition, SourceRecord } from '../resources/types.ts';
@@ -94,12 +94,13 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
     return { index: null, why: `not read: ${(err as Error).message}` };
   }
   // Records added at the end (the other edit a person makes): their groups are new, the last one
-  // before them changed; the records' ids stay. Fewer records: built whole.
+  // before them changed; the records' ids stay. Records removed from the end: the ids past the new
+  // count go (a removal elsewhere moves every later record: their _ids differ, built whole).
   const size = digester.count;
-  if (size < n || n === 0) return { index: null, why: `${size} records where there were ${n}` };
+  if (size === 0 || n === 0) return { index: null, why: `${size} records where there were ${n}` };
   const sources = digester.finish(size)!;
   if (tooMany) return { index: null, why: 'too many records changed' };
-  if (changedGroups.length === 0) return { index: { ...old, groups: { ...was, sources } }, records: 0 };
+  if (changedGroups.length === 0 && size === n) return { index: { ...old, groups: { ...was, sources } }, records: 0 };
 
   // The changed records, as a full load would take them: parsed, validated, references checked, linked.
   const ctx: LinkContext = { get: (c: CollectionName, slug: string) => known[c]?.get(slug), referrers: () => [] };
@@ -147,9 +148,11 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
   /** Whether a changed record's search text (or where it is read from) changed: then the search index is built again from the texts. */
   let textsChanged = false;
   /** Whether a changed record's slug changed: then the slug table's slots are made again (each new slug checked unique first). */
-  let slugsChanged = size > n;
+  let slugsChanged = size !== n;
   /** Whether a changed record's range value changed: then the range index is made again. */
-  let rangeChanged = size > n && old.range !== null;
+  let rangeChanged = size !== n && old.range !== null;
+  // Records removed from the end: their texts leave the search index.
+  if (size < n) textsChanged = true;
   for (let k = 0; k < ids.length; k++) {
     const id = ids[k]!;
     if (id >= n) {
@@ -163,7 +166,7 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
     if (made.range !== null && !Object.is(made.range.byId[k], old.range!.byId[id])) rangeChanged = true;
   }
   if (slugsChanged && !slugsUnique(old, made, ids)) return { index: null, why: 'a slug another record has' };
-  const filters = keysChanged || size > n ? changedFilters(old, made, ids, linked, size) : new Map<number, Int32Array | (string | null)[]>();
+  const filters = keysChanged || size !== n ? changedFilters(old, made, ids, linked, size) : new Map<number, Int32Array | (string | null)[]>();
   if (typeof filters === 'string') return { index: null, why: filters };
   // A search text changed: the texts of every record (those of the others as the old index holds
   // them), the search index built from them as a full build would, and the table and `derived` bits
@@ -179,8 +182,11 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
   // digest holds a marker for it: indexes.ts), which may have changed with it.
   // Added records go into every order.
   const sorts = old.def.sorts.flatMap((sort, s) => (sortsChanged || size > n || (textsChanged && sort.type === 'text') ? [s] : []));
-  const sorted = sorts.length > 0 ? reordered(kept, made, ids, linked, sorts, size) : { orders: kept.orders, ranks: kept.ranks, postings: kept.postings };
-  if (sorted === null) return { index: null, why: 'a sort key not read back from the JSON' };
+  const reorder = sorts.length > 0 ? reordered(kept, made, ids, linked, sorts, size) : { orders: kept.orders, ranks: kept.ranks, postings: kept.postings };
+  if (reorder === null) return { index: null, why: 'a sort key not read back from the JSON' };
+  // Records removed from the end leave the other orders too (no key read: none of them moved).
+  const sorted = size >= n ? reorder : { ...reorder, orders: reorder.orders.map((o, s) => (sorts.includes(s) ? o : o.filter((id) => id < size))), ranks: reorder.ranks.slice() };
+  if (size < n) for (let s = 0; s < sorted.orders.length; s++) if (!sorts.includes(s)) (sorted.ranks as Int32Array[])[s] = rankOf(sorted.orders[s]!);
   const per = old.detail.plan?.listCuts.length ?? 0;
   const ownPer = old.detail.plan === null ? 0 : old.detail.plan.ownRuns - 1;
   const detail: Details = {
@@ -206,8 +212,8 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
   // The changed groups' digests are theirs now (a later edit of one compares with them).
   const groupKeys = new Uint32Array(2 * groupCount(size));
   const groupSorts = new Uint32Array(2 * groupCount(size));
-  groupKeys.set(kept.groups!.keys);
-  groupSorts.set(kept.groups!.sorts);
+  groupKeys.set(kept.groups!.keys.subarray(0, groupKeys.length));
+  groupSorts.set(kept.groups!.sorts.subarray(0, groupSorts.length));
   changedGroups.forEach((g, j) => {
     groupKeys.set(made.groups!.keys.subarray(2 * j, 2 * j + 2), 2 * g);
     groupSorts.set(made.groups!.sorts.subarray(2 * j, 2 * j + 2), 2 * g);
@@ -242,16 +248,21 @@ function searchRebuilt(old: CollectionIndex, made: CollectionIndex, ids: Int32Ar
     const now = searchTextOf(made, k);
     if (was !== now || ids[k]! >= old.size) changes.push({ id: ids[k]!, was, now });
   }
+  // (A record removed from the end: its text an empty one now.)
+  for (let id = size; id < old.size; id++) changes.push({ id, was: searchTextOf(old, id), now: '' });
   let search = searchIndexWith(old.search, changes, size);
   if (search === null) {
     const texts = searchTexts(old);
     for (const c of changes) texts[c.id] = c.now;
+    texts.length = size;
     search = searchIndexOfTexts(old.search, texts, changes);
   }
   let searchFrom: SearchFrom | null = null;
   if (old.searchFrom !== null) {
     const derived = new Uint32Array((size + 31) >>> 5);
-    derived.set(old.searchFrom.derived);
+    derived.set(old.searchFrom.derived.subarray(0, derived.length));
+    // (Bits of records removed from the end, in the last word, cleared.)
+    if (size < old.size && (size & 31) !== 0) derived[derived.length - 1]! &= (1 << (size & 31)) - 1;
     for (let k = 0; k < ids.length; k++) {
       const id = ids[k]!;
       if (bit(made.searchFrom!.derived, k) === 1) derived[id >>> 5]! |= 1 << (id & 31);
@@ -269,7 +280,7 @@ function searchRebuilt(old: CollectionIndex, made: CollectionIndex, ids: Int32Ar
 function spliceStrings(old: StringTable, made: StringTable, ids: Int32Array, size: number): StringTable {
   const n = old.starts.length - 1;
   const len = (t: StringTable, k: number) => (k < t.starts.length - 1 ? t.starts[k + 1]! - t.starts[k]! : 0);
-  let total = old.units.length;
+  let total = old.starts[Math.min(n, size)]! - old.starts[0]!;
   let wide = old.units instanceof Uint16Array;
   for (let j = 0; j < ids.length; j++) {
     total += len(made, j) - len(old, ids[j]!);
@@ -281,7 +292,7 @@ function spliceStrings(old: StringTable, made: StringTable, ids: Int32Array, siz
   let i = 0;
   for (let j = 0; j <= ids.length; j++) {
     // The unchanged strings before the next changed one (none past `old`'s).
-    const upto = Math.min(j < ids.length ? ids[j]! : n, n);
+    const upto = Math.min(j < ids.length ? ids[j]! : n, n, size);
     if (i < upto) {
       const from = old.starts[i]!;
       units.set(old.units.subarray(from, old.starts[upto]!), pos);
@@ -356,6 +367,13 @@ function matches(bytes: Uint8Array, p: number, key: Uint8Array): boolean {
 
 const NO_KEYS: readonly string[] = [];
 
+/** The position of each record id in `order`. */
+function rankOf(order: Int32Array): Int32Array {
+  const rank = new Int32Array(order.length);
+  for (let p = 0; p < order.length; p++) rank[order[p]!] = p;
+  return rank;
+}
+
 /**
  * Per filter table (its number) whose keys changed for a record of `ids` (`made`'s records 0, 1, ...,
  * linked as `linked`): every record's key (null: none), those of the changed records as `made` has
@@ -372,18 +390,18 @@ function changedFilters(old: CollectionIndex, made: CollectionIndex, ids: Int32A
     const t = old.postings[x]!;
     const m = made.postings[x]!;
     // Records added: a table numbered by embedded records' ids made again from every record's.
-    if (t.embed >= 0 && size > n) out.set(x, spliceIds(old.embeds[t.embed]!.ids, made.embeds[t.embed]!.ids, ids, size));
+    if (t.embed >= 0 && size !== n) out.set(x, spliceIds(old.embeds[t.embed]!.ids, made.embeds[t.embed]!.ids, ids, size));
     if (t.keys === null || m.keys === null) continue;
     const was = keyOfRecord(t, n);
     const now = keyOfRecord(m, ids.length);
     const keyAt = (table: PostingTable, k: number) => (k < 0 ? null : stringAt(table.keys!, k));
-    let changed = size > n;
+    let changed = size !== n;
     for (let k = 0; k < ids.length && !changed; k++) changed = keyAt(t, was.key[ids[k]!]!) !== keyAt(m, now.key[k]!);
     if (!changed) continue;
     if (was.several || now.several) return 'a filter of several values changed';
     const strings: (string | null)[] = [];
     const keys = new Array<string | null>(size);
-    for (let id = 0; id < n; id++) {
+    for (let id = 0; id < Math.min(n, size); id++) {
       const k = was.key[id]!;
       keys[id] = k < 0 ? null : (strings[k] ??= stringAt(t.keys, k));
     }
@@ -432,7 +450,7 @@ function slugsUnique(old: CollectionIndex, made: CollectionIndex, ids: Int32Arra
 function spliceFragments(old: Fragments, made: Fragments, ids: Int32Array, size: number): Fragments {
   const n = old.starts.length - 1;
   const len = (f: Fragments, k: number) => (k < f.starts.length - 1 ? f.starts[k + 1]! - f.starts[k]! : 0);
-  let total = old.bytes.length;
+  let total = old.starts[Math.min(n, size)]! - old.starts[0]!;
   for (let j = 0; j < ids.length; j++) total += len(made, j) - len(old, ids[j]!);
   const bytes = Buffer.allocUnsafeSlow(total);
   const starts = new Float64Array(size + 1);
@@ -440,7 +458,7 @@ function spliceFragments(old: Fragments, made: Fragments, ids: Int32Array, size:
   let i = 0;
   for (let j = 0; j <= ids.length; j++) {
     // The unchanged records before the next changed one: one copy, their starts shifted.
-    const upto = Math.min(j < ids.length ? ids[j]! : n, n);
+    const upto = Math.min(j < ids.length ? ids[j]! : n, n, size);
     if (i < upto) {
       const from = old.starts[i]!;
       const to = old.starts[upto]!;
@@ -466,7 +484,7 @@ function spliceRecordOffsets(old: RecordOffsets, made: RecordOffsets, ids: Int32
   let wide = old instanceof Uint32Array;
   for (let k = 0; k < made.length && !wide; k++) wide = made[k]! > 0xffff;
   const out = wide ? new Uint32Array(size * per) : new Uint16Array(size * per);
-  out.set(old);
+  out.set(old.subarray(0, out.length));
   for (let j = 0; j < ids.length; j++) for (let k = 0; k < per; k++) out[ids[j]! * per + k] = made[j * per + k]!;
   return out;
 }
@@ -474,7 +492,7 @@ function spliceRecordOffsets(old: RecordOffsets, made: RecordOffsets, ids: Int32
 /** One number for each of `size` records: `old`'s, those of records `ids` `made`'s. */
 function spliceIds(old: Int32Array, made: Int32Array, ids: Int32Array, size: number): Int32Array {
   const out = new Int32Array(size);
-  out.set(old);
+  out.set(old.subarray(0, out.length));
   for (let j = 0; j < ids.length; j++) out[ids[j]!] = made[j]!;
   return out;
 }
@@ -557,7 +575,7 @@ function reordered(old: CollectionIndex, made: CollectionIndex, ids: Int32Array,
       // (A record added at the end is put in its place in every order.)
       if (ids[j]! >= old.size || !sameKey(k, sortKey(sort.type, sort.key(oldRecord(ids[j]!) as LinkedRecord)))) moved.push(ids[j]!);
     }
-    if (moved.length === 0) continue;
+    if (moved.length === 0 && size === old.size) continue;
     // Records not moved keep their old keys and places: their keys read back from the old JSON.
     const key = (id: number) => {
       let k = keyOf.get(id);
@@ -579,7 +597,8 @@ function reordered(old: CollectionIndex, made: CollectionIndex, ids: Int32Array,
     };
     const was = orders[s]!;
     const isMoved = new Set(moved);
-    const rest = was.filter((id) => !isMoved.has(id));
+    // (Records removed from the end leave every order.)
+    const rest = was.filter((id) => !isMoved.has(id) && id < size);
     moved.sort(compare);
     const order = new Int32Array(size);
     let at = 0;

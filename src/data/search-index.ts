@@ -291,7 +291,8 @@ export interface TextChange {
 
 /**
  * `ix` with the texts of a few records changed (`changes`, ascending ids, each once; `size` records
- * in all, those past `ix.size` added at the end, their texts before empty ones): the grams those
+ * in all, those past `ix.size` added at the end, their texts before empty ones, or those past `size`
+ * removed from the end, their texts now empty ones): the grams those
  * texts lose and gain put in or taken out of their postings, every other posting copied as it is
  * (issue 19: an edit of one title at 100k rebuilt the grams of 270k texts, 1.1 s). The slots, bitmaps,
  * blocks and trigram positions are those buildSearchIndex lays out for the new texts. Null when the
@@ -300,7 +301,7 @@ export interface TextChange {
  * rule (answers are the same either way).
  */
 export function searchIndexWith(ix: SearchIndex, changes: readonly TextChange[], size = ix.size): SearchIndex | null {
-  if (ix.groups.starts.length > 0 || size < ix.size) return null;
+  if (ix.groups.starts.length > 0) return null;
   const grams = (g: GramPostings, n: 1 | 2 | 3) => gramsWith(g, ix.size, size, changes, n);
   return { size, unigrams: grams(ix.unigrams, 1), bigrams: grams(ix.bigrams, 2), trigrams: grams(ix.trigrams, 3), groups: ix.groups };
 }
@@ -311,7 +312,6 @@ export function searchIndexWith(ix: SearchIndex, changes: readonly TextChange[],
  * there, the trigrams (over groups of equal texts) built from the texts: as buildSearchIndex(texts).
  */
 export function searchIndexOfTexts(ix: SearchIndex, texts: readonly string[], changes: readonly TextChange[]): SearchIndex {
-  if (texts.length < ix.size) return buildSearchIndex(texts);
   const { distinct, groups } = groupTexts(texts);
   const size = texts.length;
   return { size, unigrams: gramsWith(ix.unigrams, ix.size, size, changes, 1), bigrams: gramsWith(ix.bigrams, ix.size, size, changes, 2), trigrams: buildGrams(distinct, 3), groups };
@@ -405,7 +405,7 @@ function gramsWith(g: GramPostings, was: number, n: number, changes: readonly Te
       // Untouched: copied as it is, its blocks moved by where its entries now start (a block past
       // those of `was` records holds none of its ids: it starts at its end).
       if (bitsAt[r]! >= 0) {
-        bits.set(g.bits.subarray(g.bitsAt[s]! * oldWords, (g.bitsAt[s]! + 1) * oldWords), bitsAt[r]! * words);
+        bits.set(g.bits.subarray(g.bitsAt[s]! * oldWords, g.bitsAt[s]! * oldWords + Math.min(oldWords, words)), bitsAt[r]! * words);
         bitCounts[bitsAt[r]!] = counts[r]!;
         continue;
       }

@@ -14,8 +14,9 @@
 // search text, its grams and the title order change too, as when a person retitles an outfit),
 // `category` does that to the first letter of a category (a filter value: a key no record had);
 // `append` adds a record at the end of the file each time (a copy of the last one with its own
-// _id, slug and title; the file as it was put back at the end of the run).
-//   npm run bench:boot -- [--scales 10k,100k] [--touch outfits.json] [--edit case|title|category|append] [--reloads 2] [--no-touch] [--latency-seconds 5] [--max-rss-gb 18] [--work DIR] [--seed S]
+// _id, slug and title; the file as it was put back at the end of the run); `remove` removes the
+// last record each time (put back at the end of the run).
+//   npm run bench:boot -- [--scales 10k,100k] [--touch outfits.json] [--edit case|title|category|append|remove] [--reloads 2] [--no-touch] [--latency-seconds 5] [--max-rss-gb 18] [--work DIR] [--seed S]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, open, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
@@ -47,7 +48,7 @@ const scaleOf = (s: string): number => {
 };
 const SCALES = flags.scales!.split(',').map(scaleOf);
 const EDIT = flags.edit!;
-if (!['case', 'title', 'category', 'append'].includes(EDIT)) throw new Error(`--edit: case, title, category or append, not ${EDIT}`);
+if (!['case', 'title', 'category', 'append', 'remove'].includes(EDIT)) throw new Error(`--edit: case, title, category, append or remove, not ${EDIT}`);
 /** The field whose value's first letter is edited. */
 const EDITED_FIELD = EDIT === 'category' ? 'category' : 'title';
 /** The edited letter: its case flipped, or rot13 (a letter 13 places on, the same case): done twice, the letter it was. */
@@ -200,6 +201,7 @@ async function touch(file: string): Promise<void> {
  */
 async function editRecord(file: string): Promise<string> {
   if (EDIT === 'append') return appendRecord(file);
+  if (EDIT === 'remove') return removeLastRecord(file);
   const { size } = await stat(file);
   const fh = await open(file, 'r+');
   try {
@@ -245,7 +247,29 @@ async function appendRecord(file: string): Promise<string> {
   }
 }
 
-/** The file as it was before the first record was added. */
+/** The last record of a file of one record per line removed (the bytes from the end of the one before it kept for `unappend`). */
+async function removeLastRecord(file: string): Promise<string> {
+  const { size } = await stat(file);
+  const fh = await open(file, 'r+');
+  try {
+    const window = Buffer.alloc(Math.min(1 << 20, size));
+    await fh.read(window, 0, window.length, size - window.length);
+    const last = window.lastIndexOf('\n{');
+    const end = window.lastIndexOf('}', last) + 1;
+    const at = size - window.length + end;
+    const tail = Buffer.from(window.subarray(end));
+    // What `unappend` writes back: the original bytes from the earliest cut on.
+    appendedAt = { at, tail: appendedAt === null ? tail : Buffer.concat([tail.subarray(0, appendedAt.at - at), appendedAt.tail]) };
+    const closing = Buffer.from(window.toString('utf8', window.lastIndexOf('}') + 1));
+    await fh.truncate(at);
+    await fh.write(closing, 0, closing.length, at);
+    return `the last record removed (bytes ${at} on)`;
+  } finally {
+    await fh.close();
+  }
+}
+
+/** The file as it was before the first record was added (or removed). */
 async function unappend(file: string): Promise<void> {
   if (appendedAt === null) return;
   const fh = await open(file, 'r+');
@@ -420,7 +444,7 @@ async function measure(scale: number): Promise<Row> {
       }
     } finally {
       // The data set as generated again (each edit undoes the one before).
-      if (EDIT === 'append') await unappend(touched);
+      if (EDIT === 'append' || EDIT === 'remove') await unappend(touched);
       else if (edits % 2 === 1) await editRecord(touched);
     }
     return {
@@ -439,7 +463,7 @@ try {
 } finally {
   await stopAll();
 }
-console.log(`Node ${process.version}, ${os.cpus().length} cores; touched and edited file: ${flags.touch} (touch: new times, the same bytes; edit (${EDIT}): ${EDIT === 'append' ? 'a record added at the end' : `one record's ${EDITED_FIELD} changed, same size`}); reload = touch or edit to the "data reloaded" line (300 ms debounce included)\n`);
+console.log(`Node ${process.version}, ${os.cpus().length} cores; touched and edited file: ${flags.touch} (touch: new times, the same bytes; edit (${EDIT}): ${EDIT === 'append' ? 'a record added at the end' : EDIT === 'remove' ? 'the last record removed' : `one record's ${EDITED_FIELD} changed, same size`}); reload = touch or edit to the "data reloaded" line (300 ms debounce included)\n`);
 console.log(`latency: wrk, 2 connections, ${LATENCY_SECONDS} s per endpoint on the first start, p50 / p99 ms; load average ${os.loadavg().map(f1).join(' ')}\n`);
 console.log('| scale | data MB | first start s | first start CPU s | baseline s | ratio | restart s | restart after touch s | restart after edit s | touched file baseline s | reload after touch s | reload after edit s | RSS MB at ready | peak RSS MB | RSS MB at restart | RSS MB after reloads | boot cache MB | list ms | filter ms | search ms | detail ms |');
 console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|');

@@ -118,6 +118,15 @@ async function appendRecords(data: string, name: CollectionName, count: number):
   return first;
 }
 
+/** The last `count` records of a data file removed. */
+async function removeLast(data: string, name: CollectionName, count: number): Promise<void> {
+  await editLines(data, name, (lines) => {
+    const close = lines.lastIndexOf(']');
+    lines.splice(close - count, count);
+    lines[close - count - 1] = lines[close - count - 1]!.replace(/,$/, '');
+  });
+}
+
 const flipFirst = (s: string) => (s[0] === s[0]!.toUpperCase() ? s[0]!.toLowerCase() : s[0]!.toUpperCase()) + s.slice(1);
 
 /** An edit, the collection and records it touches, and whether it is patched (else built whole). */
@@ -242,6 +251,21 @@ const EDITS: Edit[] = [
   { what: 'records added at the end, past a group', name: 'outfits', patched: true, apply: async (d) => [await appendRecords(d, 'outfits', RECORD_GROUP + 3)] },
   // Built whole: news' popular sort's key (`views`) is not served, so an added record's place in it cannot be found.
   { what: 'a news item added at the end', name: 'news', patched: false, apply: async (d) => [await appendRecords(d, 'news', 1)] },
+  // Records removed from the end: out of every order, filter table, search gram, and the slug table made for the new count.
+  { what: 'a record removed from the end', name: 'outfits', patched: true, apply: async (d) => (await removeLast(d, 'outfits', 1), []) },
+  { what: 'records removed from the end, a group and more', name: 'outfits', patched: true, apply: async (d) => (await removeLast(d, 'outfits', RECORD_GROUP + 5), []) },
+  {
+    what: 'records removed from the end to a group boundary (no group changed)',
+    name: 'outfits',
+    patched: true,
+    apply: async (d) => {
+      const count = (await readFile(join(d, 'outfits.json'), 'utf8')).split('\n').filter((l) => l.startsWith('{')).length;
+      await removeLast(d, 'outfits', count % RECORD_GROUP || RECORD_GROUP);
+      return [];
+    },
+  },
+  // Built whole: the last group's sort digest covered the removed records too, so the others' keys must be read back, and news' `views` is not served.
+  { what: 'a news item removed from the end', name: 'news', patched: false, apply: async (d) => (await removeLast(d, 'news', 2), []) },
   { what: 'a record removed', name: 'outfits', patched: false, apply: async (d) => (await editLines(d, 'outfits', (l) => l.splice(30, 1)), []) },
   { what: 'a record added', name: 'outfits', patched: false, apply: async (d) => (await editLines(d, 'outfits', (l) => l.splice(30, 0, l[31]!.replace(/"slug":"/, '"slug":"copy-').replace(/"_id":"/, '"_id":"c'))), [29]) },
 ];
@@ -393,7 +417,7 @@ describe('a patch after an edit', () => {
     await writeDataset(data, { scale: 200 });
     await sleep(SETTLE_MS);
     await loadSnapshot(data, { cacheDir: state });
-    const edits = ['a title letter in the other case', 'two records in two groups, one shorter', 'a sort key', 'a title (search text and sort key)', 'news titles (texts grouped: one joins another group, one leaves its own)', 'a filter value', 'a slug', 'records added at the end, past a group'];
+    const edits = ['a title letter in the other case', 'two records in two groups, one shorter', 'a sort key', 'a title (search text and sort key)', 'news titles (texts grouped: one joins another group, one leaves its own)', 'a filter value', 'a slug', 'records added at the end, past a group', 'records removed from the end, a group and more'];
     for (const e of edits.map((what) => EDITS.find((x) => x.what === what)!)) {
       const ids = { [e.name]: await e.apply(data) };
       const full = await loadSnapshot(data, { cacheDir: 'memory', buildThreads: 'never' });
@@ -461,6 +485,16 @@ describe('a search index with a few texts changed (search-index.ts searchIndexWi
       texts = now;
     }
     assert.ok(texts.length > 65_536);
+    // And removed from the end again: back under 65,536, the unit's posting a bitmap again.
+    for (const removed of [30, 14]) {
+      const now = texts.slice(0, texts.length - removed);
+      const changes = texts.slice(now.length).map((t, k) => ({ id: now.length + k, was: t, now: '' }));
+      const got = searchIndexWith(ix, changes, now.length)!;
+      assert.deepEqual(got, buildSearchIndex(now));
+      ix = got;
+      texts = now;
+    }
+    assert.ok(texts.length < 65_536);
   });
 
   it('is null where the trigrams index groups of texts (the caller builds from every text)', () => {
