@@ -26,7 +26,7 @@ import type { KnownCollections } from './load.ts';
 import { groupCount, RECORD_GROUP, SourceDigester } from './record-groups.ts';
 import { readRecords } from './records.ts';
 import { searchIndexOfTexts, searchIndexWith, type TextChange } from './search-index.ts';
-import { isDerived, type SearchFrom } from './search-text.ts';
+import type { SearchFrom } from './search-text.ts';
 import { slugTableAt, stringAt, type StringTable } from './string-table.ts';
 import { checkObject, type Findings } from './validate.ts';
 
@@ -309,60 +309,11 @@ function spliceStrings(old: StringTable, made: StringTable, ids: Int32Array, siz
   return { units, starts: offsetsOf(starts, pos), slots: new Int32Array(0) };
 }
 
-/**
- * The folded search text of each record of `ix`: from its table, or, where it is derived, the value
- * of its list field read from the list item's bytes (a string at the item's top level; decoded
- * whole, search-text.ts derivedText, only where the bytes do not give it plainly).
- */
+/** The folded search text of each record of `ix`. */
 function searchTexts(ix: CollectionIndex): string[] {
   const texts = new Array<string>(ix.size);
-  const from = ix.searchFrom;
-  const key = from === null ? null : Buffer.from(`${JSON.stringify(ix.def.listFields[from.field])}:`);
-  const { bytes, starts } = ix.list;
-  for (let id = 0; id < ix.size; id++) {
-    if (from === null || !isDerived(from, id)) {
-      texts[id] = stringAt(ix.searchText, id);
-      continue;
-    }
-    const value = topLevelString(bytes, starts[id]!, starts[id + 1]!, key!);
-    texts[id] = value === null ? searchTextOf(ix, id) : fold(value);
-  }
+  for (let id = 0; id < ix.size; id++) texts[id] = searchTextOf(ix, id);
   return texts;
-}
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-
-/**
- * The string value of `key` (its quoted name and a colon) at the top level of the JSON object
- * `bytes[start, end)`, when it has no escape; else null (the caller decodes the item whole).
- */
-function topLevelString(bytes: Buffer, start: number, end: number, key: Uint8Array): string | null {
-  let depth = 0;
-  for (let p = start; p < end; p++) {
-    const c = bytes[p]!;
-    if (c === QUOTE) {
-      if (depth === 1 && matches(bytes, p, key)) {
-        const q = p + key.length;
-        if (bytes[q] !== QUOTE) return null;
-        for (let r = q + 1; r < end; r++) {
-          if (bytes[r] === BACKSLASH) return null;
-          if (bytes[r] === QUOTE) return bytes.toString('utf8', q + 1, r);
-        }
-        return null;
-      }
-      // Past the string (a key or a value), its escapes included.
-      for (p++; p < end && bytes[p] !== QUOTE; p++) if (bytes[p] === BACKSLASH) p++;
-    } else if (c === 0x7b || c === 0x5b) depth++;
-    else if (c === 0x7d || c === 0x5d) depth--;
-  }
-  return null;
-}
-
-/** True when `bytes` hold `key` at `p`. */
-function matches(bytes: Uint8Array, p: number, key: Uint8Array): boolean {
-  for (let i = 0; i < key.length; i++) if (bytes[p + i] !== key[i]) return false;
-  return true;
 }
 
 const NO_KEYS: readonly string[] = [];
