@@ -278,35 +278,12 @@ function searchRebuilt(old: CollectionIndex, made: CollectionIndex, ids: Int32Ar
  * strings 0, 1, ... (ids past `old`'s: added at the end).
  */
 function spliceStrings(old: StringTable, made: StringTable, ids: Int32Array, size: number): StringTable {
-  const n = old.starts.length - 1;
-  const len = (t: StringTable, k: number) => (k < t.starts.length - 1 ? t.starts[k + 1]! - t.starts[k]! : 0);
-  let total = old.starts[Math.min(n, size)]! - old.starts[0]!;
   let wide = old.units instanceof Uint16Array;
-  for (let j = 0; j < ids.length; j++) {
-    total += len(made, j) - len(old, ids[j]!);
-    if (!wide) for (let u = made.starts[j]!; u < made.starts[j + 1]!; u++) if (made.units[u]! > 0xff) wide = true;
-  }
+  for (let u = 0; u < made.units.length && !wide; u++) wide = made.units[u]! > 0xff;
+  const total = splicedLength(old.starts, made.starts, ids, size);
   const units = wide ? new Uint16Array(total) : new Uint8Array(total);
-  const starts = new Float64Array(size + 1);
-  let pos = 0;
-  let i = 0;
-  for (let j = 0; j <= ids.length; j++) {
-    // The unchanged strings before the next changed one (none past `old`'s).
-    const upto = Math.min(j < ids.length ? ids[j]! : n, n, size);
-    if (i < upto) {
-      const from = old.starts[i]!;
-      units.set(old.units.subarray(from, old.starts[upto]!), pos);
-      for (let k = i; k < upto; k++) starts[k] = old.starts[k]! - from + pos;
-      pos += old.starts[upto]! - from;
-    }
-    if (j === ids.length) break;
-    starts[ids[j]!] = pos;
-    units.set(made.units.subarray(made.starts[j]!, made.starts[j + 1]!), pos);
-    pos += made.starts[j + 1]! - made.starts[j]!;
-    i = ids[j]! + 1;
-  }
-  starts[size] = pos;
-  return { units, starts: offsetsOf(starts, pos), slots: new Int32Array(0) };
+  const starts = splice(old.starts, made.starts, ids, size, (fromMade, a, b, at) => units.set((fromMade ? made : old).units.subarray(a, b), at));
+  return { units, starts: offsetsOf(starts, total), slots: new Int32Array(0) };
 }
 
 /** The folded search text of each record of `ix`. */
@@ -399,34 +376,51 @@ function slugsUnique(old: CollectionIndex, made: CollectionIndex, ids: Int32Arra
  * `old`'s: added at the end; no late field).
  */
 function spliceFragments(old: Fragments, made: Fragments, ids: Int32Array, size: number): Fragments {
-  const n = old.starts.length - 1;
-  const len = (f: Fragments, k: number) => (k < f.starts.length - 1 ? f.starts[k + 1]! - f.starts[k]! : 0);
-  let total = old.starts[Math.min(n, size)]! - old.starts[0]!;
-  for (let j = 0; j < ids.length; j++) total += len(made, j) - len(old, ids[j]!);
+  const total = splicedLength(old.starts, made.starts, ids, size);
   const bytes = Buffer.allocUnsafeSlow(total);
+  const starts = splice(old.starts, made.starts, ids, size, (fromMade, a, b, at) => (fromMade ? made : old).bytes.copy(bytes, at, a, b));
+  return { bytes, starts: offsetsOf(starts, total), gaps: null, late: null, keys: null };
+}
+
+/** The length of entry `k` of a table whose entries start at `was` (0 past its last entry). */
+const entryLength = (was: ArrayLike<number>, k: number) => (k < was.length - 1 ? was[k + 1]! - was[k]! : 0);
+
+/** The length of the entries `splice` lays out for the same arguments. */
+function splicedLength(old: ArrayLike<number>, made: ArrayLike<number>, ids: Int32Array, size: number): number {
+  let total = old[Math.min(old.length - 1, size)]! - old[0]!;
+  for (let j = 0; j < ids.length; j++) total += entryLength(made, j) - entryLength(old, ids[j]!);
+  return total;
+}
+
+/**
+ * The starts of `size` variable-length entries laid out back to back: `old`'s (starts `old`), those of
+ * `ids` (ascending) replaced by `made`'s entries 0, 1, ... (ids past `old`'s: added at the end). Each
+ * run of them is placed by `copy(fromMade, start, end, at)`: the unchanged entries between two changed
+ * ones in one call, their starts shifted. (String tables and JSON arenas alike.)
+ */
+function splice(old: ArrayLike<number>, made: ArrayLike<number>, ids: Int32Array, size: number, copy: (fromMade: boolean, start: number, end: number, at: number) => void): Float64Array {
+  const n = old.length - 1;
   const starts = new Float64Array(size + 1);
   let pos = 0;
   let i = 0;
   for (let j = 0; j <= ids.length; j++) {
-    // The unchanged records before the next changed one: one copy, their starts shifted.
     const upto = Math.min(j < ids.length ? ids[j]! : n, n, size);
     if (i < upto) {
-      const from = old.starts[i]!;
-      const to = old.starts[upto]!;
-      old.bytes.copy(bytes, pos, from, to);
-      for (let k = i; k < upto; k++) starts[k] = old.starts[k]! - from + pos;
-      pos += to - from;
+      const from = old[i]!;
+      copy(false, from, old[upto]!, pos);
+      for (let k = i; k < upto; k++) starts[k] = old[k]! - from + pos;
+      pos += old[upto]! - from;
     }
     if (j === ids.length) break;
-    const a = made.starts[j]!;
-    const b = made.starts[j + 1]!;
-    made.bytes.copy(bytes, pos, a, b);
+    const a = made[j]!;
+    const b = made[j + 1]!;
+    copy(true, a, b, pos);
     starts[ids[j]!] = pos;
     pos += b - a;
     i = ids[j]! + 1;
   }
   starts[size] = pos;
-  return { bytes, starts: offsetsOf(starts, pos), gaps: null, late: null, keys: null };
+  return starts;
 }
 
 /** `per` offsets for each of `size` records: `old`'s, those of records `ids` `made`'s (2 bytes each while every one fits). */
