@@ -26,7 +26,7 @@ import type { KnownCollections } from './load.ts';
 import { groupCount, RECORD_GROUP, SourceDigester } from './record-groups.ts';
 import { readRecords } from './records.ts';
 import { searchIndexOfTexts, searchIndexWith, type TextChange } from './search-index.ts';
-import { isDerived, type SearchFrom } from './search-text.ts';
+import type { SearchFrom } from './search-text.ts';
 import { slugTableAt, stringAt, type StringTable } from './string-table.ts';
 import { checkObject, type Findings } from './validate.ts';
 
@@ -278,91 +278,19 @@ function searchRebuilt(old: CollectionIndex, made: CollectionIndex, ids: Int32Ar
  * strings 0, 1, ... (ids past `old`'s: added at the end).
  */
 function spliceStrings(old: StringTable, made: StringTable, ids: Int32Array, size: number): StringTable {
-  const n = old.starts.length - 1;
-  const len = (t: StringTable, k: number) => (k < t.starts.length - 1 ? t.starts[k + 1]! - t.starts[k]! : 0);
-  let total = old.starts[Math.min(n, size)]! - old.starts[0]!;
   let wide = old.units instanceof Uint16Array;
-  for (let j = 0; j < ids.length; j++) {
-    total += len(made, j) - len(old, ids[j]!);
-    if (!wide) for (let u = made.starts[j]!; u < made.starts[j + 1]!; u++) if (made.units[u]! > 0xff) wide = true;
-  }
+  for (let u = 0; u < made.units.length && !wide; u++) wide = made.units[u]! > 0xff;
+  const total = splicedLength(old.starts, made.starts, ids, size);
   const units = wide ? new Uint16Array(total) : new Uint8Array(total);
-  const starts = new Float64Array(size + 1);
-  let pos = 0;
-  let i = 0;
-  for (let j = 0; j <= ids.length; j++) {
-    // The unchanged strings before the next changed one (none past `old`'s).
-    const upto = Math.min(j < ids.length ? ids[j]! : n, n, size);
-    if (i < upto) {
-      const from = old.starts[i]!;
-      units.set(old.units.subarray(from, old.starts[upto]!), pos);
-      for (let k = i; k < upto; k++) starts[k] = old.starts[k]! - from + pos;
-      pos += old.starts[upto]! - from;
-    }
-    if (j === ids.length) break;
-    starts[ids[j]!] = pos;
-    units.set(made.units.subarray(made.starts[j]!, made.starts[j + 1]!), pos);
-    pos += made.starts[j + 1]! - made.starts[j]!;
-    i = ids[j]! + 1;
-  }
-  starts[size] = pos;
-  return { units, starts: offsetsOf(starts, pos), slots: new Int32Array(0) };
+  const starts = splice(old.starts, made.starts, ids, size, (fromMade, a, b, at) => units.set((fromMade ? made : old).units.subarray(a, b), at));
+  return { units, starts: offsetsOf(starts, total), slots: new Int32Array(0) };
 }
 
-/**
- * The folded search text of each record of `ix`: from its table, or, where it is derived, the value
- * of its list field read from the list item's bytes (a string at the item's top level; decoded
- * whole, search-text.ts derivedText, only where the bytes do not give it plainly).
- */
+/** The folded search text of each record of `ix`. */
 function searchTexts(ix: CollectionIndex): string[] {
   const texts = new Array<string>(ix.size);
-  const from = ix.searchFrom;
-  const key = from === null ? null : Buffer.from(`${JSON.stringify(ix.def.listFields[from.field])}:`);
-  const { bytes, starts } = ix.list;
-  for (let id = 0; id < ix.size; id++) {
-    if (from === null || !isDerived(from, id)) {
-      texts[id] = stringAt(ix.searchText, id);
-      continue;
-    }
-    const value = topLevelString(bytes, starts[id]!, starts[id + 1]!, key!);
-    texts[id] = value === null ? searchTextOf(ix, id) : fold(value);
-  }
+  for (let id = 0; id < ix.size; id++) texts[id] = searchTextOf(ix, id);
   return texts;
-}
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-
-/**
- * The string value of `key` (its quoted name and a colon) at the top level of the JSON object
- * `bytes[start, end)`, when it has no escape; else null (the caller decodes the item whole).
- */
-function topLevelString(bytes: Buffer, start: number, end: number, key: Uint8Array): string | null {
-  let depth = 0;
-  for (let p = start; p < end; p++) {
-    const c = bytes[p]!;
-    if (c === QUOTE) {
-      if (depth === 1 && matches(bytes, p, key)) {
-        const q = p + key.length;
-        if (bytes[q] !== QUOTE) return null;
-        for (let r = q + 1; r < end; r++) {
-          if (bytes[r] === BACKSLASH) return null;
-          if (bytes[r] === QUOTE) return bytes.toString('utf8', q + 1, r);
-        }
-        return null;
-      }
-      // Past the string (a key or a value), its escapes included.
-      for (p++; p < end && bytes[p] !== QUOTE; p++) if (bytes[p] === BACKSLASH) p++;
-    } else if (c === 0x7b || c === 0x5b) depth++;
-    else if (c === 0x7d || c === 0x5d) depth--;
-  }
-  return null;
-}
-
-/** True when `bytes` hold `key` at `p`. */
-function matches(bytes: Uint8Array, p: number, key: Uint8Array): boolean {
-  for (let i = 0; i < key.length; i++) if (bytes[p + i] !== key[i]) return false;
-  return true;
 }
 
 const NO_KEYS: readonly string[] = [];
@@ -448,34 +376,51 @@ function slugsUnique(old: CollectionIndex, made: CollectionIndex, ids: Int32Arra
  * `old`'s: added at the end; no late field).
  */
 function spliceFragments(old: Fragments, made: Fragments, ids: Int32Array, size: number): Fragments {
-  const n = old.starts.length - 1;
-  const len = (f: Fragments, k: number) => (k < f.starts.length - 1 ? f.starts[k + 1]! - f.starts[k]! : 0);
-  let total = old.starts[Math.min(n, size)]! - old.starts[0]!;
-  for (let j = 0; j < ids.length; j++) total += len(made, j) - len(old, ids[j]!);
+  const total = splicedLength(old.starts, made.starts, ids, size);
   const bytes = Buffer.allocUnsafeSlow(total);
+  const starts = splice(old.starts, made.starts, ids, size, (fromMade, a, b, at) => (fromMade ? made : old).bytes.copy(bytes, at, a, b));
+  return { bytes, starts: offsetsOf(starts, total), gaps: null, late: null, keys: null };
+}
+
+/** The length of entry `k` of a table whose entries start at `was` (0 past its last entry). */
+const entryLength = (was: ArrayLike<number>, k: number) => (k < was.length - 1 ? was[k + 1]! - was[k]! : 0);
+
+/** The length of the entries `splice` lays out for the same arguments. */
+function splicedLength(old: ArrayLike<number>, made: ArrayLike<number>, ids: Int32Array, size: number): number {
+  let total = old[Math.min(old.length - 1, size)]! - old[0]!;
+  for (let j = 0; j < ids.length; j++) total += entryLength(made, j) - entryLength(old, ids[j]!);
+  return total;
+}
+
+/**
+ * The starts of `size` variable-length entries laid out back to back: `old`'s (starts `old`), those of
+ * `ids` (ascending) replaced by `made`'s entries 0, 1, ... (ids past `old`'s: added at the end). Each
+ * run of them is placed by `copy(fromMade, start, end, at)`: the unchanged entries between two changed
+ * ones in one call, their starts shifted. (String tables and JSON arenas alike.)
+ */
+function splice(old: ArrayLike<number>, made: ArrayLike<number>, ids: Int32Array, size: number, copy: (fromMade: boolean, start: number, end: number, at: number) => void): Float64Array {
+  const n = old.length - 1;
   const starts = new Float64Array(size + 1);
   let pos = 0;
   let i = 0;
   for (let j = 0; j <= ids.length; j++) {
-    // The unchanged records before the next changed one: one copy, their starts shifted.
     const upto = Math.min(j < ids.length ? ids[j]! : n, n, size);
     if (i < upto) {
-      const from = old.starts[i]!;
-      const to = old.starts[upto]!;
-      old.bytes.copy(bytes, pos, from, to);
-      for (let k = i; k < upto; k++) starts[k] = old.starts[k]! - from + pos;
-      pos += to - from;
+      const from = old[i]!;
+      copy(false, from, old[upto]!, pos);
+      for (let k = i; k < upto; k++) starts[k] = old[k]! - from + pos;
+      pos += old[upto]! - from;
     }
     if (j === ids.length) break;
-    const a = made.starts[j]!;
-    const b = made.starts[j + 1]!;
-    made.bytes.copy(bytes, pos, a, b);
+    const a = made[j]!;
+    const b = made[j + 1]!;
+    copy(true, a, b, pos);
     starts[ids[j]!] = pos;
     pos += b - a;
     i = ids[j]! + 1;
   }
   starts[size] = pos;
-  return { bytes, starts: offsetsOf(starts, pos), gaps: null, late: null, keys: null };
+  return starts;
 }
 
 /** `per` offsets for each of `size` records: `old`'s, those of records `ids` `made`'s (2 bytes each while every one fits). */

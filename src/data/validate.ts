@@ -91,9 +91,7 @@ function checkValue(
           break;
         }
         case 'timestamp': {
-          // A timestamp as toISOString writes it (nearly every one) is read without the regex and the date parser.
-          let ms = canonicalTimestamp(value);
-          if (ms !== ms) ms = TIMESTAMP.test(value) ? Date.parse(value) : NaN;
+          const ms = timestampMs(value);
           if (!Number.isFinite(ms)) return fail(out, pathOf(parent, key), 'must be an ISO 8601 UTC timestamp such as 2026-11-22T10:54:22.000Z');
           if (value.length !== 24) holder[key] = new Date(ms).toISOString();
           break;
@@ -154,6 +152,15 @@ export function checkObject(schema: ObjectSchema, value: Record<string, unknown>
   }
 }
 
+/**
+ * The time of an ISO 8601 UTC timestamp, NaN when it is not one. One as toISOString writes it (nearly
+ * every one) is read without the regex and the date parser.
+ */
+function timestampMs(value: string): number {
+  const ms = canonicalTimestamp(value);
+  return ms === ms ? ms : TIMESTAMP.test(value) ? Date.parse(value) : NaN;
+}
+
 /** Whether a schema holds a timestamp anywhere (memo: asked once per schema node). */
 const holdsTimestamp = new WeakMap<Schema, boolean>();
 function hasTimestamp(schema: Schema): boolean {
@@ -177,8 +184,7 @@ function normalizeValue(schema: Schema, holder: Record<string, unknown>, key: st
   switch (schema.type) {
     case 'string':
       if (typeof value === 'string' && value.length !== 24) {
-        let ms = canonicalTimestamp(value);
-        if (ms !== ms) ms = TIMESTAMP.test(value) ? Date.parse(value) : NaN;
+        const ms = timestampMs(value);
         if (Number.isFinite(ms)) holder[key] = new Date(ms).toISOString();
       }
       return;

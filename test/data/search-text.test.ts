@@ -6,7 +6,7 @@ import { buildIndex, searchTextIncludes, searchTextOf } from '../../src/data/ind
 import { fold } from '../../src/data/fold.ts';
 import { loadLinked } from '../../src/data/load.ts';
 import { searchMatches } from '../../src/data/search-index.ts';
-import { decidedByGrams, searchField } from '../../src/data/search-text.ts';
+import { decidedByGrams, derivedText, searchField } from '../../src/data/search-text.ts';
 import { generateRecords } from '../../src/generate/generate.ts';
 import { RESOURCE_LIST, RESOURCES } from '../../src/resources/index.ts';
 
@@ -20,6 +20,22 @@ test('decidedByGrams: a text whose trigrams each stand once, before position 255
   const distinct = Array.from({ length: 300 }, (_, i) => String.fromCharCode(0x100 + i)).join('');
   assert.equal(decidedByGrams(distinct.slice(0, 257)), true);
   assert.equal(decidedByGrams(distinct.slice(0, 258)), false);
+});
+
+test('derivedText: the field read from the item\'s bytes answers what a parse of the item answers (escapes, a nested member of the same name, no string)', () => {
+  const def = RESOURCES.outfits;
+  const from = { field: searchField(def), derived: new Uint32Array(1) };
+  const items: [unknown, string][] = [
+    [{ slug: 'a', title: 'Red Carpet Look' }, 'red carpet look'],
+    [{ slug: 'a', title: 'Beyoncé in Ünïcode' }, fold('Beyoncé in Ünïcode')],
+    [{ slug: 'a', title: 'Say "Hi" \\ back' }, fold('Say "Hi" \\ back')],
+    // The same member name inside a nested object, before the top-level one: not taken.
+    [{ celebrity: { title: 'Inner', name: '{[' }, note: 'a "title": "x" }', title: 'Outer' }, 'outer'],
+    [{ slug: 'a', title: null }, ''],
+    [{ slug: 'a', title: 7 }, ''],
+    [{ slug: 'a' }, ''],
+  ];
+  for (const [item, want] of items) assert.equal(derivedText(def, from, Buffer.from(JSON.stringify(item))), want, JSON.stringify(item));
 });
 
 test('searchField: the list field a definition searches (title or name), -1 for any other text', () => {
