@@ -197,3 +197,50 @@ export class ByteBuffer implements ByteSink {
     return this.buf.toString('utf8', 0, this.pos);
   }
 }
+
+/** Each member name as it opens its member in a JSON object: its JSON string and a colon. */
+const memberKeys = new Map<string, Buffer>();
+
+/** `name`'s key bytes for memberString. */
+export function memberKey(name: string): Buffer {
+  let key = memberKeys.get(name);
+  if (key === undefined) memberKeys.set(name, (key = Buffer.from(`${JSON.stringify(name)}:`)));
+  return key;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/**
+ * The string value of the member `key` (memberKey) at the top level of the JSON object `bytes` (as
+ * JSON.stringify writes it: no space around the colon), when it has no escape; else null (the
+ * caller parses the object).
+ */
+export function memberString(bytes: Buffer, key: Uint8Array): string | null {
+  const end = bytes.length;
+  let depth = 0;
+  for (let p = 0; p < end; p++) {
+    const c = bytes[p]!;
+    if (c === QUOTE) {
+      if (depth === 1 && startsWith(bytes, p, key)) {
+        const q = p + key.length;
+        if (bytes[q] !== QUOTE) return null;
+        for (let r = q + 1; r < end; r++) {
+          if (bytes[r] === BACKSLASH) return null;
+          if (bytes[r] === QUOTE) return bytes.toString('utf8', q + 1, r);
+        }
+        return null;
+      }
+      // Past the string (a key or a value), its escapes included.
+      for (p++; p < end && bytes[p] !== QUOTE; p++) if (bytes[p] === BACKSLASH) p++;
+    } else if (c === 0x7b || c === 0x5b) depth++;
+    else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return null;
+}
+
+/** True when `bytes` hold `key` at `p`. */
+function startsWith(bytes: Uint8Array, p: number, key: Uint8Array): boolean {
+  for (let i = 0; i < key.length; i++) if (bytes[p + i] !== key[i]) return false;
+  return true;
+}

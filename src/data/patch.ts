@@ -18,7 +18,8 @@
 import { join } from 'node:path';
 import type { CollectionName, LinkContext, LinkedRecord, ResourceDefinition, SourceRecord } from '../resources/types.ts';
 import { embedFields, type Details } from './detail-layout.ts';
-import { offsetsOf, type Fragments, type RecordOffsets } from './fragments.ts';
+import { fragment, offsetsOf, type Fragments, type RecordOffsets } from './fragments.ts';
+import { memberKey, memberString } from './json-bytes.ts';
 import { fold } from './fold.ts';
 import { indexBuilder, PostingCollector, searchTextOf, slugId, slugOf, type CollectionIndex, type PostingTable, type RangeIndex, type Targets } from './indexes.ts';
 import { knownCollection } from './known.ts';
@@ -166,6 +167,7 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
     if (made.range !== null && !Object.is(made.range.byId[k], old.range!.byId[id])) rangeChanged = true;
   }
   if (slugsChanged && !slugsUnique(old, made, ids)) return { index: null, why: 'a slug another record has' };
+  if (size > n && !addedIdsUnique(old, ids, linked)) return { index: null, why: 'an _id another record has' };
   const filters = keysChanged || size !== n ? changedFilters(old, made, ids, linked, size) : new Map<number, Int32Array | (string | null)[]>();
   if (typeof filters === 'string') return { index: null, why: filters };
   // A search text changed: the texts of every record (those of the others as the old index holds
@@ -367,6 +369,24 @@ function slugsUnique(old: CollectionIndex, made: CollectionIndex, ids: Int32Arra
     seen.add(slug);
     const holder = slugId(old, slug);
     if (holder !== -1 && !changed.has(holder)) return false;
+  }
+  return true;
+}
+
+/**
+ * True when no record added at the end (records `ids` past `old`'s, linked as `linked`) has the `_id`
+ * of a record before the edit (a full build reports a duplicate `_id` as invalid data: such an edit is
+ * built whole, which reports it). Changed records keep their `_id` (changedFilters), and the changed
+ * records' among themselves are checked as they are read.
+ */
+function addedIdsUnique(old: CollectionIndex, ids: Int32Array, linked: readonly LinkedRecord[]): boolean {
+  const added = new Set<unknown>();
+  for (let k = 0; k < ids.length; k++) if (ids[k]! >= old.size) added.add(linked[k]!._id);
+  const key = memberKey('_id');
+  for (let id = 0; id < old.size; id++) {
+    const item = fragment(old.list, id, 20000101);
+    const plain = memberString(item, key);
+    if (added.has(plain ?? (JSON.parse(item.toString('utf8')) as { _id: unknown })._id)) return false;
   }
   return true;
 }

@@ -6,6 +6,7 @@
 // rare query decodes it from the record's list item.
 import type { LinkedRecord, ResourceDefinition } from '../resources/types.ts';
 import { fold } from './fold.ts';
+import { memberKey, memberString } from './json-bytes.ts';
 import { AMBIGUOUS } from './search-index.ts';
 
 /** Which records' texts are their list field `field`'s value, folded (their table entry is empty). */
@@ -60,56 +61,15 @@ export function decidedByGrams(text: string): boolean {
 /** Whether record `id`'s text is derived (SearchFrom.derived). */
 export const isDerived = (from: SearchFrom, id: number): boolean => (from.derived[id >>> 5]! & (1 << (id & 31))) !== 0;
 
-/** Each list field's name as it opens its member in a list item: its JSON string and a colon. */
-const memberKeys = new Map<string, Buffer>();
-
 /**
  * A derived text from its record's list item (the JSON of one list item), folded as at load: the
- * field's string read from the item's bytes where it has no escape (a scan of the top level), else
- * the item parsed whole (an escape, or a value that is not a string: none, as a parse gives).
+ * field's string read from the item's bytes where it has no escape (json-bytes.ts memberString),
+ * else the item parsed whole (an escape, or a value that is not a string: none, as a parse gives).
  */
 export function derivedText(def: ResourceDefinition, from: SearchFrom, item: Buffer): string {
   const name = def.listFields[from.field] as string;
-  let key = memberKeys.get(name);
-  if (key === undefined) memberKeys.set(name, (key = Buffer.from(`${JSON.stringify(name)}:`)));
-  const plain = topLevelString(item, key);
+  const plain = memberString(item, memberKey(name));
   if (plain !== null) return fold(plain);
   const value = (JSON.parse(item.toString('utf8')) as Record<string, unknown>)[name];
   return fold(typeof value === 'string' ? value : '');
-}
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-
-/**
- * The string value of the member `key` (its quoted name and a colon) at the top level of the JSON
- * object `bytes`, when it has no escape; else null.
- */
-function topLevelString(bytes: Buffer, key: Uint8Array): string | null {
-  const end = bytes.length;
-  let depth = 0;
-  for (let p = 0; p < end; p++) {
-    const c = bytes[p]!;
-    if (c === QUOTE) {
-      if (depth === 1 && startsWith(bytes, p, key)) {
-        const q = p + key.length;
-        if (bytes[q] !== QUOTE) return null;
-        for (let r = q + 1; r < end; r++) {
-          if (bytes[r] === BACKSLASH) return null;
-          if (bytes[r] === QUOTE) return bytes.toString('utf8', q + 1, r);
-        }
-        return null;
-      }
-      // Past the string (a key or a value), its escapes included.
-      for (p++; p < end && bytes[p] !== QUOTE; p++) if (bytes[p] === BACKSLASH) p++;
-    } else if (c === 0x7b || c === 0x5b) depth++;
-    else if (c === 0x7d || c === 0x5d) depth--;
-  }
-  return null;
-}
-
-/** True when `bytes` hold `key` at `p`. */
-function startsWith(bytes: Uint8Array, p: number, key: Uint8Array): boolean {
-  for (let i = 0; i < key.length; i++) if (bytes[p + i] !== key[i]) return false;
-  return true;
 }

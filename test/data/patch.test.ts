@@ -362,6 +362,12 @@ describe('a patch after an edit', () => {
       ['a title that is not a string', (d) => editRecord(d, 'outfits', 41, (r) => (r.title = 12))],
       ['a title and a slug no slug may be', (d) => editRecord(d, 'outfits', 42, (r) => ((r.title = 'A New One'), (r.slug = 'Not A Slug!')))],
       ['a record cut short', (d) => editLines(d, 'outfits', (l) => (l[44] = l[44]!.slice(0, 50)))],
+      // Appended: its groups are new, so the other records' _ids are not among those it is read with.
+      ["a record added at the end with another record's _id", async (d) => {
+        const first = JSON.parse(good.split('\n')[1]!.replace(/,$/, '')) as { _id: string };
+        await appendRecords(d, 'outfits', 1);
+        await editLines(d, 'outfits', (l) => (l[l.lastIndexOf(']') - 1] = l[l.lastIndexOf(']') - 1]!.replace(/"_id":"[^"]*"/, `"_id":${JSON.stringify(first._id)}`)));
+      }],
     ];
     for (const [what, edit] of invalid) {
       await edit(data);
