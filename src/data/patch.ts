@@ -196,7 +196,7 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
   }
   if (slugsChanged && !slugsUnique(old, made, ids)) return { index: null, why: 'a slug another record has' };
   if (size > n && !addedIdsUnique(old, ids, linked)) return { index: null, why: 'an _id another record has' };
-  const filters = keysChanged || size !== n ? changedFilters(old, made, ids, linked, size) : new Map<number, Int32Array | (string | null)[]>();
+  const filters = keysChanged || size !== n ? changedFilters(old, made, ids, linked, size) : new Map<number, FilterKeys>();
   if (typeof filters === 'string') return { index: null, why: filters };
   // A search text changed: the texts of every record (those of the others as the old index holds
   // them), the search index built from them as a full build would, and the table and `derived` bits
@@ -235,7 +235,7 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
     if (keys === undefined) return t;
     const c = new PostingCollector(old.def.filters.filter((f) => f.kind !== 'range')[x] as Exclude<ResourceDefinition['filters'][number], { kind: 'range' }>, t.embed);
     if (keys instanceof Int32Array) for (let id = 0; id < size; id++) c.addId(keys[id]!);
-    else for (const k of keys) c.addKeys(k === null ? NO_KEYS : [k]);
+    else for (const k of keys) c.addKeys(k === null ? NO_KEYS : typeof k === 'string' ? [k] : k);
     return c.finish(size, sorted.orders, t.embed >= 0 ? t.offsets.length - 1 : 0);
   });
   const range = rangeChanged ? rangeWith(old.range!, made.range!, ids, size) : kept.range;
@@ -333,17 +333,23 @@ function rankOf(order: Int32Array): Int32Array {
 }
 
 /**
- * Per filter table (its number) whose keys changed for a record of `ids` (`made`'s records 0, 1, ...,
- * linked as `linked`): every record's key (null: none), those of the changed records as `made` has
- * them; or why the edit is not patched: an `_id` changed, or a filter whose records may hold several
- * keys changed (a full build numbers keys in the order records list them, which the table does not
- * keep). Tables numbered by an embedded record's id are checked with the embeds.
+ * Each record's keys in a filter table made again: the id of the embedded record (Int32Array), or per
+ * record its key (null: none) or, where records may hold several, its keys in an order that numbers
+ * them as the record's own order does (PostingCollector.addKeys).
  */
-function changedFilters(old: CollectionIndex, made: CollectionIndex, ids: Int32Array, linked: readonly LinkedRecord[], size: number): Map<number, Int32Array | (string | null)[]> | string {
+type FilterKeys = Int32Array | (string | readonly string[] | null)[];
+
+/**
+ * Per filter table (its number) whose keys changed for a record of `ids` (`made`'s records 0, 1, ...,
+ * linked as `linked`): every record's keys, those of the changed records as `made` has them; or why
+ * the edit is not patched: an `_id` changed. Tables numbered by an embedded record's id are checked
+ * with the embeds.
+ */
+function changedFilters(old: CollectionIndex, made: CollectionIndex, ids: Int32Array, linked: readonly LinkedRecord[], size: number): Map<number, FilterKeys> | string {
   const n = old.size;
   const before = knownCollection(old);
   for (let k = 0; k < ids.length && ids[k]! < n; k++) if (before.get(slugOf(old, ids[k]!))?._id !== linked[k]!._id) return 'an _id changed';
-  const out = new Map<number, Int32Array | (string | null)[]>();
+  const out = new Map<number, FilterKeys>();
   for (let x = 0; x < old.postings.length; x++) {
     const t = old.postings[x]!;
     const m = made.postings[x]!;
@@ -356,7 +362,10 @@ function changedFilters(old: CollectionIndex, made: CollectionIndex, ids: Int32A
     let changed = size !== n;
     for (let k = 0; k < ids.length && !changed; k++) changed = keyAt(t, was.key[ids[k]!]!) !== keyAt(m, now.key[k]!);
     if (!changed) continue;
-    if (was.several || now.several) return 'a filter of several values changed';
+    if (was.several || now.several) {
+      out.set(x, severalKeys(old, t, linked, ids, size, before));
+      continue;
+    }
     const strings: (string | null)[] = [];
     const keys = new Array<string | null>(size);
     for (let id = 0; id < Math.min(n, size); id++) {
@@ -365,6 +374,48 @@ function changedFilters(old: CollectionIndex, made: CollectionIndex, ids: Int32A
     }
     for (let k = 0; k < ids.length; k++) keys[ids[k]!] = keyAt(m, now.key[k]!);
     out.set(x, keys);
+  }
+  return out;
+}
+
+/**
+ * Each record's keys in table `t` of `old` (whose records may hold several), those of records `ids`
+ * (`linked`) as they list them now, in an order that a PostingCollector numbers as a full build does:
+ * keys in order of first appearance, a record's in the order it lists them. A record not changed has
+ * its keys in the order of their old numbers, which is its own order for the keys it was the first to
+ * hold; where it is the first to hold two or more now but was not before, its order is read from its
+ * JSON (known.ts), as a full build reads it.
+ */
+function severalKeys(old: CollectionIndex, t: PostingTable, linked: readonly LinkedRecord[], ids: Int32Array, size: number, before: ReturnType<typeof knownCollection>): (readonly string[])[] {
+  const n = old.size;
+  const filter = old.def.filters.find((f) => f.kind !== 'range' && f.param === t.param) as Exclude<ResourceDefinition['filters'][number], { kind: 'range' }>;
+  const strings: string[] = [];
+  const keyOf = (k: number) => (strings[k] ??= stringAt(t.keys!, k));
+  // The old table inverted: record -> its key numbers (ascending, as the walk over keys meets them).
+  const counts = new Int32Array(n + 1);
+  for (let e = 0; e < t.ids.length; e++) counts[t.ids[e]! + 1]!++;
+  for (let id = 0; id < n; id++) counts[id + 1]! += counts[id]!;
+  const members = new Int32Array(t.ids.length);
+  const cursor = counts.slice(0, n);
+  for (let k = 0; k + 1 < t.offsets.length; k++) for (let e = t.offsets[k]!; e < t.offsets[k + 1]!; e++) members[cursor[t.ids[e]!]!++] = k;
+  const listed = (r: LinkedRecord): string[] => {
+    const raw = filter.get(r);
+    const values = Array.isArray(raw) ? raw : raw === null || raw === undefined ? [] : [raw];
+    return values.map((v) => (filter.kind === 'text' ? fold(String(v).trim()) : String(v)));
+  };
+  const out = new Array<readonly string[]>(size);
+  const seen = new Set<string>();
+  for (let id = 0, j = 0; id < size; id++) {
+    let keys: readonly string[];
+    if (j < ids.length && ids[j] === id) keys = listed(linked[j++]!);
+    else {
+      keys = Array.from(members.subarray(counts[id]!, counts[id + 1]!), keyOf);
+      let fresh = 0;
+      for (const k of keys) if (!seen.has(k)) fresh++;
+      if (fresh > 1) keys = listed(before.get(slugOf(old, id))! as LinkedRecord);
+    }
+    for (const k of keys) seen.add(k);
+    out[id] = keys;
   }
   return out;
 }

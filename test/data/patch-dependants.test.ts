@@ -148,16 +148,27 @@ const EDITS: Edit[] = [
       return [a, b];
     },
   },
-  // Built whole: a filter whose records may hold several values (patch.ts).
-  { what: "a celebrity's occupations", patched: false, unaffected: ['outfits', 'news', 'movies'], apply: async (d) => (await editRecord(d, 'celebrities', 4, (r) => (r.occupation = ['Astronaut'])), [4]) },
+  // A filter whose records may hold several values: its table made again, keys numbered as a full build numbers them.
+  { what: "a celebrity's occupations", patched: true, unaffected: ['outfits', 'news', 'movies'], apply: async (d) => (await editRecord(d, 'celebrities', 4, (r) => (r.occupation = ['Astronaut'])), [4]) },
+  {
+    what: 'two new occupations, first held by the first celebrity, then by one further on in the other order',
+    patched: true,
+    unaffected: ['outfits', 'news', 'movies'],
+    apply: async (d) => {
+      await editRecord(d, 'celebrities', 0, (r) => (r.occupation = ['Zeta Job', 'Alpha Job']));
+      await editRecord(d, 'celebrities', 150, (r) => (r.occupation = ['Alpha Job', 'Zeta Job', 'Actor']));
+      return [0, 150];
+    },
+  },
+  // The one further on (not changed) is now the first to hold both: its own order numbers them.
+  { what: 'the first celebrity without them', patched: true, unaffected: ['outfits', 'news', 'movies'], apply: async (d) => (await editRecord(d, 'celebrities', 0, (r) => (r.occupation = ['Actor'])), [0]) },
   // Outfits and news embed the nationality in their details, movies only read the name.
   { what: "a celebrity's nationality", patched: true, unaffected: ['movies'], apply: async (d) => (await editRecord(d, 'celebrities', 8, (r) => (r.nationality = 'Lunar')), [8]) },
   // Outfits' list items show the picture; news and movies do not.
   { what: "a celebrity's picture", patched: true, unaffected: ['news', 'movies'], apply: async (d) => (await editRecord(d, 'celebrities', 9, (r) => (r.profileImage = 'https://images.example.com/other.jpg')), [9]) },
   { what: "a celebrity's name", patched: true, unaffected: [], apply: async (d) => (await editRecord(d, 'celebrities', 10, (r) => (r.name = `${r.name as string} Junior`)), [10]) },
   { what: "a celebrity's career, with a name in another case", patched: true, unaffected: [], apply: async (d) => (await editRecord(d, 'celebrities', 11, (r) => ((r.career = 'Short.'), (r.name = (r.name as string).toUpperCase()))), [11]) },
-  // Built whole: every filter table is made again, occupations among them.
-  { what: 'a celebrity added at the end', patched: false, unaffected: [], apply: async (d) => {
+  { what: 'a celebrity added at the end', patched: true, unaffected: [], apply: async (d) => {
     let k = 0;
     await editLines(d, 'celebrities', (l) => {
       const close = l.lastIndexOf(']');
