@@ -722,6 +722,27 @@ function resorted(t: PostingTable, s: number, rank: Int32Array, moved: ReadonlyS
  * celebrity's filmography depends on the movies' casts, which are not among these) or a field is not
  * one a record decoded from its served JSON holds (known.ts decodableFields).
  */
+/**
+ * `ix` (a collection kept after an edit of `target`'s file, fieldsSame) with its filter tables numbered
+ * by `target`'s record ids sized for `size` records of it: an empty posting for each one added at the
+ * end, as a build numbers them (PostingCollector.finish).
+ */
+export function grownBy(ix: CollectionIndex, target: CollectionName, size: number): CollectionIndex {
+  const postings = ix.postings.map((t) => {
+    if (t.embed < 0 || ix.embeds[t.embed]!.target !== target || t.offsets.length - 1 >= size) return t;
+    const offsets = new Int32Array(size + 1);
+    offsets.set(t.offsets);
+    offsets.fill(t.offsets[t.offsets.length - 1]!, t.offsets.length);
+    let bitsAt = t.bitsAt;
+    if (bitsAt.length > 0) {
+      bitsAt = new Int32Array(size).fill(-1);
+      bitsAt.set(t.bitsAt);
+    }
+    return { ...t, offsets, bitsAt };
+  });
+  return postings.every((t, x) => t === ix.postings[x]) ? ix : { ...ix, postings };
+}
+
 export function bakedFields(def: ResourceDefinition, target: CollectionName): string[] | null {
   if (def.referrers?.includes(target)) return null;
   const of = RESOURCES[target];
@@ -733,11 +754,13 @@ export function bakedFields(def: ResourceDefinition, target: CollectionName): st
 
 /**
  * Whether indexes `old` and `now` of one collection (before and after an edit of its file) have the
- * same records, by id, as far as `fields` (bakedFields) go: the same count, and for each record whose
- * list item or detail-only text differs, the same slug and the same value of each field.
+ * same records, by id, as far as `fields` (bakedFields) go: for each record of `old` whose list item or
+ * detail-only text differs, the same slug and the same value of each field. Records added at the end
+ * of `now` may be there: a collection whose file did not change and was valid names none of them
+ * (their slugs are no old record's); see grownBy.
  */
 export function fieldsSame(old: CollectionIndex, now: CollectionIndex, fields: readonly string[]): boolean {
-  if (old.size !== now.size) return false;
+  if (now.size < old.size) return false;
   const same = (a: Fragments, b: Fragments, id: number) =>
     a.bytes.compare(b.bytes, b.starts[id]!, b.starts[id + 1]!, a.starts[id]!, a.starts[id + 1]!) === 0 && (a.gaps === null || a.gaps[id]! - a.starts[id]! === b.gaps![id]! - b.starts[id]!);
   let was: ReturnType<typeof knownCollection> | null = null;

@@ -15,7 +15,7 @@ import { indexBuilder, linkEmbeds, type CollectionIndex } from './indexes.ts';
 import { knownCollection } from './known.ts';
 import { DataError, loadCollections, type DataInput, type IndexHint, type KnownCollections } from './load.ts';
 import { BuildThread, SPLIT } from './build-split.ts';
-import { bakedFields, fieldsSame, patchable, patchCollection } from './patch.ts';
+import { bakedFields, fieldsSame, grownBy, patchable, patchCollection } from './patch.ts';
 
 export interface Snapshot {
   /** Identifies the data that is live, for logs and /metrics. */
@@ -411,7 +411,8 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
         if (old === null || fileOf(base.key, name) === undefined || fileOf(base.key, name) !== fileOf(old.key, d)) return null;
         if (!fieldsSame(old.index, collections[d]!, fields[k]!)) return null;
       }
-      return base.index;
+      // (Records added at the end of those: an empty posting each where their ids number postings.)
+      return changed.reduce((ix, d) => grownBy(ix, d, collections[d]!.size), base.index);
     };
     if (cacheDir !== undefined) log?.info('boot cache not used for some collections; loading them from the data files', { misses });
     // A collection whose own file did not change, rebuilt for an edit of a file it links to (a

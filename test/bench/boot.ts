@@ -239,7 +239,9 @@ async function appendRecord(file: string): Promise<string> {
     const n = (appendedAt === null ? 0 : 1) + Date.now();
     r._id = `added${n}`;
     r.slug = `added-record-${n}`;
-    r.title = `Added Record ${n}`;
+    // (A celebrity has a name where the others have a title.)
+    if ('name' in r && !('title' in r)) r.name = `Added Record ${n}`;
+    else r.title = `Added Record ${n}`;
     appendedAt ??= { at: size - window.length + end, tail: Buffer.from(window.subarray(end)) };
     const added = Buffer.from(`,\n${JSON.stringify(r)}${window.toString('utf8', end)}`);
     await fh.write(added, 0, added.length, size - window.length + end);

@@ -168,7 +168,8 @@ const EDITS: Edit[] = [
   { what: "a celebrity's picture", patched: true, unaffected: ['news', 'movies'], apply: async (d) => (await editRecord(d, 'celebrities', 9, (r) => (r.profileImage = 'https://images.example.com/other.jpg')), [9]) },
   { what: "a celebrity's name", patched: true, unaffected: [], apply: async (d) => (await editRecord(d, 'celebrities', 10, (r) => (r.name = `${r.name as string} Junior`)), [10]) },
   { what: "a celebrity's career, with a name in another case", patched: true, unaffected: [], apply: async (d) => (await editRecord(d, 'celebrities', 11, (r) => ((r.career = 'Short.'), (r.name = (r.name as string).toUpperCase()))), [11]) },
-  { what: 'a celebrity added at the end', patched: true, unaffected: [], apply: async (d) => {
+  // Outfits and news kept, their celebrity filter tables with a posting more (empty).
+  { what: 'a celebrity added at the end', patched: true, unaffected: ['outfits', 'news', 'movies'], apply: async (d) => {
     let k = 0;
     await editLines(d, 'celebrities', (l) => {
       const close = l.lastIndexOf(']');
