@@ -462,6 +462,10 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
       stale.delete(name);
       unaffected.push(name);
     }
+    // The indexes before the edit of those not kept are let go before the rest is built (outfits: 0.5 GB at 100k).
+    candidates.clear();
+    bases.clear();
+    for (const name of Object.keys(standIns) as CollectionName[]) if (!unaffected.includes(name)) delete standIns[name];
     // Only the files of what is rebuilt are read: the other collections are link targets as they are.
     const built = new Set(missing);
     if (built.size > 0) Object.assign(collections, await build(input, built, { ...collections }, options.buildThreads, report));
