@@ -216,6 +216,25 @@ describe('collections that link to an edited file', () => {
     });
   }
 
+  it('after a movie synopsis edit: movies built first, reviews kept (what they show of a movie is the same), celebrities built (filmographies), on a reload and a restart', async () => {
+    const data = join(root, 'data-movies');
+    const state = join(root, 'state-movies');
+    await writeDataset(data, { scale: 200 });
+    await sleep(SETTLE_MS);
+    let live = await loadSnapshot(data, { cacheDir: state });
+    for (const restart of [false, true]) {
+      await editRecord(data, 'movies', restart ? 8 : 7, (r) => (r.synopsis = `New words ${restart}.`));
+      const full = await loadSnapshot(data, { cacheDir: 'memory', buildThreads: 'never' });
+      const { lines, log } = infoLines();
+      const got = await loadSnapshot(data, { cacheDir: state, log, buildThreads: 'never', ...(restart ? {} : { previous: live }) });
+      const line = loadLine(lines);
+      assert.deepEqual(line.unaffected, ['reviews'], JSON.stringify(line));
+      assert.deepEqual(line.built, ['celebrities', 'movies'], JSON.stringify(line));
+      assertSameAnswers(full, got, [], `movie synopsis, ${restart ? 'restart' : 'reload'}`);
+      live = got;
+    }
+  });
+
   it('an invalid edit is never kept: a reload and a restart report what a full build reports', async () => {
     const data = join(root, 'data-invalid');
     const state = join(root, 'state-invalid');
