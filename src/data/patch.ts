@@ -718,7 +718,7 @@ function resorted(t: PostingTable, s: number, rank: Int32Array, moved: ReadonlyS
  * The fields of `target`'s records whose values collection `def`'s index holds (issue 19: after an
  * edit of celebrities.json, outfits are kept when no celebrity's name, slug or picture changed): the
  * slug (references, embedded ids, slug filters), the fields links read (`readByLinks`) and the picks
- * of the fields that embed `target`. Null when `def` reads `target`'s records back (`referrers`: a
+ * of the fields that embed `target` (but those of a detail's object that index `ix` keeps as an id). Null when `def` reads `target`'s records back (`referrers`: a
  * celebrity's filmography depends on the movies' casts, which are not among these) or a field is not
  * one a record decoded from its served JSON holds (known.ts decodableFields).
  */
@@ -743,11 +743,15 @@ export function grownBy(ix: CollectionIndex, target: CollectionName, size: numbe
   return postings.every((t, x) => t === ix.postings[x]) ? ix : { ...ix, postings };
 }
 
-export function bakedFields(def: ResourceDefinition, target: CollectionName): string[] | null {
+export function bakedFields(def: ResourceDefinition, target: CollectionName, ix?: CollectionIndex): string[] | null {
   if (def.referrers?.includes(target)) return null;
   const of = RESOURCES[target];
   const fields = new Set(['slug', ...(of.readByLinks ?? [])]);
-  for (const f of [...def.listFields, ...def.detailFields]) if (typeof f !== 'string' && f.from === target) for (const p of f.pick) fields.add(p);
+  // A detail's embedded object that `ix` keeps as the record's id is read from the target's index as
+  // it is served (detail-layout.ts): not held (a list item's is always text).
+  const byId = (f: { readonly name: string }) => ix?.detail.plan != null && ix.embeds.some((e) => e.field === f.name && e.target === target && e.starts === null);
+  for (const f of def.listFields) if (typeof f !== 'string' && f.from === target) for (const p of f.pick) fields.add(p);
+  for (const f of def.detailFields) if (typeof f !== 'string' && f.from === target && !byId(f)) for (const p of f.pick) fields.add(p);
   const decodable = decodableFields(of);
   return [...fields].every((f) => decodable.includes(f)) ? [...fields] : null;
 }

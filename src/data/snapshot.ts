@@ -403,7 +403,7 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
      * both keys); else null (it is built).
      */
     const unaffectedOne = async (name: CollectionName, changed: readonly CollectionName[], base: { readonly index: CollectionIndex; readonly key: string }): Promise<CollectionIndex | null> => {
-      const fields = changed.map((d) => bakedFields(RESOURCES[name], d));
+      const fields = changed.map((d) => bakedFields(RESOURCES[name], d, base.index));
       if (changed.length === 0 || fields.some((f) => f === null)) return null;
       for (const [k, d] of changed.entries()) {
         const old = await baseBefore(d);

@@ -163,8 +163,8 @@ const EDITS: Edit[] = [
   },
   // The one further on (not changed) is now the first to hold both: its own order numbers them.
   { what: 'the first celebrity without them', patched: true, unaffected: ['outfits', 'news', 'movies'], apply: async (d) => (await editRecord(d, 'celebrities', 0, (r) => (r.occupation = ['Actor'])), [0]) },
-  // Outfits and news embed the nationality in their details, movies only read the name.
-  { what: "a celebrity's nationality", patched: true, unaffected: ['movies'], apply: async (d) => (await editRecord(d, 'celebrities', 8, (r) => (r.nationality = 'Lunar')), [8]) },
+  // Outfits and news show the nationality in their details alone, which read it from the celebrity's list item as they are served.
+  { what: "a celebrity's nationality", patched: true, unaffected: ['outfits', 'news', 'movies'], apply: async (d) => (await editRecord(d, 'celebrities', 8, (r) => (r.nationality = 'Lunar')), [8]) },
   // Outfits' list items show the picture; news and movies do not.
   { what: "a celebrity's picture", patched: true, unaffected: ['news', 'movies'], apply: async (d) => (await editRecord(d, 'celebrities', 9, (r) => (r.profileImage = 'https://images.example.com/other.jpg')), [9]) },
   { what: "a celebrity's name", patched: true, unaffected: [], apply: async (d) => (await editRecord(d, 'celebrities', 10, (r) => (r.name = `${r.name as string} Junior`)), [10]) },
@@ -193,6 +193,14 @@ describe('collections that link to an edited file', () => {
     assert.deepEqual(bakedFields(RESOURCES.movies, 'celebrities')?.sort(), ['name', 'slug']);
     // Filmographies are made from the movies' casts: built.
     assert.equal(bakedFields(RESOURCES.celebrities, 'movies'), null);
+  });
+
+  it("hold not the fields of a detail's embedded object kept as the record's id", async () => {
+    const data = join(root, 'data-baked');
+    await writeDataset(data, { scale: 50 });
+    const { collections } = await loadSnapshot(data, { cacheDir: 'memory', buildThreads: 'never' });
+    assert.deepEqual(bakedFields(RESOURCES.outfits, 'celebrities', collections.outfits)?.sort(), ['name', 'profileImage', 'slug']);
+    assert.deepEqual(bakedFields(RESOURCES.news, 'celebrities', collections.news)?.sort(), ['name', 'slug']);
   });
 
   for (const restart of [false, true]) {
