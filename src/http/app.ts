@@ -20,7 +20,7 @@ import { route, type Route } from './router.ts';
 import { authorityOf, splitTarget, type Target } from './target.ts';
 
 type Headers = Readonly<Record<string, string>>;
-type Admission = { readonly ok: true; readonly ticket: unknown; readonly headers: Headers } | { readonly ok: false; readonly status: number; readonly body: string; readonly headers: Headers };
+type Admission = { readonly ok: true; readonly ticket: unknown; readonly headers: Headers; pushHeaders?(extra: string[]): void } | { readonly ok: false; readonly status: number; readonly body: string; readonly headers: Headers };
 
 /**
  * What the pipeline needs of the quota gate (src/quota/gate.ts). Both steps may be asynchronous: a
@@ -189,7 +189,9 @@ export class App {
   handle(req: IncomingMessage, res: ServerResponse, transport: Transport, refusal: ErrorCode | null = null): void {
     const start = this.o.observe === null ? 0n : process.hrtime.bigint();
     const requestId = this.ids.next();
-    const extra = ['X-Request-Id', requestId];
+    // Grown once, by the first push, to room for every pair a response adds (ETag, RateLimit, coding).
+    const extra: string[] = [];
+    extra.push('X-Request-Id', requestId);
     // While draining, every response ends its connection, so keep-alive clients move elsewhere. HTTP/2
     // has no connection headers (RFC 9113 8.2.2): its sessions get a GOAWAY instead (tls-server.ts).
     const http1 = req.httpVersionMajor === 1;
@@ -327,7 +329,9 @@ export class App {
     // CONTRACT 11) leaves RateLimit `r` as it was.
     const durable = this.o.gate.settle(admission.ticket, status);
     if (durable === null) return this.answer(req, res, r, query, snapshot, today, outcome, status, admission, base, extra);
-    // Strict durability: the 200 leaves only once its usage record is on disk (CONTRACT 4).
+    // Strict durability: the 200 leaves only once its usage record is on disk (CONTRACT 4), when
+    // the shared kept outcome may hold another request's page: this one gets its own.
+    if (outcome === this.kept) outcome = { ok: true, body: this.kept.body };
     return durable.then(
       () => this.answer(req, res, r, query, snapshot, today, outcome, status, admission, base, extra),
       () => {
@@ -345,7 +349,9 @@ export class App {
     req: IncomingMessage, res: ServerResponse, r: Route, query: string, snapshot: Snapshot, today: number, outcome: Outcome, status: number,
     admission: Admission & { ok: true }, base: readonly string[], extra: string[],
   ): number {
-    pushHeaders(extra, status === 200 ? admission.headers : this.o.gate.quotaHeaders(admission.ticket, status));
+    // A 200's RateLimit pair goes straight onto the list where the gate can write it (src/quota/gate.ts).
+    if (status === 200 && admission.pushHeaders !== undefined) admission.pushHeaders(extra);
+    else pushHeaders(extra, status === 200 ? admission.headers : this.o.gate.quotaHeaders(admission.ticket, status));
     if (outcome === NOT_MODIFIED) sendNotModified(res, this.taggedBase(base), extra);
     else if (outcome.ok) this.sendOk(req, res, r, query, outcome.body, snapshot, today, this.taggedBase(base), extra);
     else if (outcome.code === 'METHOD_NOT_ALLOWED') this.notAllowed(res, base, extra);
@@ -370,7 +376,10 @@ export class App {
     // A page or a detail asked before with the same tag (data, day) and target is sent as it was sent then.
     let outcome: Outcome;
     const kept = this.pages.get(tag, req.url!);
-    if (kept !== undefined) outcome = { ok: true, body: kept };
+    if (kept !== undefined) {
+      this.kept.body = kept;
+      outcome = this.kept;
+    }
     else {
       outcome = r.kind === 'list' ? listPage(index, query, today) : detail(index, r.slug, today);
       if (outcome.ok) this.pages.keep(tag, req.url!, outcome.body);
@@ -379,6 +388,9 @@ export class App {
     if (outcome.ok) extra.push('ETag', tag);
     return outcome;
   }
+
+  /** The outcome of a kept page or detail, reused: read only synchronously after resource() sets it. */
+  private readonly kept: { readonly ok: true; body: Buffer } = { ok: true, body: Buffer.alloc(0) };
 
   /**
    * The tag If-None-Match names among the representations this request could get, or null: the
