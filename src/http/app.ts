@@ -189,9 +189,7 @@ export class App {
   handle(req: IncomingMessage, res: ServerResponse, transport: Transport, refusal: ErrorCode | null = null): void {
     const start = this.o.observe === null ? 0n : process.hrtime.bigint();
     const requestId = this.ids.next();
-    // Grown once, by the first push, to room for every pair a response adds (ETag, RateLimit, coding).
-    const extra: string[] = [];
-    extra.push('X-Request-Id', requestId);
+    const extra = ['X-Request-Id', requestId];
     // While draining, every response ends its connection, so keep-alive clients move elsewhere. HTTP/2
     // has no connection headers (RFC 9113 8.2.2): its sessions get a GOAWAY instead (tls-server.ts).
     const http1 = req.httpVersionMajor === 1;
