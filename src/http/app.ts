@@ -330,9 +330,7 @@ export class App {
     // CONTRACT 11) leaves RateLimit `r` as it was.
     const durable = this.o.gate.settle(admission.ticket, status);
     if (durable === null) return this.answer(req, res, r, query, snapshot, today, outcome, status, admission, base, extra);
-    // Strict durability: the 200 leaves only once its usage record is on disk (CONTRACT 4), when
-    // the shared kept outcome may hold another request's page: this one gets its own.
-    if (outcome === this.kept) outcome = { ok: true, body: this.kept.body };
+    // Strict durability: the 200 leaves only once its usage record is on disk (CONTRACT 4).
     return durable.then(
       () => this.answer(req, res, r, query, snapshot, today, outcome, status, admission, base, extra),
       () => {
@@ -377,10 +375,7 @@ export class App {
     // A page or a detail asked before with the same tag (data, day) and target is sent as it was sent then.
     let outcome: Outcome;
     const kept = this.pages.get(tag, req.url!);
-    if (kept !== undefined) {
-      this.kept.body = kept;
-      outcome = this.kept;
-    }
+    if (kept !== undefined) outcome = { ok: true, body: kept };
     else {
       outcome = r.kind === 'list' ? listPage(index, query, today) : detail(index, r.slug, today);
       if (outcome.ok) this.pages.keep(tag, req.url!, outcome.body);
@@ -389,9 +384,6 @@ export class App {
     if (outcome.ok) extra.push('ETag', tag);
     return outcome;
   }
-
-  /** The outcome of a kept page or detail, reused: read only synchronously after resource() sets it. */
-  private readonly kept: { readonly ok: true; body: Buffer } = { ok: true, body: Buffer.alloc(0) };
 
   /**
    * The tag If-None-Match names among the representations this request could get, or null: the
