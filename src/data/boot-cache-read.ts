@@ -4,7 +4,7 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { RESOURCE_LIST, RESOURCES } from '../resources/index.ts';
 import type { ResourceDefinition } from '../resources/types.ts';
-import { rememberDigest, sameButOne, sameData } from './content-digest.ts';
+import { rememberDigest, sameBut, sameData } from './content-digest.ts';
 import { detailPlan, embedFields, type Details, type Embed } from './detail-layout.ts';
 import type { Fragments, Offsets, RecordOffsets } from './fragments.ts';
 import { linkEmbeds, SMALL_POSTING, type CollectionIndex, type PostingTable } from './indexes.ts';
@@ -234,7 +234,7 @@ export type CacheResult = { readonly index: CollectionIndex; readonly miss: null
  * A cache file whose header matched: its sections are read by `read` (which may still miss, on a
  * damaged index section), so a load can start building what missed before these reads are done.
  */
-export type CacheOpened = { readonly read: () => Promise<CacheResult>; readonly stale: boolean; readonly miss: null } | { readonly read: null; readonly miss: string };
+export type CacheOpened = { readonly read: () => Promise<CacheResult>; readonly stale: boolean; readonly miss: null; readonly key: string } | { readonly read: null; readonly miss: string };
 
 /**
  * The cached index of collection `def` when its file matches the data files of `id` exactly; else why not.
@@ -251,9 +251,11 @@ export async function readCollectionCache(stateDir: string, dataDir: string, def
 /**
  * The header of collection `def`'s cache file checked (readCollectionCache); the sections not read yet.
  * `base`: instead, a cache file written for the same code and data but for `def`'s own file, which
- * changed since: the index an edit of that file is patched from (patch.ts).
+ * changed since: the index an edit of that file is patched from (patch.ts); or, given as the numbers
+ * of files among DEPENDS[def.name], but for those files (snapshot.ts: a collection kept after an edit
+ * of a file it links to, when what it takes from that file is unchanged). `key`: the file's key.
  */
-export async function openCollectionCache(stateDir: string, dataDir: string, def: ResourceDefinition, id: DataIdentity, shared = false, base = false): Promise<CacheOpened> {
+export async function openCollectionCache(stateDir: string, dataDir: string, def: ResourceDefinition, id: DataIdentity, shared = false, base: boolean | readonly number[] = false): Promise<CacheOpened> {
   if (!crc32) return { read: null, miss: 'this Node has no zlib.crc32' };
   let fh: FileHandle | null = null;
   try {
@@ -278,14 +280,17 @@ export async function openCollectionCache(stateDir: string, dataDir: string, def
     const digests = Array.isArray(header.digests) && header.digests.length === files.length ? header.digests : null;
     // Other identities of the files, but maybe the same bytes (a touch, a copy, a checkout): hashed.
     const stale = header.key !== key;
-    if (base) check(stale && (await sameButOne(dataDir, header.key, key, DEPENDS[def.name].indexOf(def.name), digests)), 'not written for this collection before an edit of its file');
+    if (base !== false) {
+      const skip = base === true ? [DEPENDS[def.name].indexOf(def.name)] : base;
+      check(stale && (await sameBut(dataDir, header.key, key, skip, digests)), 'not written for this collection before an edit of its file');
+    }
     else check(!stale || (await sameData(dataDir, header.key, key, digests)), 'written for other data files, another version or other code');
     check(header.size === size, 'truncated or extended');
     // The identities are this cache's: so are the digests it was written with (for a reload's sameData).
     if (!stale && !base && digests) digests.forEach((d, i) => typeof d === 'string' && rememberDigest(files[i]!, d));
     const handle = fh;
     fh = null; // the read closes it
-    return { read: () => readSections(handle, def, header, align8(PREFIX_BYTES + jsonLength), size, stale, shared), stale, miss: null };
+    return { read: () => readSections(handle, def, header, align8(PREFIX_BYTES + jsonLength), size, stale, shared), stale, miss: null, key: header.key };
   } catch (err) {
     return { read: null, miss: err instanceof Miss ? err.message : `unreadable: ${(err as Error).message}` };
   } finally {

@@ -121,10 +121,19 @@ export async function sameData(dataDir: string, was: string, now: string, wasDig
  * (its own data file, patch.ts): the same format, code, directory and collection, and every other
  * file of the same bytes.
  */
-export async function sameButOne(dataDir: string, was: string, now: string, own: number, wasDigests?: readonly (string | null)[] | null): Promise<boolean> {
+export function sameButOne(dataDir: string, was: string, now: string, own: number, wasDigests?: readonly (string | null)[] | null): Promise<boolean> {
+  return sameBut(dataDir, was, now, [own], wasDigests);
+}
+
+/**
+ * Whether a collection of key `was` is the one key `now` would build but for its files numbered
+ * `skip` (each maybe changed): the same format, code, directory and collection, and every other file
+ * of the same bytes.
+ */
+export async function sameBut(dataDir: string, was: string, now: string, skip: readonly number[], wasDigests?: readonly (string | null)[] | null): Promise<boolean> {
   const a = splitKey(was);
   const b = splitKey(now);
-  if (a === null || b === null || a.rest !== b.rest || a.files.length !== b.files.length || own < 0 || own >= a.files.length) return false;
-  const other = <T>(list: readonly T[]) => list.filter((_, i) => i !== own);
+  if (a === null || b === null || a.rest !== b.rest || a.files.length !== b.files.length || skip.some((i) => i < 0 || i >= a.files.length)) return false;
+  const other = <T>(list: readonly T[]) => list.filter((_, i) => !skip.includes(i));
   return sameBytes(dataDir, other(a.files), other(b.files), wasDigests ? other(wasDigests) : null);
 }

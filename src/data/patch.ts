@@ -16,13 +16,14 @@
 // data...) is not patched: the caller builds it whole, which also reports invalid data as always.
 // test/data/patch.test.ts compares every answer of a patched index with a full build's.
 import { join } from 'node:path';
+import { RESOURCES } from '../resources/index.ts';
 import type { CollectionName, LinkContext, LinkedRecord, ResourceDefinition, SourceRecord } from '../resources/types.ts';
 import { embedFields, type Details } from './detail-layout.ts';
 import { fragment, offsetsOf, type Fragments, type RecordOffsets } from './fragments.ts';
 import { memberKey, memberString } from './json-bytes.ts';
 import { fold } from './fold.ts';
 import { indexBuilder, PostingCollector, searchTextOf, slugId, slugOf, type CollectionIndex, type PostingTable, type RangeIndex, type Targets } from './indexes.ts';
-import { knownCollection } from './known.ts';
+import { decodableFields, knownCollection } from './known.ts';
 import type { KnownCollections } from './load.ts';
 import { groupCount, RECORD_GROUP, SourceDigester } from './record-groups.ts';
 import { readRecords } from './records.ts';
@@ -607,4 +608,43 @@ function resorted(t: PostingTable, s: number, rank: Int32Array, moved: ReadonlyS
   const all = t.sorted.slice();
   all[s] = sorted;
   return { ...t, sorted: all };
+}
+
+/**
+ * The fields of `target`'s records whose values collection `def`'s index holds (issue 19: after an
+ * edit of celebrities.json, outfits are kept when no celebrity's name, slug or picture changed): the
+ * slug (references, embedded ids, slug filters), the fields links read (`readByLinks`) and the picks
+ * of the fields that embed `target`. Null when `def` reads `target`'s records back (`referrers`: a
+ * celebrity's filmography depends on the movies' casts, which are not among these) or a field is not
+ * one a record decoded from its served JSON holds (known.ts decodableFields).
+ */
+export function bakedFields(def: ResourceDefinition, target: CollectionName): string[] | null {
+  if (def.referrers?.includes(target)) return null;
+  const of = RESOURCES[target];
+  const fields = new Set(['slug', ...(of.readByLinks ?? [])]);
+  for (const f of [...def.listFields, ...def.detailFields]) if (typeof f !== 'string' && f.from === target) for (const p of f.pick) fields.add(p);
+  const decodable = decodableFields(of);
+  return [...fields].every((f) => decodable.includes(f)) ? [...fields] : null;
+}
+
+/**
+ * Whether indexes `old` and `now` of one collection (before and after an edit of its file) have the
+ * same records, by id, as far as `fields` (bakedFields) go: the same count, and for each record whose
+ * list item or detail-only text differs, the same slug and the same value of each field.
+ */
+export function fieldsSame(old: CollectionIndex, now: CollectionIndex, fields: readonly string[]): boolean {
+  if (old.size !== now.size) return false;
+  const same = (a: Fragments, b: Fragments, id: number) =>
+    a.bytes.compare(b.bytes, b.starts[id]!, b.starts[id + 1]!, a.starts[id]!, a.starts[id + 1]!) === 0 && (a.gaps === null || a.gaps[id]! - a.starts[id]! === b.gaps![id]! - b.starts[id]!);
+  let was: ReturnType<typeof knownCollection> | null = null;
+  let is: ReturnType<typeof knownCollection> | null = null;
+  for (let id = 0; id < old.size; id++) {
+    if (same(old.list, now.list, id) && same(old.detail.own, now.detail.own, id)) continue;
+    const slug = slugOf(old, id);
+    if (slugOf(now, id) !== slug) return false;
+    const a = (was ??= knownCollection(old)).get(slug)!;
+    const b = (is ??= knownCollection(now)).get(slug)!;
+    for (const f of fields) if (JSON.stringify(a[f]) !== JSON.stringify(b[f])) return false;
+  }
+  return true;
 }

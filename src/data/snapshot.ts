@@ -6,16 +6,16 @@ import { join } from 'node:path';
 import { RESOURCE_LIST, RESOURCES } from '../resources/index.ts';
 import type { CollectionName, ResourceDefinition } from '../resources/types.ts';
 import type { Logger } from '../log.ts';
-import { collectionKey, DEPENDS, readDataIdentity, type DataIdentity } from './boot-cache-format.ts';
+import { collectionKey, DEPENDS, readDataIdentity, splitKey, type DataIdentity } from './boot-cache-format.ts';
 import { openCollectionCache, type CacheResult } from './boot-cache-read.ts';
-import { sameButOne, sameData } from './content-digest.ts';
+import { sameBut, sameData } from './content-digest.ts';
 import { saveCollectionCache } from './boot-cache-write.ts';
 import { releaseMemory } from './gc.ts';
 import { indexBuilder, linkEmbeds, type CollectionIndex } from './indexes.ts';
 import { knownCollection } from './known.ts';
 import { DataError, loadCollections, type DataInput, type IndexHint, type KnownCollections } from './load.ts';
 import { BuildThread, SPLIT } from './build-split.ts';
-import { patchable, patchCollection } from './patch.ts';
+import { bakedFields, fieldsSame, patchable, patchCollection } from './patch.ts';
 
 export interface Snapshot {
   /** Identifies the data that is live, for logs and /metrics. */
@@ -361,25 +361,56 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
       return stamp(complete(collections), keys);
     }
     for (let wait = linkTargets(missing); wait.length > 0; wait = linkTargets(missing)) await take(wait);
+    /**
+     * The index of `name` built before an edit of the files numbered `skip` among DEPENDS[name] (the
+     * live one, or the boot cache's), with its key; null when there is none.
+     */
+    const baseOf = async (name: CollectionName, skip: readonly number[]): Promise<{ readonly index: CollectionIndex; readonly key: string } | null> => {
+      const live = previous?.collections[name];
+      if (was?.[name] !== undefined && live !== undefined && (await sameBut(input, was[name], keys[name], skip))) return { index: live, key: was[name] };
+      if (cacheDir === undefined) return null;
+      const own = skip.length === 1 && skip[0] === DEPENDS[name].indexOf(name);
+      const opened = await openCollectionCache(cacheDir, input, RESOURCES[name], before, options.shared, own ? true : skip);
+      if (opened.read === null) return null;
+      const index = (await opened.read()).index;
+      return index === null ? null : { index, key: opened.key };
+    };
+    /** The index each collection patched or built in this load was made from (or would have been): what an edit changed of it is told against that. */
+    const bases = new Map<CollectionName, { readonly index: CollectionIndex; readonly key: string } | null>();
+    const baseBefore = async (name: CollectionName) => {
+      if (!bases.has(name)) bases.set(name, await baseOf(name, [DEPENDS[name].indexOf(name)]));
+      return bases.get(name)!;
+    };
     /** Patches `name` (null), or says why not ('' when there is nothing to patch from). */
     const patchOne = async (name: CollectionName): Promise<string | null> => {
       const def = RESOURCES[name];
-      const own = DEPENDS[name].indexOf(name);
       const others = DEPENDS[name].filter((n) => n !== name);
       if (options.patch === false || !patchable(def) || !others.every((n) => collections[n] !== undefined && !missing.has(n))) return '';
-      let base: CollectionIndex | null = null;
-      const live = previous?.collections[name];
-      if (was?.[name] !== undefined && live !== undefined && (await sameButOne(input, was[name], keys[name], own))) base = live;
-      else if (cacheDir !== undefined) {
-        const opened = await openCollectionCache(cacheDir, input, def, before, options.shared, true);
-        base = opened.read === null ? null : (await opened.read()).index;
-      }
+      const base = (await baseBefore(name))?.index ?? null;
       if (base === null) return '';
       const known = Object.fromEntries(others.map((n) => [n, knownCollection(collections[n]!)]));
       const got = await patchCollection(input, def, base, (t) => collections[t], known);
       if (got.index === null) return got.why;
       collections[name] = got.index;
       return null;
+    };
+    /**
+     * The index of `name`, whose own file did not change, built before the edit of the files of
+     * `changed` (collections it links to, patched or built in this load), when what it holds of their
+     * records (patch.ts bakedFields: slugs, names, pictures...) is the same in their new indexes as in
+     * those they were made from before the edit, which it was built with (the same file identities in
+     * both keys); else null (it is built).
+     */
+    const unaffectedOne = async (name: CollectionName, changed: readonly CollectionName[], base: { readonly index: CollectionIndex; readonly key: string }): Promise<CollectionIndex | null> => {
+      const fields = changed.map((d) => bakedFields(RESOURCES[name], d));
+      if (changed.length === 0 || fields.some((f) => f === null)) return null;
+      for (const [k, d] of changed.entries()) {
+        const old = await baseBefore(d);
+        const fileOf = (key: string, n: CollectionName) => splitKey(key)?.files[DEPENDS[n].indexOf(d)];
+        if (old === null || fileOf(base.key, name) === undefined || fileOf(base.key, name) !== fileOf(old.key, d)) return null;
+        if (!fieldsSame(old.index, collections[d]!, fields[k]!)) return null;
+      }
+      return base.index;
     };
     if (cacheDir !== undefined) log?.info('boot cache not used for some collections; loading them from the data files', { misses });
     // A collection whose own file alone changed: patched from its index before the edit (patch.ts).
@@ -390,10 +421,49 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
       if (why === null) (patched.push(name), missing.delete(name), stale.delete(name));
       else if (why !== '') unpatched[name] = why;
     }
-    // Only the files of what is rebuilt are read: the other collections are link targets as they are.
+    // A collection whose own file did not change, rebuilt for an edit of a file it links to: kept
+    // when what it holds of that file's records did not change (an edit of a celebrity's career keeps
+    // outfits, news and movies). What it links to is patched or built first.
     const report: BuildReport = {};
+    const unaffected: CollectionName[] = [];
+    const rebuilt = (name: CollectionName) => DEPENDS[name].filter((d) => d !== name && (missing.has(d) || patched.includes(d)));
+    /** Those that may be kept: the collections they link to that are rebuilt, and the index each was built as before the edit. */
+    const candidates = new Map<CollectionName, { readonly changed: readonly CollectionName[]; readonly base: { readonly index: CollectionIndex; readonly key: string } }>();
+    for (const name of inOrder(missing)) {
+      const changed = rebuilt(name);
+      if (options.patch === false || changed.length === 0 || changed.some((d) => bakedFields(RESOURCES[name], d) === null)) continue;
+      const base = await baseOf(name, changed.map((d) => DEPENDS[name].indexOf(d)));
+      if (base !== null) candidates.set(name, { changed, base });
+    }
+    const first = new Set([...candidates.values()].flatMap(({ changed }) => changed.filter((d) => missing.has(d) && !candidates.has(d))));
+    // A candidate's index before the edit stands in for it where these embed it, when its list items
+    // hold only its own source fields (celebrities embed the movies of their filmographies by id,
+    // from the movies' list items: the same bytes whether movies are kept or built). Invalid data
+    // there: built with the rest, which reports every problem as a whole build does.
+    const ownList = (def: ResourceDefinition) => def.listFields.every((f) => typeof f === 'string' && !Object.hasOwn(def.derived.properties, f) && f !== def.late?.field);
+    const standIns = Object.fromEntries([...candidates].filter(([name]) => ownList(RESOURCES[name])).map(([name, { base }]) => [name, base.index]));
+    const early = first.size === 0 ? null : await build(input, first, { ...collections, ...standIns }, options.buildThreads, report).catch((err: unknown) => {
+      if (err instanceof DataError) return null;
+      throw err;
+    });
+    if (early === null) first.clear();
+    else {
+      Object.assign(collections, early);
+      for (const name of first) missing.delete(name);
+    }
+    for (const [name, { changed, base }] of candidates) {
+      if (changed.some((d) => missing.has(d))) continue;
+      const index = await unaffectedOne(name, changed, base);
+      if (index === null) continue;
+      collections[name] = index;
+      missing.delete(name);
+      stale.delete(name);
+      unaffected.push(name);
+    }
+    // Only the files of what is rebuilt are read: the other collections are link targets as they are.
     const built = new Set(missing);
     if (built.size > 0) Object.assign(collections, await build(input, built, { ...collections }, options.buildThreads, report));
+    for (const name of first) (missing.add(name), built.add(name));
     await take([...reading.keys()]);
     // A cache read that missed only once its sections were read (rare: a damaged one): built too.
     const late = [...missing].filter((n) => !built.has(n));
@@ -410,9 +480,10 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
     }
     log?.info('data read and indexed', {
       ms: Math.round(performance.now() - started), built: inOrder(missing), kept, cached: inOrder(cached),
-      ...(patched.length > 0 ? { patched } : {}), ...(Object.keys(unpatched).length > 0 ? { unpatched } : {}), ...(report.thread ? { thread: report.thread } : {}),
+      ...(patched.length > 0 ? { patched } : {}), ...(Object.keys(unpatched).length > 0 ? { unpatched } : {}), ...(unaffected.length > 0 ? { unaffected } : {}),
+      ...(report.thread ? { thread: report.thread } : {}),
     });
-    if (stable) await rewrite([...missing, ...patched, ...stale]);
+    if (stable) await rewrite([...missing, ...patched, ...unaffected, ...stale]);
     // The load's garbage goes back now, so the RSS at ready is the snapshot's, not the load's peak.
     await releaseMemory();
     return stamp(complete(collections), stable ? keys : null);

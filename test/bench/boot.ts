@@ -15,8 +15,10 @@
 // `category` does that to the first letter of a category (a filter value: a key no record had);
 // `append` adds a record at the end of the file each time (a copy of the last one with its own
 // _id, slug and title; the file as it was put back at the end of the run); `remove` removes the
-// last record each time (put back at the end of the run).
-//   npm run bench:boot -- [--scales 10k,100k] [--touch outfits.json] [--edit case|title|category|append|remove] [--reloads 2] [--no-touch] [--latency-seconds 5] [--max-rss-gb 18] [--work DIR] [--seed S]
+// last record each time (put back at the end of the run); `career` and `name` rot13 the first letter
+// of a celebrity's career (shown by its detail alone) or name (embedded in outfits, news and movie
+// casts): use them with --touch celebrities.json.
+//   npm run bench:boot -- [--scales 10k,100k] [--touch outfits.json] [--edit case|title|category|append|remove|career|name] [--reloads 2] [--no-touch] [--latency-seconds 5] [--max-rss-gb 18] [--work DIR] [--seed S]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, open, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
@@ -48,9 +50,9 @@ const scaleOf = (s: string): number => {
 };
 const SCALES = flags.scales!.split(',').map(scaleOf);
 const EDIT = flags.edit!;
-if (!['case', 'title', 'category', 'append', 'remove'].includes(EDIT)) throw new Error(`--edit: case, title, category, append or remove, not ${EDIT}`);
+if (!['case', 'title', 'category', 'append', 'remove', 'career', 'name'].includes(EDIT)) throw new Error(`--edit: case, title, category, append, remove, career or name, not ${EDIT}`);
 /** The field whose value's first letter is edited. */
-const EDITED_FIELD = EDIT === 'category' ? 'category' : 'title';
+const EDITED_FIELD = EDIT === 'category' || EDIT === 'career' || EDIT === 'name' ? EDIT : 'title';
 /** The edited letter: its case flipped, or rot13 (a letter 13 places on, the same case): done twice, the letter it was. */
 const edited = (c: number): number => (EDIT === 'case' ? c ^ 0x20 : ((((c | 0x20) - 0x61 + 13) % 26) + 0x61) & (c | ~0x20));
 const RELOADS = Number(flags.reloads);

@@ -4,7 +4,7 @@
 // baseline are the claims; absolute numbers depend on the machine. CPU per request moves far less
 // than req/s on a shared machine.
 //   npm run bench -- [--scales 1000,100000] [--duration 6] [--connections 50] [--boot-scales 10000,100000]
-//                    [--seed S] [--work DIR] [--no-json-server] [--transport https|http|both] [--quick] [--only A,B]
+//                    [--seed S] [--work DIR] [--no-json-server] [--transport https|http|both|http,http] [--quick] [--only A,B]
 // --quick: plain HTTP, the uncompressed scenarios, 2 s per side, no boot-only runs, no json-server:
 // for iterating on a change (A/B it by its CPU per request against the baseline's).
 // --only A,B: just the scenarios whose names contain A or B (with --quick too).
@@ -445,7 +445,9 @@ async function main(): Promise<void> {
       const password = 'bench-password-not-secret';
       const good = JSON.parse(await cli(['accounts', 'create', '--state', state, '--email', 'bench@example.com', '--plan', 'enterprise', '--password-stdin', '--json'], password)).key as string;
       const spent = JSON.parse(await cli(['accounts', 'create', '--state', state, '--email', 'spent@example.com', '--plan', 'free', '--password-stdin', '--json'], password)).key as string;
-      const transports = TRANSPORT === 'both' ? (['https', 'http'] as const) : ([TRANSPORT as 'https' | 'http'] as const);
+      // A list (`--transport http,http`) measures in turn: the first is a first start, each next one a restart from the boot cache.
+      const transports = TRANSPORT === 'both' ? (['https', 'http'] as const) : (TRANSPORT.split(',') as ('https' | 'http')[]);
+      if (transports.some((t) => t !== 'https' && t !== 'http')) throw new Error(`--transport: https, http, both or a list of https and http, not ${TRANSPORT}`);
       for (const t of transports) await measureTransport(wrk, scale, t, data, state, { good, spent }, rows, boots);
     }
     for (const scale of BOOT_SCALES) if (!SCALES.includes(scale)) await bootOnly(scale, boots);

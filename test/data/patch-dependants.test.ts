@@ -1,0 +1,201 @@
+// After an edit of a file other collections link to (celebrities.json: outfits, news and movies embed
+// or read its records), a collection whose own file did not change is kept as it was when what it
+// holds of the edited records (their slugs, names, pictures...: patch.ts bakedFields) did not change,
+// and built otherwise; either way every answer is byte for byte that of a full build of the same
+// files, on a reload (from the live snapshot) and on a restart (from the boot cache), and an invalid
+// edit gets the full build's error. (Helpers copied from patch.test.ts, which another change reorganises.)
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { postingKeys, searchTextOf, slugOf, type CollectionIndex } from '../../src/data/indexes.ts';
+import { bakedFields } from '../../src/data/patch.ts';
+import { stringAt } from '../../src/data/string-table.ts';
+import { loadSnapshot, type Snapshot } from '../../src/data/snapshot.ts';
+import { writeDataset } from '../../src/generate/write-dataset.ts';
+import { detail, listPage } from '../../src/http/handlers.ts';
+import { COLLECTIONS, type CollectionName } from '../../src/resources/types.ts';
+import { RESOURCES } from '../../src/resources/index.ts';
+
+const TODAY = 20260115;
+/** Longer than the boot cache's racy window: files written just before a load are not cached. */
+const SETTLE_MS = 150;
+
+/** A logger that keeps each info line as `message {fields}`. */
+function infoLines(): { lines: string[]; log: never } {
+  const lines: string[] = [];
+  const log = { info: (m: string, f?: unknown) => lines.push(`${m} ${JSON.stringify(f)}`), warn: () => {}, error: () => {}, debug: () => {}, enabled: () => true } as never;
+  return { lines, log };
+}
+
+/** The fields of the "data read and indexed" line. */
+function loadLine(lines: readonly string[]): { built: string[]; unaffected?: string[]; patched?: string[] } {
+  const line = lines.find((l) => l.startsWith('data read and indexed '));
+  assert.ok(line, lines.join('\n'));
+  return JSON.parse(line.slice('data read and indexed '.length)) as { built: string[]; unaffected?: string[] };
+}
+
+/** List queries over every sort, filter and search path, and the searches of `ids`' texts. */
+function queries(ix: CollectionIndex, ids: readonly number[]): string[] {
+  const out = ['', 'page=2', 'limit=100', `page=${Math.ceil(ix.size / 7)}&limit=7`];
+  for (const sort of ix.def.sorts) out.push(`sort=${sort.name}&limit=100`, `sort=${sort.name}&page=3&limit=100`, `sort=${sort.name}&limit=100&page=${Math.ceil(ix.size / 100)}`);
+  for (const { param } of ix.postings) {
+    const keys = postingKeys(ix, param);
+    for (const key of keys.filter((_, i) => i % Math.ceil(keys.length / 12) === 0)) out.push(`${param}=${encodeURIComponent(key)}&limit=100`, `${param}=${encodeURIComponent(key)}&sort=${ix.def.sorts.at(-1)!.name}&limit=100`);
+  }
+  if (ix.range) {
+    const filter = ix.def.filters.find((f) => f.kind === 'range')!;
+    if (filter.kind === 'range') for (const v of [ix.range.values[0]!, ix.range.values[ix.range.values.length >> 1]!]) out.push(`${filter.minParam}=${v}&limit=100`, `${filter.maxParam}=${v}&limit=100`);
+  }
+  for (const id of [0, ix.size >> 1, ix.size - 1, ...ids]) {
+    const text = searchTextOf(ix, id);
+    for (const len of [1, 3, 5, 40]) out.push(`search=${encodeURIComponent(text.slice(0, len))}&limit=100`, `search=${encodeURIComponent(text.slice(2, 2 + len))}&limit=100`);
+  }
+  return out;
+}
+
+/** Every answer of every collection of `got` is byte for byte that of `want` (a full build of the same files). */
+function assertSameAnswers(want: Snapshot, got: Snapshot, ids: readonly number[], what: string): void {
+  for (const name of COLLECTIONS) {
+    const x = want.collections[name];
+    const y = got.collections[name];
+    assert.equal(y.size, x.size, `${what}: ${name}`);
+    assert.deepEqual(y.postings, x.postings, `${what}: ${name} filter tables`);
+    assert.deepEqual(y.search, x.search, `${what}: ${name} search index`);
+    assert.deepEqual(Array.from({ length: y.size }, (_, i) => stringAt(y.searchText, i)), Array.from({ length: x.size }, (_, i) => stringAt(x.searchText, i)), `${what}: ${name} text table`);
+    for (const q of queries(x, name === 'celebrities' ? ids : [])) assert.deepEqual(listPage(y, q, TODAY), listPage(x, q, TODAY), `${what}: ${name}?${q}`);
+    for (let id = 0; id < x.size; id++) {
+      const slug = slugOf(x, id);
+      assert.deepEqual(detail(y, slug, TODAY), detail(x, slug, TODAY), `${what}: ${name}/${slug}`);
+    }
+  }
+}
+
+let root: string;
+before(async () => (root = await mkdtemp(join(tmpdir(), 'patch-dependants-'))));
+after(() => rm(root, { recursive: true, force: true }));
+
+async function editLines(data: string, name: CollectionName, edit: (lines: string[]) => void): Promise<void> {
+  const file = join(data, `${name}.json`);
+  const lines = (await readFile(file, 'utf8')).split('\n');
+  edit(lines);
+  await writeFile(file, lines.join('\n'));
+  await sleep(SETTLE_MS);
+}
+
+/** Record `k` of a data file written one record per line (write-dataset.ts) changed by `edit`. */
+async function editRecord(data: string, name: CollectionName, k: number, edit: (r: Record<string, unknown>) => void): Promise<void> {
+  await editLines(data, name, (lines) => {
+    const line = lines[k + 1]!;
+    const comma = line.endsWith(',');
+    const r = JSON.parse(comma ? line.slice(0, -1) : line) as Record<string, unknown>;
+    edit(r);
+    lines[k + 1] = JSON.stringify(r) + (comma ? ',' : '');
+  });
+}
+
+/** Record `k` of a data file as it is. */
+async function recordAt(data: string, name: CollectionName, k: number): Promise<Record<string, unknown>> {
+  return JSON.parse((await readFile(join(data, `${name}.json`), 'utf8')).split('\n')[k + 1]!.replace(/,$/, '')) as Record<string, unknown>;
+}
+
+/** An edit of celebrities.json, and which collections it leaves as they were (the rest of those that link to it are built). */
+interface Edit {
+  readonly what: string;
+  readonly unaffected: readonly CollectionName[];
+  apply(data: string): Promise<number[]>;
+}
+
+const EDITS: Edit[] = [
+  { what: "a celebrity's career (its detail alone)", unaffected: ['outfits', 'news', 'movies'], apply: async (d) => (await editRecord(d, 'celebrities', 7, (r) => (r.career = `Ça "changed" \\ ${r.career as string}`)), [7]) },
+  {
+    what: "two celebrities' occupations and born dates (a filter, the late age), in two groups",
+    unaffected: ['outfits', 'news', 'movies'],
+    apply: async (d) => {
+      await editRecord(d, 'celebrities', 3, (r) => ((r.occupation = ['Astronaut']), (r.born = '1999-12-31')));
+      await editRecord(d, 'celebrities', 90, (r) => delete r.born);
+      return [3, 90];
+    },
+  },
+  // Outfits and news embed the nationality in their details, movies only read the name.
+  { what: "a celebrity's nationality", unaffected: ['movies'], apply: async (d) => (await editRecord(d, 'celebrities', 8, (r) => (r.nationality = 'Lunar')), [8]) },
+  // Outfits' list items show the picture; news and movies do not.
+  { what: "a celebrity's picture", unaffected: ['news', 'movies'], apply: async (d) => (await editRecord(d, 'celebrities', 9, (r) => (r.profileImage = 'https://images.example.com/other.jpg')), [9]) },
+  { what: "a celebrity's name", unaffected: [], apply: async (d) => (await editRecord(d, 'celebrities', 10, (r) => (r.name = `${r.name as string} Junior`)), [10]) },
+  { what: "a celebrity's career, with a name in another case", unaffected: [], apply: async (d) => (await editRecord(d, 'celebrities', 11, (r) => ((r.career = 'Short.'), (r.name = (r.name as string).toUpperCase()))), [11]) },
+  { what: 'a celebrity added at the end', unaffected: [], apply: async (d) => {
+    let k = 0;
+    await editLines(d, 'celebrities', (l) => {
+      const close = l.lastIndexOf(']');
+      k = close - 1;
+      const r = JSON.parse(l[1]!.replace(/,$/, '')) as Record<string, unknown>;
+      r._id = 'added-celebrity';
+      r.slug = 'added-celebrity';
+      l[close - 1] += ',';
+      l.splice(close, 0, JSON.stringify(r));
+    });
+    return [k];
+  } },
+  { what: "a celebrity's career again", unaffected: ['outfits', 'news', 'movies'], apply: async (d) => (await editRecord(d, 'celebrities', 12, (r) => (r.career = 'Again.')), [12]) },
+];
+
+describe('collections that link to an edited file', () => {
+  it('hold, of a celebrity, its slug, what links read and the fields embedded', () => {
+    assert.deepEqual(bakedFields(RESOURCES.outfits, 'celebrities')?.sort(), ['name', 'nationality', 'profileImage', 'slug']);
+    assert.deepEqual(bakedFields(RESOURCES.news, 'celebrities')?.sort(), ['name', 'nationality', 'slug']);
+    assert.deepEqual(bakedFields(RESOURCES.movies, 'celebrities')?.sort(), ['name', 'slug']);
+    // Filmographies are made from the movies' casts: built.
+    assert.equal(bakedFields(RESOURCES.celebrities, 'movies'), null);
+  });
+
+  for (const restart of [false, true]) {
+    it(`are kept when what they hold of the edited records did not change, else built: the answers of a full build, on a ${restart ? 'restart' : 'reload'}`, async () => {
+      const data = join(root, `data-${restart}`);
+      const state = join(root, `state-${restart}`);
+      await writeDataset(data, { scale: 200 });
+      await sleep(SETTLE_MS);
+      let live = await loadSnapshot(data, { cacheDir: state });
+      for (const e of EDITS) {
+        const ids = await e.apply(data);
+        const full = await loadSnapshot(data, { cacheDir: 'memory', buildThreads: 'never' });
+        const { lines, log } = infoLines();
+        const got = await loadSnapshot(data, { cacheDir: state, log, buildThreads: 'never', ...(restart ? {} : { previous: live }) });
+        const line = loadLine(lines);
+        assert.deepEqual(line.unaffected ?? [], e.unaffected, `${e.what}: ${JSON.stringify(line)}`);
+        assert.deepEqual(line.built, ['celebrities', 'outfits', 'news', 'movies'].filter((n) => !e.unaffected.includes(n as CollectionName)), `${e.what}: ${JSON.stringify(line)}`);
+        assertSameAnswers(full, got, ids, e.what);
+        live = got;
+      }
+    });
+  }
+
+  it('an invalid edit is never kept: a reload and a restart report what a full build reports', async () => {
+    const data = join(root, 'data-invalid');
+    const state = join(root, 'state-invalid');
+    await writeDataset(data, { scale: 200 });
+    await sleep(SETTLE_MS);
+    const live = await loadSnapshot(data, { cacheDir: state });
+    const file = join(data, 'celebrities.json');
+    const good = await readFile(file, 'utf8');
+    const other = (await recordAt(data, 'celebrities', 4)).slug as string;
+    const invalid: [string, (d: string) => Promise<unknown>][] = [
+      // Outfits, news and movies name it by its old slug.
+      ['a slug changed', (d) => editRecord(d, 'celebrities', 5, (r) => (r.slug = 'a-slug-no-one-names'))],
+      ["another celebrity's slug", (d) => editRecord(d, 'celebrities', 6, (r) => (r.slug = other))],
+      ['a career that is not a string', (d) => editRecord(d, 'celebrities', 7, (r) => (r.career = 12))],
+      ['a celebrity removed', (d) => editLines(d, 'celebrities', (l) => l.splice(3, 1))],
+    ];
+    for (const [what, edit] of invalid) {
+      await edit(data);
+      const message = (p: Promise<unknown>) => p.then(() => 'loaded', (err: Error) => err.message);
+      const want = await message(loadSnapshot(data, { cacheDir: 'memory', buildThreads: 'never' }));
+      assert.notEqual(want, 'loaded', what);
+      assert.equal(await message(loadSnapshot(data, { cacheDir: state, previous: live, buildThreads: 'never' })), want, `${what}: reload`);
+      assert.equal(await message(loadSnapshot(data, { cacheDir: state, buildThreads: 'never' })), want, `${what}: restart`);
+      await writeFile(file, good);
+      await sleep(SETTLE_MS);
+    }
+  });
+});
