@@ -20,7 +20,7 @@ import { route, type Route } from './router.ts';
 import { authorityOf, splitTarget, type Target } from './target.ts';
 
 type Headers = Readonly<Record<string, string>>;
-type Admission = { readonly ok: true; readonly ticket: unknown; readonly headers: Headers; pushHeaders?(extra: string[]): void } | { readonly ok: false; readonly status: number; readonly body: string; readonly headers: Headers };
+type Admission = { readonly ok: true; readonly ticket: unknown; readonly headers: Headers } | { readonly ok: false; readonly status: number; readonly body: string; readonly headers: Headers };
 
 /**
  * What the pipeline needs of the quota gate (src/quota/gate.ts). Both steps may be asynchronous: a
@@ -348,9 +348,7 @@ export class App {
     req: IncomingMessage, res: ServerResponse, r: Route, query: string, snapshot: Snapshot, today: number, outcome: Outcome, status: number,
     admission: Admission & { ok: true }, base: readonly string[], extra: string[],
   ): number {
-    // A 200's RateLimit pair goes straight onto the list where the gate can write it (src/quota/gate.ts).
-    if (status === 200 && admission.pushHeaders !== undefined) admission.pushHeaders(extra);
-    else pushHeaders(extra, status === 200 ? admission.headers : this.o.gate.quotaHeaders(admission.ticket, status));
+    pushHeaders(extra, status === 200 ? admission.headers : this.o.gate.quotaHeaders(admission.ticket, status));
     if (outcome === NOT_MODIFIED) sendNotModified(res, this.taggedBase(base), extra);
     else if (outcome.ok) this.sendOk(req, res, r, query, outcome.body, snapshot, today, this.taggedBase(base), extra);
     else if (outcome.code === 'METHOD_NOT_ALLOWED') this.notAllowed(res, base, extra);

@@ -3,9 +3,9 @@
 import { isWellFormedKey, keyDigest } from '../access/key-format.ts';
 import type { AccountService } from '../access/types.ts';
 import { StoreUnavailableError, type CountingStore, type QuotaTicket, type StoreStatus } from './counting-store.ts';
-import { CalendarCache, type Moment, type MonthWindow } from './month.ts';
+import { CalendarCache, type Moment } from './month.ts';
 import { resolveQuotas, type Plan, type Quota } from '../access/plans.ts';
-import { NO_HEADERS, pushRateLimit, QuotaRejections, rateLimitHeaders, UNAUTHORIZED, UNAVAILABLE, type Headers, type Rejection } from './responses.ts';
+import { NO_HEADERS, QuotaRejections, rateLimitHeaders, UNAUTHORIZED, UNAVAILABLE, type Headers, type Rejection } from './responses.ts';
 import { createUsageService, type UsageService } from './usage-service.ts';
 
 export interface GateOptions {
@@ -22,22 +22,7 @@ export interface Holder {
   readonly total: Quota;
 }
 
-export type Admission = { readonly ok: true; readonly ticket: QuotaTicket; readonly headers: Headers; pushHeaders?(extra: string[]): void } | Rejection;
-
-/**
- * An admitted request. Its RateLimit headers are made only when asked for (`headers`); the app
- * writes them straight onto its header list instead (`pushHeaders`), with the same values.
- */
-class Admitted {
-  readonly ok = true as const;
-  constructor(readonly ticket: QuotaTicket, private readonly total: Quota, private readonly month: MonthWindow, private readonly now: number) {}
-  get headers(): Headers {
-    return this.total === null ? NO_HEADERS : rateLimitHeaders(this.total, this.ticket.remaining!, this.month, this.now);
-  }
-  pushHeaders(extra: string[]): void {
-    if (this.total !== null) pushRateLimit(extra, this.total, this.ticket.remaining!, this.month, this.now);
-  }
-}
+export type Admission = { readonly ok: true; readonly ticket: QuotaTicket; readonly headers: Headers } | Rejection;
 
 export interface Gate {
   /**
@@ -91,7 +76,7 @@ export function openGate(options: GateOptions): Gate {
 
   function admitted(ticket: QuotaTicket | null, plan: Plan, total: Quota, at: Moment, now: number): Admission {
     if (ticket === null) return rejections.get(plan, total!, at.month, now);
-    return new Admitted(ticket, total, at.month, now);
+    return { ok: true, ticket, headers: total === null ? NO_HEADERS : rateLimitHeaders(total, ticket.remaining!, at.month, now) };
   }
 
   function unavailable(err: unknown): Rejection {

@@ -47,14 +47,6 @@ export function rateLimitHeaders(total: number, remaining: number, month: MonthW
   };
 }
 
-/**
- * The same pair pushed straight onto a flat header list (src/http/respond.ts), in the same order:
- * no headers object per request.
- */
-export function pushRateLimit(extra: string[], total: number, remaining: number, month: MonthWindow, now: number): void {
-  extra.push('RateLimit-Policy', policy(total, month), 'RateLimit', `"monthly";r=${remaining};t=${secondsUntil(month.end, now)}`);
-}
-
 const policies = new WeakMap<MonthWindow, Map<number, string>>();
 
 /** The RateLimit-Policy value of a quota in a month: the same for every request, so made once. */
