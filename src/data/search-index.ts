@@ -20,6 +20,8 @@
 // found. Where no two records share a text (or groups would not make the index smaller), group g is
 // record g and nothing more is kept.
 
+import { scratchInt32 } from './scratch.ts';
+
 export interface GramPostings {
   /** Distinct gram keys, ascending; a key's index is its slot. */
   readonly keys: Float64Array;
@@ -148,13 +150,13 @@ function buildGrams(texts: readonly string[], size: 1 | 2 | 3): GramPostings {
   const found = new GramSlots();
   let total = 0;
   for (const t of texts) if (t.length >= size) total += t.length - size + 1;
-  const seq = new Int32Array(total); // first-seen slot of each occurrence, record after record
+  const seq = scratchInt32(total); // first-seen slot of each occurrence, record after record
   let counts = new Int32Array(1024);
   let last = new Int32Array(1024);
   let pos = 0;
   // The slot of a gram of ASCII units (nearly every gram of folded text) straight from its units: the
   // hash table is asked once per distinct such gram (2,144 trigrams in 200,000 news titles at 100k).
-  const direct = new Int32Array(1 << (7 * size)).fill(-1);
+  const direct = scratchInt32(1 << (7 * size)).fill(-1);
   for (let id = 0; id < texts.length; id++) {
     const t = texts[id]!;
     for (let i = 0; i + size <= t.length; i++) {
