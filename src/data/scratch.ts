@@ -6,21 +6,25 @@
 // which give back only their top: at 100k the frees of an 8 MiB read chunk, of a 17 MB message and
 // of an 18.5 MB array of the build thread's search index left ~100 MB free but resident in holes at
 // ready (issue 19; a gdb watchpoint on glibc's mp_.mmap_threshold names each one). A scratch buffer
-// of 128 KiB or more is a view of a block of at least 32 MiB: above the limit, so its free unmaps it
-// and moves nothing. Only the pages written become resident; the rest is address space.
+// of 1 MiB or more is a view of a block of at least 32 MiB: above the limit, so its free unmaps it
+// and moves nothing. Only the pages written become resident; the rest is address space (but V8
+// counts the whole block as external memory, which can set off a collection: so not for small ones).
 /** A block this large never moves glibc's mmap threshold: malloc(32 MiB) is a 32 MiB + 4 KiB mapping. */
 export const UNMOVING_BYTES = 32 << 20;
-/** From this size glibc maps a block on its own (its initial threshold); below it, a heap's small chunk. */
-const MAPPED_BYTES = 128 << 10;
+/**
+ * Smaller scratch buffers are exactly their size: the free of one raises the threshold to 1 MiB at
+ * most, where V8's own 1 MB zone segments (a large postMessage) take it anyway.
+ */
+export const SCRATCH_FROM = 1 << 20;
 
-/** An ArrayBuffer of `bytes` or more, zeroed; reserved as UNMOVING_BYTES when `bytes` would be mapped. */
+/** An ArrayBuffer of `bytes` or more, zeroed: UNMOVING_BYTES for SCRATCH_FROM bytes and more. */
 function block(bytes: number): ArrayBuffer {
-  return new ArrayBuffer(bytes >= MAPPED_BYTES && bytes < UNMOVING_BYTES ? UNMOVING_BYTES : bytes);
+  return new ArrayBuffer(bytes >= SCRATCH_FROM && bytes < UNMOVING_BYTES ? UNMOVING_BYTES : bytes);
 }
 
 /** A Buffer of `bytes` (not zeroed) for a while: its free returns its memory (above). */
 export function scratchBuffer(bytes: number): Buffer {
-  if (bytes < MAPPED_BYTES || bytes >= UNMOVING_BYTES) return Buffer.allocUnsafeSlow(bytes);
+  if (bytes < SCRATCH_FROM || bytes >= UNMOVING_BYTES) return Buffer.allocUnsafeSlow(bytes);
   return Buffer.allocUnsafeSlow(UNMOVING_BYTES).subarray(0, bytes);
 }
 
