@@ -18,8 +18,8 @@
 import { join } from 'node:path';
 import { RESOURCES } from '../resources/index.ts';
 import type { CollectionName, LinkContext, LinkedRecord, ResourceDefinition, SourceRecord } from '../resources/types.ts';
-import { embedFields, type Details } from './detail-layout.ts';
-import { fragment, offsetsOf, type Fragments, type RecordOffsets } from './fragments.ts';
+import { detailBytes, embedFields, type Details, type Embed } from './detail-layout.ts';
+import { fragment, offsetsOf, recordOffsetsOf, type Fragments, type RecordOffsets } from './fragments.ts';
 import { memberKey, memberString } from './json-bytes.ts';
 import { fold } from './fold.ts';
 import { indexBuilder, PostingCollector, searchTextOf, slugId, slugOf, type CollectionIndex, type PostingTable, type RangeIndex, type Targets } from './indexes.ts';
@@ -37,10 +37,21 @@ const MAX_CHANGED_SHARE = 0.05;
 
 export type PatchResult = { readonly index: CollectionIndex; readonly records: number } | { readonly index: null; readonly why: string };
 
-/** Whether `def`'s index can be patched at all: none of its answers depend on other records of its own or a later day. */
+/**
+ * Whether `def`'s index can be patched at all: none of its answers depend on other records of its own,
+ * and what it reads back from other collections' records (`referrers`: a celebrity's filmography from
+ * the movies' casts) is only fields kept as holes filled from their list items (refs embeds), which a
+ * changed record takes from its detail before the edit: the files those come from did not change (a
+ * patch's base differs from the files now in its own file alone), nor did its slug (checked).
+ */
 export function patchable(def: ResourceDefinition): boolean {
-  return def.late === undefined && (def.referrers?.length ?? 0) === 0 && !embedFields(def).some((e) => e.refs);
+  const refs = embedFields(def).filter((e) => e.refs).map((e) => e.field);
+  const derived = Object.keys(def.derived.properties).filter((f) => f !== def.late?.field);
+  return (def.referrers?.length ?? 0) === 0 ? refs.length === 0 : derived.every((f) => refs.includes(f));
 }
+
+/** The derived fields of `def` read back from other collections' records: taken from the old record's detail by a patch. */
+const readBack = (def: ResourceDefinition): string[] => ((def.referrers?.length ?? 0) === 0 ? [] : embedFields(def).filter((e) => e.refs).map((e) => e.field));
 
 /**
  * `old` (the index of `def` built from the file before the edit, with the same collections to link
@@ -105,8 +116,15 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
   if (changedGroups.length === 0 && size === n) return { index: { ...old, groups: { ...was, sources } }, records: 0 };
 
   // The changed records, as a full load would take them: parsed, validated, references checked, linked.
+  // What a record reads back from others (a filmography) is its record's before the edit: the same
+  // slug, and the files of those others did not change. Records removed: others may name them (built
+  // whole, which reports it); records added: no unchanged file can name a slug no record had.
+  const back = readBack(def);
+  if (back.length > 0 && size < n) return { index: null, why: 'records others read back removed' };
   const ctx: LinkContext = { get: (c: CollectionName, slug: string) => known[c]?.get(slug), referrers: () => [] };
   const linked: LinkedRecord[] = [];
+  let withEmbeds: CollectionIndex | null = null;
+  const firstIds = changedGroups.flatMap((g) => Array.from({ length: Math.max(0, Math.min(size, (g + 1) * RECORD_GROUP) - g * RECORD_GROUP) }, (_, i) => g * RECORD_GROUP + i));
   for (const text of changedTexts) {
     let r: unknown;
     try {
@@ -122,7 +140,17 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
       const target = known[site.collection as CollectionName];
       if (target === undefined || !target.has(site.slug)) return { index: null, why: 'a reference to a record that does not exist' };
     }
-    linked.push(def.link(r as SourceRecord, ctx));
+    const record = def.link(r as SourceRecord, ctx);
+    const id = firstIds[linked.length];
+    if (back.length > 0 && id !== undefined && id < n) {
+      if (record.slug !== slugOf(old, id)) return { index: null, why: 'a slug others read back changed' };
+      // The old detail, its holes filled from the indexes they were made with (`targets`: the same files).
+      withEmbeds ??= { ...old, embeds: old.embeds.map((e) => ({ ...e, index: targets(e.target) ?? null })) };
+      if (withEmbeds.embeds.some((e) => e.index === null)) return { index: null, why: 'an embedded collection not indexed' };
+      const was = (JSON.parse(detailBytes(withEmbeds.list, withEmbeds.detail, withEmbeds.embeds, id, 20000101).toString('utf8')) as { data: Record<string, unknown> }).data;
+      for (const f of back) (record as Record<string, unknown>)[f] = was[f];
+    }
+    linked.push(record);
   }
   const builder = indexBuilder(def, { records: linked.length, bytes: 0 }, targets);
   for (const r of linked) builder.add(r);
@@ -141,7 +169,6 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
   }
   if ((made.detail.plan === null) !== (old.detail.plan === null) || made.embeds.length !== old.embeds.length || (made.range === null) !== (old.range === null)) return { index: null, why: 'another layout' };
   if ((made.searchFrom === null) !== (old.searchFrom === null)) return { index: null, why: 'another layout' };
-  if (old.list.gaps !== null || old.detail.own.gaps !== null) return { index: null, why: 'a late field' };
   // Record ids of the changed records, ascending (made's record j is ids[j]).
   const ids = new Int32Array(linked.length);
   let j = 0;
@@ -164,12 +191,12 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
     }
     if (slugOf(made, k) !== slugOf(old, id)) slugsChanged = true;
     if (searchTextOf(made, k) !== searchTextOf(old, id) || bit(made.searchFrom?.derived, k) !== bit(old.searchFrom?.derived, id)) textsChanged = true;
-    if (made.embeds.some((e, x) => e.ids[k] !== old.embeds[x]!.ids[id])) return { index: null, why: 'an embedded record changed' };
+    if (made.embeds.some((e, x) => e.starts === null && e.ids[k] !== old.embeds[x]!.ids[id])) return { index: null, why: 'an embedded record changed' };
     if (made.range !== null && !Object.is(made.range.byId[k], old.range!.byId[id])) rangeChanged = true;
   }
   if (slugsChanged && !slugsUnique(old, made, ids)) return { index: null, why: 'a slug another record has' };
   if (size > n && !addedIdsUnique(old, ids, linked)) return { index: null, why: 'an _id another record has' };
-  const filters = keysChanged || size !== n ? changedFilters(old, made, ids, linked, size) : new Map<number, Int32Array | (string | null)[]>();
+  const filters = keysChanged || size !== n ? changedFilters(old, made, ids, linked, size) : new Map<number, FilterKeys>();
   if (typeof filters === 'string') return { index: null, why: filters };
   // A search text changed: the texts of every record (those of the others as the old index holds
   // them), the search index built from them as a full build would, and the table and `derived` bits
@@ -200,7 +227,7 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
   };
   const list = spliceFragments(old.list, made.list, ids, size);
   const at = spliceRecordOffsets(kept.slugs.at, made.slugs.at, ids, 1, size);
-  const embeds = size === n ? kept.embeds : kept.embeds.map((e, x) => ({ ...e, ids: spliceIds(e.ids, made.embeds[x]!.ids, ids, size) }));
+  const embeds = kept.embeds.map((e, x) => (e.starts !== null ? spliceHoles(e, made.embeds[x]!, ids, size) : size === n ? e : { ...e, ids: spliceIds(e.ids, made.embeds[x]!.ids, ids, size) }));
   // A filter whose value changed (every filter, when records were added): its table made again from
   // every record's keys (or embedded record's id), in the final orders.
   const postings = sorted.postings.map((t, x) => {
@@ -208,7 +235,7 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
     if (keys === undefined) return t;
     const c = new PostingCollector(old.def.filters.filter((f) => f.kind !== 'range')[x] as Exclude<ResourceDefinition['filters'][number], { kind: 'range' }>, t.embed);
     if (keys instanceof Int32Array) for (let id = 0; id < size; id++) c.addId(keys[id]!);
-    else for (const k of keys) c.addKeys(k === null ? NO_KEYS : [k]);
+    else for (const k of keys) c.addKeys(k === null ? NO_KEYS : typeof k === 'string' ? [k] : k);
     return c.finish(size, sorted.orders, t.embed >= 0 ? t.offsets.length - 1 : 0);
   });
   const range = rangeChanged ? rangeWith(old.range!, made.range!, ids, size) : kept.range;
@@ -306,17 +333,23 @@ function rankOf(order: Int32Array): Int32Array {
 }
 
 /**
- * Per filter table (its number) whose keys changed for a record of `ids` (`made`'s records 0, 1, ...,
- * linked as `linked`): every record's key (null: none), those of the changed records as `made` has
- * them; or why the edit is not patched: an `_id` changed, or a filter whose records may hold several
- * keys changed (a full build numbers keys in the order records list them, which the table does not
- * keep). Tables numbered by an embedded record's id are checked with the embeds.
+ * Each record's keys in a filter table made again: the id of the embedded record (Int32Array), or per
+ * record its key (null: none) or, where records may hold several, its keys in an order that numbers
+ * them as the record's own order does (PostingCollector.addKeys).
  */
-function changedFilters(old: CollectionIndex, made: CollectionIndex, ids: Int32Array, linked: readonly LinkedRecord[], size: number): Map<number, Int32Array | (string | null)[]> | string {
+type FilterKeys = Int32Array | (string | readonly string[] | null)[];
+
+/**
+ * Per filter table (its number) whose keys changed for a record of `ids` (`made`'s records 0, 1, ...,
+ * linked as `linked`): every record's keys, those of the changed records as `made` has them; or why
+ * the edit is not patched: an `_id` changed. Tables numbered by an embedded record's id are checked
+ * with the embeds.
+ */
+function changedFilters(old: CollectionIndex, made: CollectionIndex, ids: Int32Array, linked: readonly LinkedRecord[], size: number): Map<number, FilterKeys> | string {
   const n = old.size;
   const before = knownCollection(old);
   for (let k = 0; k < ids.length && ids[k]! < n; k++) if (before.get(slugOf(old, ids[k]!))?._id !== linked[k]!._id) return 'an _id changed';
-  const out = new Map<number, Int32Array | (string | null)[]>();
+  const out = new Map<number, FilterKeys>();
   for (let x = 0; x < old.postings.length; x++) {
     const t = old.postings[x]!;
     const m = made.postings[x]!;
@@ -329,7 +362,10 @@ function changedFilters(old: CollectionIndex, made: CollectionIndex, ids: Int32A
     let changed = size !== n;
     for (let k = 0; k < ids.length && !changed; k++) changed = keyAt(t, was.key[ids[k]!]!) !== keyAt(m, now.key[k]!);
     if (!changed) continue;
-    if (was.several || now.several) return 'a filter of several values changed';
+    if (was.several || now.several) {
+      out.set(x, severalKeys(old, t, linked, ids, size, before));
+      continue;
+    }
     const strings: (string | null)[] = [];
     const keys = new Array<string | null>(size);
     for (let id = 0; id < Math.min(n, size); id++) {
@@ -338,6 +374,48 @@ function changedFilters(old: CollectionIndex, made: CollectionIndex, ids: Int32A
     }
     for (let k = 0; k < ids.length; k++) keys[ids[k]!] = keyAt(m, now.key[k]!);
     out.set(x, keys);
+  }
+  return out;
+}
+
+/**
+ * Each record's keys in table `t` of `old` (whose records may hold several), those of records `ids`
+ * (`linked`) as they list them now, in an order that a PostingCollector numbers as a full build does:
+ * keys in order of first appearance, a record's in the order it lists them. A record not changed has
+ * its keys in the order of their old numbers, which is its own order for the keys it was the first to
+ * hold; where it is the first to hold two or more now but was not before, its order is read from its
+ * JSON (known.ts), as a full build reads it.
+ */
+function severalKeys(old: CollectionIndex, t: PostingTable, linked: readonly LinkedRecord[], ids: Int32Array, size: number, before: ReturnType<typeof knownCollection>): (readonly string[])[] {
+  const n = old.size;
+  const filter = old.def.filters.find((f) => f.kind !== 'range' && f.param === t.param) as Exclude<ResourceDefinition['filters'][number], { kind: 'range' }>;
+  const strings: string[] = [];
+  const keyOf = (k: number) => (strings[k] ??= stringAt(t.keys!, k));
+  // The old table inverted: record -> its key numbers (ascending, as the walk over keys meets them).
+  const counts = new Int32Array(n + 1);
+  for (let e = 0; e < t.ids.length; e++) counts[t.ids[e]! + 1]!++;
+  for (let id = 0; id < n; id++) counts[id + 1]! += counts[id]!;
+  const members = new Int32Array(t.ids.length);
+  const cursor = counts.slice(0, n);
+  for (let k = 0; k + 1 < t.offsets.length; k++) for (let e = t.offsets[k]!; e < t.offsets[k + 1]!; e++) members[cursor[t.ids[e]!]!++] = k;
+  const listed = (r: LinkedRecord): string[] => {
+    const raw = filter.get(r);
+    const values = Array.isArray(raw) ? raw : raw === null || raw === undefined ? [] : [raw];
+    return values.map((v) => (filter.kind === 'text' ? fold(String(v).trim()) : String(v)));
+  };
+  const out = new Array<readonly string[]>(size);
+  const seen = new Set<string>();
+  for (let id = 0, j = 0; id < size; id++) {
+    let keys: readonly string[];
+    if (j < ids.length && ids[j] === id) keys = listed(linked[j++]!);
+    else {
+      keys = Array.from(members.subarray(counts[id]!, counts[id + 1]!), keyOf);
+      let fresh = 0;
+      for (const k of keys) if (!seen.has(k)) fresh++;
+      if (fresh > 1) keys = listed(before.get(slugOf(old, id))! as LinkedRecord);
+    }
+    for (const k of keys) seen.add(k);
+    out[id] = keys;
   }
   return out;
 }
@@ -400,7 +478,33 @@ function spliceFragments(old: Fragments, made: Fragments, ids: Int32Array, size:
   const total = splicedLength(old.starts, made.starts, ids, size);
   const bytes = Buffer.allocUnsafeSlow(total);
   const starts = splice(old.starts, made.starts, ids, size, (fromMade, a, b, at) => (fromMade ? made : old).bytes.copy(bytes, at, a, b));
-  return { bytes, starts: offsetsOf(starts, total), gaps: null, late: null, keys: null };
+  if (old.gaps === null || made.gaps === null) return { bytes, starts: offsetsOf(starts, total), gaps: null, late: null, keys: null };
+  // A late field: each record's gap as far into it as before, its key as it was (or as made).
+  const gaps = new Float64Array(size);
+  const keys = new Float64Array(size);
+  for (let id = 0, j = 0; id < size; id++) {
+    const fromMade = j < ids.length && ids[j] === id;
+    const [f, k] = fromMade ? [made, j++] : [old, id];
+    gaps[id] = starts[id]! + (f.gaps![k]! - f.starts[k]!);
+    keys[id] = f.keys![k]!;
+  }
+  return { bytes, starts: offsetsOf(starts, total), gaps: offsetsOf(gaps, total), late: old.late, keys };
+}
+
+/**
+ * A refs embed's holes (detail-layout.ts Embed: per record, its entries of `ids` and `at`) for `size`
+ * records: `old`'s, those of records `ids` `made`'s.
+ */
+function spliceHoles(old: Embed, made: Embed, ids: Int32Array, size: number): Embed {
+  const total = splicedLength(old.starts!, made.starts!, ids, size);
+  const out = new Int32Array(total);
+  const at = new Uint32Array(total);
+  const starts = splice(old.starts!, made.starts!, ids, size, (fromMade, a, b, to) => {
+    const from = fromMade ? made : old;
+    out.set(from.ids.subarray(a, b), to);
+    at.set(from.at!.subarray(a, b), to);
+  });
+  return { ...old, ids: out, at: recordOffsetsOf(at), starts: Uint32Array.from(starts) };
 }
 
 /** The length of entry `k` of a table whose entries start at `was` (0 past its last entry). */

@@ -6,6 +6,7 @@ import { open } from 'node:fs/promises';
 
 /** Bytes read per call: large enough that a read is one system call per few thousand records. */
 const CHUNK = 8 << 20;
+const MIN_CHUNK = 64 << 10;
 /** Bytes of records parsed at once (one JSON.parse): small beside the young generation (16 MB). */
 const PARSE_BYTES = 512 << 10;
 /**
@@ -99,7 +100,7 @@ export async function readRecords(
   onBatch: (records: unknown[], first: number) => void,
   {
     maxRecordBytes = MAX_RECORD_BYTES,
-    chunkBytes = CHUNK,
+    chunkBytes: chunkAtMost = CHUNK,
     parseBytes = PARSE_BYTES,
     onSlices,
     parse = true,
@@ -115,6 +116,9 @@ export async function readRecords(
 ): Promise<void> {
   const fh = await open(path, 'r');
   try {
+    // No larger than the file (one read then finds its end): a small file's load allocates no 8 MB,
+    // whose external memory sets off a full collection of the heap (reloads in a test suite).
+    const chunkBytes = Math.min(chunkAtMost, Math.max(MIN_CHUNK, (await fh.stat()).size + 1));
     let buf = Buffer.allocUnsafe(chunkBytes);
     /** Bytes of `buf` that hold data; [0, keep) is a record carried over from the last chunk. */
     let len = 0;

@@ -144,6 +144,9 @@ class GramSlots {
  * Two passes: slot of every gram occurrence (and counts of distinct records per slot), then fill,
  * with the slots renumbered in key order in between. The hash table lives only while building.
  */
+/** Gram occurrences from which buildGrams finds ASCII grams' slots in a direct table. */
+const DIRECT_MIN = 1 << 16;
+
 function buildGrams(texts: readonly string[], size: 1 | 2 | 3): GramPostings {
   const found = new GramSlots();
   let total = 0;
@@ -154,7 +157,9 @@ function buildGrams(texts: readonly string[], size: 1 | 2 | 3): GramPostings {
   let pos = 0;
   // The slot of a gram of ASCII units (nearly every gram of folded text) straight from its units: the
   // hash table is asked once per distinct such gram (2,144 trigrams in 200,000 news titles at 100k).
-  const direct = new Int32Array(1 << (7 * size)).fill(-1);
+  // Not for few grams, where the table (8 MB for trigrams) would cost more than it saves, and its
+  // external memory sets off a full collection of the heap.
+  const direct = total >= DIRECT_MIN ? new Int32Array(1 << (7 * size)).fill(-1) : null;
   for (let id = 0; id < texts.length; id++) {
     const t = texts[id]!;
     for (let i = 0; i + size <= t.length; i++) {
@@ -163,7 +168,7 @@ function buildGrams(texts: readonly string[], size: 1 | 2 | 3): GramPostings {
       const b = size > 1 ? t.charCodeAt(i + 1) : 0;
       const c = size > 2 ? t.charCodeAt(i + 2) : 0;
       let slot: number;
-      if ((a | b | c) < 0x80) {
+      if (direct !== null && (a | b | c) < 0x80) {
         const d = (a << 14) | (b << 7) | c;
         slot = direct[d >>> (7 * (3 - size))]!;
         if (slot === -1) slot = direct[d >>> (7 * (3 - size))] = found.slot(gramKey(t, i, size));

@@ -385,11 +385,12 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
     const patchOne = async (name: CollectionName): Promise<string | null> => {
       const def = RESOURCES[name];
       const others = DEPENDS[name].filter((n) => n !== name);
-      if (options.patch === false || !patchable(def) || !others.every((n) => collections[n] !== undefined && !missing.has(n))) return '';
+      const linkTarget = (n: CollectionName) => (missing.has(n) ? standIns[n] : collections[n]);
+      if (options.patch === false || !patchable(def) || !others.every((n) => linkTarget(n) !== undefined)) return '';
       const base = (await baseBefore(name))?.index ?? null;
       if (base === null) return '';
-      const known = Object.fromEntries(others.map((n) => [n, knownCollection(collections[n]!)]));
-      const got = await patchCollection(input, def, base, (t) => collections[t], known);
+      const known = Object.fromEntries(others.map((n) => [n, knownCollection(linkTarget(n)!)]));
+      const got = await patchCollection(input, def, base, (t) => linkTarget(t), known);
       if (got.index === null) return got.why;
       collections[name] = got.index;
       return null;
@@ -413,6 +414,25 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
       return base.index;
     };
     if (cacheDir !== undefined) log?.info('boot cache not used for some collections; loading them from the data files', { misses });
+    // A collection whose own file did not change, rebuilt for an edit of a file it links to (a
+    // candidate): kept when what it holds of that file's records did not change (an edit of a
+    // celebrity's career keeps outfits, news and movies). What it links to is patched or built first.
+    const report: BuildReport = {};
+    const unaffected: CollectionName[] = [];
+    /** Those that may be kept: the collections they link to that are rebuilt, and the index each was built as before the edit. */
+    const candidates = new Map<CollectionName, { readonly changed: readonly CollectionName[]; readonly base: { readonly index: CollectionIndex; readonly key: string } }>();
+    for (const name of inOrder(missing)) {
+      const changed = DEPENDS[name].filter((d) => d !== name && missing.has(d));
+      if (options.patch === false || changed.length === 0 || changed.some((d) => bakedFields(RESOURCES[name], d) === null)) continue;
+      const base = await baseOf(name, changed.map((d) => DEPENDS[name].indexOf(d)));
+      if (base !== null) candidates.set(name, { changed, base });
+    }
+    // A candidate's index before the edit stands in for it where what is patched or built first
+    // embeds it, when its list items hold only its own source fields (celebrities embed the movies
+    // of their filmographies by id, from the movies' list items: the same bytes whether movies are
+    // kept or built).
+    const ownList = (def: ResourceDefinition) => def.listFields.every((f) => typeof f === 'string' && !Object.hasOwn(def.derived.properties, f) && f !== def.late?.field);
+    const standIns: Partial<Record<CollectionName, CollectionIndex>> = Object.fromEntries([...candidates].filter(([name]) => ownList(RESOURCES[name])).map(([name, { base }]) => [name, base.index]));
     // A collection whose own file alone changed: patched from its index before the edit (patch.ts).
     const patched: CollectionName[] = [];
     const unpatched: Record<string, string> = {};
@@ -421,27 +441,8 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
       if (why === null) (patched.push(name), missing.delete(name), stale.delete(name));
       else if (why !== '') unpatched[name] = why;
     }
-    // A collection whose own file did not change, rebuilt for an edit of a file it links to: kept
-    // when what it holds of that file's records did not change (an edit of a celebrity's career keeps
-    // outfits, news and movies). What it links to is patched or built first.
-    const report: BuildReport = {};
-    const unaffected: CollectionName[] = [];
-    const rebuilt = (name: CollectionName) => DEPENDS[name].filter((d) => d !== name && (missing.has(d) || patched.includes(d)));
-    /** Those that may be kept: the collections they link to that are rebuilt, and the index each was built as before the edit. */
-    const candidates = new Map<CollectionName, { readonly changed: readonly CollectionName[]; readonly base: { readonly index: CollectionIndex; readonly key: string } }>();
-    for (const name of inOrder(missing)) {
-      const changed = rebuilt(name);
-      if (options.patch === false || changed.length === 0 || changed.some((d) => bakedFields(RESOURCES[name], d) === null)) continue;
-      const base = await baseOf(name, changed.map((d) => DEPENDS[name].indexOf(d)));
-      if (base !== null) candidates.set(name, { changed, base });
-    }
     const first = new Set([...candidates.values()].flatMap(({ changed }) => changed.filter((d) => missing.has(d) && !candidates.has(d))));
-    // A candidate's index before the edit stands in for it where these embed it, when its list items
-    // hold only its own source fields (celebrities embed the movies of their filmographies by id,
-    // from the movies' list items: the same bytes whether movies are kept or built). Invalid data
-    // there: built with the rest, which reports every problem as a whole build does.
-    const ownList = (def: ResourceDefinition) => def.listFields.every((f) => typeof f === 'string' && !Object.hasOwn(def.derived.properties, f) && f !== def.late?.field);
-    const standIns = Object.fromEntries([...candidates].filter(([name]) => ownList(RESOURCES[name])).map(([name, { base }]) => [name, base.index]));
+    // (Invalid data there: built with the rest, which reports every problem as a whole build does.)
     const early = first.size === 0 ? null : await build(input, first, { ...collections, ...standIns }, options.buildThreads, report).catch((err: unknown) => {
       if (err instanceof DataError) return null;
       throw err;

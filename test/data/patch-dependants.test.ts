@@ -12,6 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { postingKeys, searchTextOf, slugOf, type CollectionIndex } from '../../src/data/indexes.ts';
 import { bakedFields } from '../../src/data/patch.ts';
+import { RECORD_GROUP } from '../../src/data/record-groups.ts';
 import { stringAt } from '../../src/data/string-table.ts';
 import { loadSnapshot, type Snapshot } from '../../src/data/snapshot.ts';
 import { writeDataset } from '../../src/generate/write-dataset.ts';
@@ -101,31 +102,73 @@ async function recordAt(data: string, name: CollectionName, k: number): Promise<
   return JSON.parse((await readFile(join(data, `${name}.json`), 'utf8')).split('\n')[k + 1]!.replace(/,$/, '')) as Record<string, unknown>;
 }
 
-/** An edit of celebrities.json, and which collections it leaves as they were (the rest of those that link to it are built). */
+/** The numbers of the celebrities that at least `films` movies cast (their filmographies: holes filled from the movies' list items), in file order. */
+async function castIn(data: string, films: number): Promise<number[]> {
+  const count = new Map<string, number>();
+  for (const line of (await readFile(join(data, 'movies.json'), 'utf8')).split('\n')) {
+    if (!line.startsWith('{')) continue;
+    const m = JSON.parse(line.replace(/,$/, '')) as { cast?: { celebrity?: string }[] };
+    for (const c of m.cast ?? []) if (typeof c.celebrity === 'string') count.set(c.celebrity, (count.get(c.celebrity) ?? 0) + 1);
+  }
+  const slugs = (await readFile(join(data, 'celebrities.json'), 'utf8')).split('\n').filter((l) => l.startsWith('{')).map((l) => (JSON.parse(l.replace(/,$/, '')) as { slug: string }).slug);
+  return slugs.flatMap((slug, k) => ((count.get(slug) ?? 0) >= films ? [k] : []));
+}
+
+/**
+ * An edit of celebrities.json, whether celebrities is patched (patch.ts; else built whole), and which
+ * collections it leaves as they were (the rest of those that link to it are built).
+ */
 interface Edit {
   readonly what: string;
+  readonly patched: boolean;
   readonly unaffected: readonly CollectionName[];
   apply(data: string): Promise<number[]>;
 }
 
 const EDITS: Edit[] = [
-  { what: "a celebrity's career (its detail alone)", unaffected: ['outfits', 'news', 'movies'], apply: async (d) => (await editRecord(d, 'celebrities', 7, (r) => (r.career = `Ça "changed" \\ ${r.career as string}`)), [7]) },
   {
-    what: "two celebrities' occupations and born dates (a filter, the late age), in two groups",
+    what: "a celebrity's career (its detail alone; it has films)",
+    patched: true,
     unaffected: ['outfits', 'news', 'movies'],
     apply: async (d) => {
-      await editRecord(d, 'celebrities', 3, (r) => ((r.occupation = ['Astronaut']), (r.born = '1999-12-31')));
-      await editRecord(d, 'celebrities', 90, (r) => delete r.born);
-      return [3, 90];
+      const k = (await castIn(d, 2))[0]!;
+      await editRecord(d, 'celebrities', k, (r) => (r.career = `Ça "changed" \\ ${r.career as string}`));
+      return [k];
     },
   },
+  {
+    what: "two celebrities' born dates (the late age), in two groups, with films",
+    patched: true,
+    unaffected: ['outfits', 'news', 'movies'],
+    apply: async (d) => {
+      const cast = await castIn(d, 1);
+      const [a, b] = [cast[1]!, cast.find((k) => k >= cast[1]! + RECORD_GROUP)!];
+      await editRecord(d, 'celebrities', a, (r) => (r.born = '1999-12-31'));
+      await editRecord(d, 'celebrities', b, (r) => delete r.born);
+      return [a, b];
+    },
+  },
+  // A filter whose records may hold several values: its table made again, keys numbered as a full build numbers them.
+  { what: "a celebrity's occupations", patched: true, unaffected: ['outfits', 'news', 'movies'], apply: async (d) => (await editRecord(d, 'celebrities', 4, (r) => (r.occupation = ['Astronaut'])), [4]) },
+  {
+    what: 'two new occupations, first held by the first celebrity, then by one further on in the other order',
+    patched: true,
+    unaffected: ['outfits', 'news', 'movies'],
+    apply: async (d) => {
+      await editRecord(d, 'celebrities', 0, (r) => (r.occupation = ['Zeta Job', 'Alpha Job']));
+      await editRecord(d, 'celebrities', 150, (r) => (r.occupation = ['Alpha Job', 'Zeta Job', 'Actor']));
+      return [0, 150];
+    },
+  },
+  // The one further on (not changed) is now the first to hold both: its own order numbers them.
+  { what: 'the first celebrity without them', patched: true, unaffected: ['outfits', 'news', 'movies'], apply: async (d) => (await editRecord(d, 'celebrities', 0, (r) => (r.occupation = ['Actor'])), [0]) },
   // Outfits and news embed the nationality in their details, movies only read the name.
-  { what: "a celebrity's nationality", unaffected: ['movies'], apply: async (d) => (await editRecord(d, 'celebrities', 8, (r) => (r.nationality = 'Lunar')), [8]) },
+  { what: "a celebrity's nationality", patched: true, unaffected: ['movies'], apply: async (d) => (await editRecord(d, 'celebrities', 8, (r) => (r.nationality = 'Lunar')), [8]) },
   // Outfits' list items show the picture; news and movies do not.
-  { what: "a celebrity's picture", unaffected: ['news', 'movies'], apply: async (d) => (await editRecord(d, 'celebrities', 9, (r) => (r.profileImage = 'https://images.example.com/other.jpg')), [9]) },
-  { what: "a celebrity's name", unaffected: [], apply: async (d) => (await editRecord(d, 'celebrities', 10, (r) => (r.name = `${r.name as string} Junior`)), [10]) },
-  { what: "a celebrity's career, with a name in another case", unaffected: [], apply: async (d) => (await editRecord(d, 'celebrities', 11, (r) => ((r.career = 'Short.'), (r.name = (r.name as string).toUpperCase()))), [11]) },
-  { what: 'a celebrity added at the end', unaffected: [], apply: async (d) => {
+  { what: "a celebrity's picture", patched: true, unaffected: ['news', 'movies'], apply: async (d) => (await editRecord(d, 'celebrities', 9, (r) => (r.profileImage = 'https://images.example.com/other.jpg')), [9]) },
+  { what: "a celebrity's name", patched: true, unaffected: [], apply: async (d) => (await editRecord(d, 'celebrities', 10, (r) => (r.name = `${r.name as string} Junior`)), [10]) },
+  { what: "a celebrity's career, with a name in another case", patched: true, unaffected: [], apply: async (d) => (await editRecord(d, 'celebrities', 11, (r) => ((r.career = 'Short.'), (r.name = (r.name as string).toUpperCase()))), [11]) },
+  { what: 'a celebrity added at the end', patched: true, unaffected: [], apply: async (d) => {
     let k = 0;
     await editLines(d, 'celebrities', (l) => {
       const close = l.lastIndexOf(']');
@@ -138,7 +181,7 @@ const EDITS: Edit[] = [
     });
     return [k];
   } },
-  { what: "a celebrity's career again", unaffected: ['outfits', 'news', 'movies'], apply: async (d) => (await editRecord(d, 'celebrities', 12, (r) => (r.career = 'Again.')), [12]) },
+  { what: "a celebrity's career again", patched: true, unaffected: ['outfits', 'news', 'movies'], apply: async (d) => (await editRecord(d, 'celebrities', 12, (r) => (r.career = 'Again.')), [12]) },
 ];
 
 describe('collections that link to an edited file', () => {
@@ -164,7 +207,8 @@ describe('collections that link to an edited file', () => {
         const got = await loadSnapshot(data, { cacheDir: state, log, buildThreads: 'never', ...(restart ? {} : { previous: live }) });
         const line = loadLine(lines);
         assert.deepEqual(line.unaffected ?? [], e.unaffected, `${e.what}: ${JSON.stringify(line)}`);
-        assert.deepEqual(line.built, ['celebrities', 'outfits', 'news', 'movies'].filter((n) => !e.unaffected.includes(n as CollectionName)), `${e.what}: ${JSON.stringify(line)}`);
+        assert.deepEqual(line.patched ?? [], e.patched ? ['celebrities'] : [], `${e.what}: ${JSON.stringify(line)}`);
+        assert.deepEqual(line.built, ['celebrities', 'outfits', 'news', 'movies'].filter((n) => !e.unaffected.includes(n as CollectionName) && (n !== 'celebrities' || !e.patched)), `${e.what}: ${JSON.stringify(line)}`);
         assertSameAnswers(full, got, ids, e.what);
         live = got;
       }

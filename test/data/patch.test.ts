@@ -72,6 +72,19 @@ function assertSameAnswers(want: Snapshot, got: Snapshot, ids: Partial<Record<Co
   }
 }
 
+/**
+ * A build of the files with nothing patched: `name` (the edited collection) and what embeds it built
+ * from every record, the other collections kept from `before` (itself such a build of the same files
+ * but that one), or all built when there is none.
+ */
+async function fullBuild(data: string, name: CollectionName, before?: Snapshot): Promise<Snapshot> {
+  const { lines, log } = infoLines();
+  const full = await loadSnapshot(data, { cacheDir: 'memory', buildThreads: 'never', patch: false, log, ...(before ? { previous: before } : {}) });
+  const line = lines.find((l) => l.startsWith('data read and indexed')) ?? '';
+  for (const n of COLLECTIONS.filter((c) => DEPENDS[c].includes(name))) assert.ok(new RegExp(`"built":\\[[^\\]]*"${n}"`).test(line), `${n} built whole: ${lines.join('\n')}`);
+  return full;
+}
+
 let root: string;
 before(async () => (root = await mkdtemp(join(tmpdir(), 'patch-'))));
 after(() => rm(root, { recursive: true, force: true }));
@@ -299,9 +312,10 @@ describe('a patch after an edit', () => {
     await writeDataset(data, { scale: 200 });
     await sleep(SETTLE_MS);
     let live = await loadSnapshot(data, { cacheDir: state });
+    let full: Snapshot | undefined;
     for (const e of EDITS) {
       const ids = { [e.name]: await e.apply(data) };
-      const full = await loadSnapshot(data, { cacheDir: 'memory', buildThreads: 'never' });
+      full = await fullBuild(data, e.name, full);
       // A reload: from the live snapshot.
       const reload = infoLines();
       const reloaded = await loadSnapshot(data, { cacheDir: state, previous: live, log: reload.log, buildThreads: 'never' });
@@ -424,9 +438,10 @@ describe('a patch after an edit', () => {
     await sleep(SETTLE_MS);
     await loadSnapshot(data, { cacheDir: state });
     const edits = ['a title letter in the other case', 'two records in two groups, one shorter', 'a sort key', 'a title (search text and sort key)', 'news titles (texts grouped: one joins another group, one leaves its own)', 'a filter value', 'a slug', 'records added at the end, past a group', 'records removed from the end, a group and more'];
+    let full: Snapshot | undefined;
     for (const e of edits.map((what) => EDITS.find((x) => x.what === what)!)) {
       const ids = { [e.name]: await e.apply(data) };
-      const full = await loadSnapshot(data, { cacheDir: 'memory', buildThreads: 'never' });
+      full = await fullBuild(data, e.name, full);
       const { lines, log } = infoLines();
       const restarted = await loadSnapshot(data, { cacheDir: state, log, buildThreads: 'never' });
       const line = lines.find((l) => l.startsWith('data read and indexed'))!;
