@@ -116,9 +116,9 @@ export const serve: CommandGroup = async (args, io) => {
     keptPages: () => service?.keptPages ?? null,
   });
   const accessLog = createAccessLog(log, config.trustProxy);
-  const observe: Observer = (req, route, status, requestId, startNs) => {
-    metrics.observe(route, status, startNs);
-    accessLog(req, status, requestId, startNs);
+  const observe: Observer = (req, route, status, requestId, startMs) => {
+    metrics.observe(route, status, startMs);
+    accessLog(req, status, requestId, startMs);
   };
   // With --admin-port, /metrics lives there only; otherwise the main port answers loopback clients.
   const render = () => metrics.render() + (service?.threadMetrics() ?? '');

@@ -25,12 +25,14 @@ import { keptSlugsMatch, knownBuffers, knownParts, type KnownParts } from './kno
  * index, 22.4 / 14.1; reviews and outfits, with kept celebrities, 19.5 / 15.6; outfits and news 17.1 / 16.4.
  */
 export const SPLIT: readonly CollectionName[] = ['outfits', 'news'];
+/** Kept records per message to the thread. */
+const KEPT_SLICE = 1000;
 
 export interface BuildSetup {
   readonly dir: string;
   readonly names: readonly CollectionName[];
 }
-export type ToBuildThread = { readonly known: CollectionName; readonly parts: KnownParts } | { readonly kept: CollectionName; readonly records: readonly SourceRecord[] };
+export type ToBuildThread = { readonly known: CollectionName; readonly parts: KnownParts } | { readonly kept: CollectionName; readonly records: readonly SourceRecord[]; readonly last: boolean };
 export type FromBuildThread =
   | { readonly built: { readonly name: CollectionName; readonly ref: CollectionRef; readonly sections: readonly Section[]; readonly views: readonly View[] }[] }
   | { readonly error: string; readonly data: boolean };
@@ -107,7 +109,12 @@ export class BuildThread {
     if (this.offered.has(name) || !this.needs.has(name)) return;
     this.offered.add(name);
     this.kept.set(name, records.map((r) => r.slug));
-    this.worker.postMessage({ kept: name, records } satisfies ToBuildThread);
+    // In slices: one message of 100k celebrities was a 17 MB block malloc'd and freed, which
+    // raised glibc's mmap threshold for the rest of the process (scratch.ts); a slice's is ~200 KB.
+    for (let i = 0; i < records.length || i === 0; i += KEPT_SLICE) {
+      const last = i + KEPT_SLICE >= records.length;
+      this.worker.postMessage({ kept: name, records: records.slice(i, i + KEPT_SLICE), last } satisfies ToBuildThread);
+    }
   }
 
   /** Whether the collections sent as kept records were indexed with the same records (not edited between two reads). */

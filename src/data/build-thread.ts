@@ -5,7 +5,7 @@
 // as it is: the main thread then loads on one thread, which reports invalid data exactly as always.
 import { parentPort, workerData } from 'node:worker_threads';
 import { RESOURCES } from '../resources/index.ts';
-import type { CollectionName } from '../resources/types.ts';
+import type { CollectionName, SourceRecord } from '../resources/types.ts';
 import { DEPENDS } from './boot-cache-format.ts';
 import { packIndex } from './boot-cache-write.ts';
 import type { CollectionIndex } from './indexes.ts';
@@ -30,11 +30,17 @@ function arrival(name: CollectionName): { readonly promise: Promise<void>; reado
   }
   return a;
 }
+/** Kept records of a collection sent in slices, until its last one. */
+const slices: Partial<Record<CollectionName, SourceRecord[]>> = {};
 main.on('message', (m: ToBuildThread) => {
   const name = 'kept' in m ? m.kept : m.known;
   if (have[name]) return;
   if ('kept' in m) {
-    const got = fromKeptRecords(RESOURCES[name], m.records);
+    const records = (slices[name] ??= []);
+    for (const r of m.records) records.push(r);
+    if (!m.last) return;
+    delete slices[name];
+    const got = fromKeptRecords(RESOURCES[name], records);
     have[name] = got.index;
     kept[name] = got.known;
   } else {

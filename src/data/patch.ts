@@ -718,26 +718,53 @@ function resorted(t: PostingTable, s: number, rank: Int32Array, moved: ReadonlyS
  * The fields of `target`'s records whose values collection `def`'s index holds (issue 19: after an
  * edit of celebrities.json, outfits are kept when no celebrity's name, slug or picture changed): the
  * slug (references, embedded ids, slug filters), the fields links read (`readByLinks`) and the picks
- * of the fields that embed `target`. Null when `def` reads `target`'s records back (`referrers`: a
+ * of the fields that embed `target` (but those of a detail's object that index `ix` keeps as an id). Null when `def` reads `target`'s records back (`referrers`: a
  * celebrity's filmography depends on the movies' casts, which are not among these) or a field is not
  * one a record decoded from its served JSON holds (known.ts decodableFields).
  */
-export function bakedFields(def: ResourceDefinition, target: CollectionName): string[] | null {
+/**
+ * `ix` (a collection kept after an edit of `target`'s file, fieldsSame) with its filter tables numbered
+ * by `target`'s record ids sized for `size` records of it: an empty posting for each one added at the
+ * end, as a build numbers them (PostingCollector.finish).
+ */
+export function grownBy(ix: CollectionIndex, target: CollectionName, size: number): CollectionIndex {
+  const postings = ix.postings.map((t) => {
+    if (t.embed < 0 || ix.embeds[t.embed]!.target !== target || t.offsets.length - 1 >= size) return t;
+    const offsets = new Int32Array(size + 1);
+    offsets.set(t.offsets);
+    offsets.fill(t.offsets[t.offsets.length - 1]!, t.offsets.length);
+    let bitsAt = t.bitsAt;
+    if (bitsAt.length > 0) {
+      bitsAt = new Int32Array(size).fill(-1);
+      bitsAt.set(t.bitsAt);
+    }
+    return { ...t, offsets, bitsAt };
+  });
+  return postings.every((t, x) => t === ix.postings[x]) ? ix : { ...ix, postings };
+}
+
+export function bakedFields(def: ResourceDefinition, target: CollectionName, ix?: CollectionIndex): string[] | null {
   if (def.referrers?.includes(target)) return null;
   const of = RESOURCES[target];
   const fields = new Set(['slug', ...(of.readByLinks ?? [])]);
-  for (const f of [...def.listFields, ...def.detailFields]) if (typeof f !== 'string' && f.from === target) for (const p of f.pick) fields.add(p);
+  // A detail's embedded object that `ix` keeps as the record's id is read from the target's index as
+  // it is served (detail-layout.ts): not held (a list item's is always text).
+  const byId = (f: { readonly name: string }) => ix?.detail.plan != null && ix.embeds.some((e) => e.field === f.name && e.target === target && e.starts === null);
+  for (const f of def.listFields) if (typeof f !== 'string' && f.from === target) for (const p of f.pick) fields.add(p);
+  for (const f of def.detailFields) if (typeof f !== 'string' && f.from === target && !byId(f)) for (const p of f.pick) fields.add(p);
   const decodable = decodableFields(of);
   return [...fields].every((f) => decodable.includes(f)) ? [...fields] : null;
 }
 
 /**
  * Whether indexes `old` and `now` of one collection (before and after an edit of its file) have the
- * same records, by id, as far as `fields` (bakedFields) go: the same count, and for each record whose
- * list item or detail-only text differs, the same slug and the same value of each field.
+ * same records, by id, as far as `fields` (bakedFields) go: for each record of `old` whose list item or
+ * detail-only text differs, the same slug and the same value of each field. Records added at the end
+ * of `now` may be there: a collection whose file did not change and was valid names none of them
+ * (their slugs are no old record's); see grownBy.
  */
 export function fieldsSame(old: CollectionIndex, now: CollectionIndex, fields: readonly string[]): boolean {
-  if (old.size !== now.size) return false;
+  if (now.size < old.size) return false;
   const same = (a: Fragments, b: Fragments, id: number) =>
     a.bytes.compare(b.bytes, b.starts[id]!, b.starts[id + 1]!, a.starts[id]!, a.starts[id + 1]!) === 0 && (a.gaps === null || a.gaps[id]! - a.starts[id]! === b.gaps![id]! - b.starts[id]!);
   let was: ReturnType<typeof knownCollection> | null = null;

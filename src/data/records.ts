@@ -3,6 +3,7 @@
 // longest string nor the heap, and each record is parsed alone and can be forgotten once written.
 import { isUtf8 } from 'node:buffer';
 import { open } from 'node:fs/promises';
+import { scratchBuffer } from './scratch.ts';
 
 /** Bytes read per call: large enough that a read is one system call per few thousand records. */
 const CHUNK = 8 << 20;
@@ -119,7 +120,7 @@ export async function readRecords(
     // No larger than the file (one read then finds its end): a small file's load allocates no 8 MB,
     // whose external memory sets off a full collection of the heap (reloads in a test suite).
     const chunkBytes = Math.min(chunkAtMost, Math.max(MIN_CHUNK, (await fh.stat()).size + 1));
-    let buf = Buffer.allocUnsafe(chunkBytes);
+    let buf = scratchBuffer(chunkBytes);
     /** Bytes of `buf` that hold data; [0, keep) is a record carried over from the last chunk. */
     let len = 0;
     /** File offset of buf[0]. */
@@ -130,7 +131,7 @@ export async function readRecords(
     let index = 0;
     for (;;) {
       if (buf.length - len < chunkBytes / 2) {
-        const bigger = Buffer.allocUnsafe(Math.max(buf.length * 2, len + chunkBytes));
+        const bigger = scratchBuffer(Math.max(buf.length * 2, len + chunkBytes));
         buf.copy(bigger, 0, 0, len);
         buf = bigger;
       }

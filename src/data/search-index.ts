@@ -20,6 +20,8 @@
 // found. Where no two records share a text (or groups would not make the index smaller), group g is
 // record g and nothing more is kept.
 
+import { scratchInt32 } from './scratch.ts';
+
 export interface GramPostings {
   /** Distinct gram keys, ascending; a key's index is its slot. */
   readonly keys: Float64Array;
@@ -151,7 +153,7 @@ function buildGrams(texts: readonly string[], size: 1 | 2 | 3): GramPostings {
   const found = new GramSlots();
   let total = 0;
   for (const t of texts) if (t.length >= size) total += t.length - size + 1;
-  const seq = new Int32Array(total); // first-seen slot of each occurrence, record after record
+  const seq = scratchInt32(total); // first-seen slot of each occurrence, record after record
   let counts = new Int32Array(1024);
   let last = new Int32Array(1024);
   let pos = 0;
@@ -159,7 +161,7 @@ function buildGrams(texts: readonly string[], size: 1 | 2 | 3): GramPostings {
   // hash table is asked once per distinct such gram (2,144 trigrams in 200,000 news titles at 100k).
   // Not for few grams, where the table (8 MB for trigrams) would cost more than it saves, and its
   // external memory sets off a full collection of the heap.
-  const direct = total >= DIRECT_MIN ? new Int32Array(1 << (7 * size)).fill(-1) : null;
+  const direct = total >= DIRECT_MIN ? scratchInt32(1 << (7 * size)).fill(-1) : null;
   for (let id = 0; id < texts.length; id++) {
     const t = texts[id]!;
     for (let i = 0; i + size <= t.length; i++) {

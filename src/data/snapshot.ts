@@ -15,7 +15,7 @@ import { indexBuilder, linkEmbeds, type CollectionIndex } from './indexes.ts';
 import { knownCollection } from './known.ts';
 import { DataError, loadCollections, type DataInput, type IndexHint, type KnownCollections } from './load.ts';
 import { BuildThread, SPLIT } from './build-split.ts';
-import { bakedFields, fieldsSame, patchable, patchCollection } from './patch.ts';
+import { bakedFields, fieldsSame, grownBy, patchable, patchCollection } from './patch.ts';
 
 export interface Snapshot {
   /** Identifies the data that is live, for logs and /metrics. */
@@ -403,7 +403,7 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
      * both keys); else null (it is built).
      */
     const unaffectedOne = async (name: CollectionName, changed: readonly CollectionName[], base: { readonly index: CollectionIndex; readonly key: string }): Promise<CollectionIndex | null> => {
-      const fields = changed.map((d) => bakedFields(RESOURCES[name], d));
+      const fields = changed.map((d) => bakedFields(RESOURCES[name], d, base.index));
       if (changed.length === 0 || fields.some((f) => f === null)) return null;
       for (const [k, d] of changed.entries()) {
         const old = await baseBefore(d);
@@ -411,7 +411,8 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
         if (old === null || fileOf(base.key, name) === undefined || fileOf(base.key, name) !== fileOf(old.key, d)) return null;
         if (!fieldsSame(old.index, collections[d]!, fields[k]!)) return null;
       }
-      return base.index;
+      // (Records added at the end of those: an empty posting each where their ids number postings.)
+      return changed.reduce((ix, d) => grownBy(ix, d, collections[d]!.size), base.index);
     };
     if (cacheDir !== undefined) log?.info('boot cache not used for some collections; loading them from the data files', { misses });
     // A collection whose own file did not change, rebuilt for an edit of a file it links to (a
@@ -461,6 +462,10 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
       stale.delete(name);
       unaffected.push(name);
     }
+    // The indexes before the edit of those not kept are let go before the rest is built (outfits: 0.5 GB at 100k).
+    candidates.clear();
+    bases.clear();
+    for (const name of Object.keys(standIns) as CollectionName[]) if (!unaffected.includes(name)) delete standIns[name];
     // Only the files of what is rebuilt are read: the other collections are link targets as they are.
     const built = new Set(missing);
     if (built.size > 0) Object.assign(collections, await build(input, built, { ...collections }, options.buildThreads, report));

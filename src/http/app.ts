@@ -35,8 +35,11 @@ export interface Admitter {
 /** How a listener was reached: HTTPS, plain HTTP that serves (--insecure-http), or plain HTTP that refuses. */
 export type Transport = 'https' | 'insecure' | 'redirect';
 
-/** Called once per response, for the access log and metrics. */
-export type Observer = (req: IncomingMessage, route: Route, status: number, requestId: string, startNs: bigint) => void;
+/**
+ * Called once per response, for the access log and metrics. `startMs` is `performance.now()` when
+ * the request came: a plain number (hrtime.bigint() made a BigInt per read, and one per difference).
+ */
+export type Observer = (req: IncomingMessage, route: Route, status: number, requestId: string, startMs: number) => void;
 
 export interface AppOptions {
   readonly snapshot: () => Snapshot;
@@ -187,7 +190,7 @@ export class App {
    * headers and the access log.
    */
   handle(req: IncomingMessage, res: ServerResponse, transport: Transport, refusal: ErrorCode | null = null): void {
-    const start = this.o.observe === null ? 0n : process.hrtime.bigint();
+    const start = this.o.observe === null ? 0 : performance.now();
     const requestId = this.ids.next();
     const extra = ['X-Request-Id', requestId];
     // While draining, every response ends its connection, so keep-alive clients move elsewhere. HTTP/2

@@ -59,14 +59,15 @@ export class Metrics {
   }
 
   /** The app's observe hook calls this once per response. */
-  observe(r: Route, status: number, startNs: bigint): void {
+  /** `startMs`: performance.now() when the request came. */
+  observe(r: Route, status: number, startMs: number): void {
     const label = routeLabel(r);
     let byStatus = this.requests.get(label);
     if (byStatus === undefined) this.requests.set(label, (byStatus = new Map()));
     byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
     let h = this.latency.get(label);
     if (h === undefined) this.latency.set(label, (h = new Histogram()));
-    h.add(Number(process.hrtime.bigint() - startNs) / 1e9);
+    h.add((performance.now() - startMs) / 1e3);
     if (status === 429) this.quotaRejections++;
   }
 

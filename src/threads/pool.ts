@@ -291,8 +291,8 @@ export class Pool {
     // Read with every ring (the bell, ring.ts), at once before a batch with requests, and when the thread has exited.
     const readObserved = () => {
       if (o.observe === null) return 0;
-      const now = process.hrtime.bigint(); // one clock read for the batch: each start is now less its time taken
-      return observations.read((code, status, ns) => o.observe!(UNSEEN, ROUTES[code]!, status, '', now - BigInt(ns)));
+      const now = performance.now(); // one clock read for the batch: each start is now less its time taken
+      return observations.read((code, status, ns) => o.observe!(UNSEEN, ROUTES[code]!, status, '', now - ns / 1e6));
     };
     this.bell.add(readObserved);
     const counted = this.quota?.link(gate.port1, this.bell) ?? null;
@@ -328,8 +328,8 @@ export class Pool {
             if (m[1].length === 0) return;
             readObserved();
             if (o.observe !== null) {
-              const now = process.hrtime.bigint(); // one clock read for the batch: each start is now less its time taken
-              for (const x of m[1]) o.observe(arrived(x), routeOf(x), x[2], x.length === 4 ? '' : x[4], now - BigInt(x[3]));
+              const now = performance.now(); // one clock read for the batch: each start is now less its time taken
+              for (const x of m[1]) o.observe(arrived(x), routeOf(x), x[2], x.length === 4 ? '' : x[4], now - x[3] / 1e6);
             }
             return;
           case 'swapped':

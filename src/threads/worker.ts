@@ -120,9 +120,9 @@ const mine = setup.thread * ANSWERED_STRIDE;
 const everyDetail = setup.observeDetail === 'all';
 const observedRing = new Reports(setup.observed.ring, setup.observed.heads, setup.observed.bell);
 const observe: Observer = setup.observe
-  ? (req, route, status, requestId, startNs) => {
+  ? (req, route, status, requestId, startMs) => {
       answered[mine]!++;
-      const ns = Number(process.hrtime.bigint() - startNs);
+      const ns = Math.round((performance.now() - startMs) * 1e6);
       // An answer whose request the main thread's observer does not read (an access log that writes
       // only 5xx lines) goes without it, as four numbers.
       const written = !everyDetail && status < 500 ? observedRing.write(routeCode(route), status, ns, 0) : FULL;

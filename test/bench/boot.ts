@@ -17,8 +17,9 @@
 // _id, slug and title; the file as it was put back at the end of the run); `remove` removes the
 // last record each time (put back at the end of the run); `career` and `name` rot13 the first letter
 // of a celebrity's career (shown by its detail alone) or name (embedded in outfits, news and movie
-// casts): use them with --touch celebrities.json.
-//   npm run bench:boot -- [--scales 10k,100k] [--touch outfits.json] [--edit case|title|category|append|remove|career|name] [--reloads 2] [--no-touch] [--latency-seconds 5] [--max-rss-gb 18] [--work DIR] [--seed S]
+// casts): use them with --touch celebrities.json; `insert` inserts a record in the middle (every later
+// record moves one on), and the next edit takes it out again.
+//   npm run bench:boot -- [--scales 10k,100k] [--touch outfits.json] [--edit case|title|category|append|remove|insert|career|name] [--reloads 2] [--no-touch] [--latency-seconds 5] [--max-rss-gb 18] [--work DIR] [--seed S]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, open, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
@@ -50,7 +51,7 @@ const scaleOf = (s: string): number => {
 };
 const SCALES = flags.scales!.split(',').map(scaleOf);
 const EDIT = flags.edit!;
-if (!['case', 'title', 'category', 'append', 'remove', 'career', 'name'].includes(EDIT)) throw new Error(`--edit: case, title, category, append, remove, career or name, not ${EDIT}`);
+if (!['case', 'title', 'category', 'append', 'remove', 'insert', 'career', 'name'].includes(EDIT)) throw new Error(`--edit: case, title, category, append, remove, insert, career or name, not ${EDIT}`);
 /** The field whose value's first letter is edited. */
 const EDITED_FIELD = EDIT === 'category' || EDIT === 'career' || EDIT === 'name' ? EDIT : 'title';
 /** The edited letter: its case flipped, or rot13 (a letter 13 places on, the same case): done twice, the letter it was. */
@@ -204,6 +205,7 @@ async function touch(file: string): Promise<void> {
 async function editRecord(file: string): Promise<string> {
   if (EDIT === 'append') return appendRecord(file);
   if (EDIT === 'remove') return removeLastRecord(file);
+  if (EDIT === 'insert') return insertRecord(file);
   const { size } = await stat(file);
   const fh = await open(file, 'r+');
   try {
@@ -239,7 +241,9 @@ async function appendRecord(file: string): Promise<string> {
     const n = (appendedAt === null ? 0 : 1) + Date.now();
     r._id = `added${n}`;
     r.slug = `added-record-${n}`;
-    r.title = `Added Record ${n}`;
+    // (A celebrity has a name where the others have a title.)
+    if ('name' in r && !('title' in r)) r.name = `Added Record ${n}`;
+    else r.title = `Added Record ${n}`;
     appendedAt ??= { at: size - window.length + end, tail: Buffer.from(window.subarray(end)) };
     const added = Buffer.from(`,\n${JSON.stringify(r)}${window.toString('utf8', end)}`);
     await fh.write(added, 0, added.length, size - window.length + end);
@@ -271,7 +275,43 @@ async function removeLastRecord(file: string): Promise<string> {
   }
 }
 
-/** The file as it was before the first record was added (or removed). */
+/**
+ * A record inserted in the middle of a file of one record per line (a copy of the one there, its
+ * _id, slug and title or name its own: every later record moves one on); the next edit takes it out
+ * again (`unappend`: every later record moves back).
+ */
+async function insertRecord(file: string): Promise<string> {
+  if (appendedAt !== null) {
+    await unappend(file);
+    return 'the inserted record removed (every later record moves back)';
+  }
+  const { size } = await stat(file);
+  const fh = await open(file, 'r+');
+  try {
+    const window = Buffer.alloc(Math.min(1 << 20, size));
+    const from = Math.max(0, Math.floor(size / 2) - (window.length >> 1));
+    await fh.read(window, 0, window.length, from);
+    const start = window.indexOf('\n{') + 1;
+    const end = window.indexOf('\n', start);
+    const r = JSON.parse(window.toString('utf8', start, end).replace(/,$/, '')) as Record<string, unknown>;
+    const n = Date.now();
+    r._id = `inserted${n}`;
+    r.slug = `inserted-record-${n}`;
+    if ('name' in r && !('title' in r)) r.name = `Inserted Record ${n}`;
+    else r.title = `Inserted Record ${n}`;
+    const at = from + start;
+    const tail = Buffer.alloc(size - at);
+    await fh.read(tail, 0, tail.length, at);
+    appendedAt = { at, tail };
+    const added = Buffer.from(`${JSON.stringify(r)},\n`);
+    await fh.write(Buffer.concat([added, tail]), 0, added.length + tail.length, at);
+    return `a record inserted at byte ${at} (every later record moves one on): ${r.slug as string}`;
+  } finally {
+    await fh.close();
+  }
+}
+
+/** The file as it was before the first record was added (or removed, or inserted). */
 async function unappend(file: string): Promise<void> {
   if (appendedAt === null) return;
   const fh = await open(file, 'r+');
@@ -446,7 +486,7 @@ async function measure(scale: number): Promise<Row> {
       }
     } finally {
       // The data set as generated again (each edit undoes the one before).
-      if (EDIT === 'append' || EDIT === 'remove') await unappend(touched);
+      if (EDIT === 'append' || EDIT === 'remove' || EDIT === 'insert') await unappend(touched);
       else if (edits % 2 === 1) await editRecord(touched);
     }
     return {
@@ -465,7 +505,7 @@ try {
 } finally {
   await stopAll();
 }
-console.log(`Node ${process.version}, ${os.cpus().length} cores; touched and edited file: ${flags.touch} (touch: new times, the same bytes; edit (${EDIT}): ${EDIT === 'append' ? 'a record added at the end' : EDIT === 'remove' ? 'the last record removed' : `one record's ${EDITED_FIELD} changed, same size`}); reload = touch or edit to the "data reloaded" line (300 ms debounce included)\n`);
+console.log(`Node ${process.version}, ${os.cpus().length} cores; touched and edited file: ${flags.touch} (touch: new times, the same bytes; edit (${EDIT}): ${EDIT === 'append' ? 'a record added at the end' : EDIT === 'remove' ? 'the last record removed' : EDIT === 'insert' ? 'a record inserted in the middle, then taken out' : `one record's ${EDITED_FIELD} changed, same size`}); reload = touch or edit to the "data reloaded" line (300 ms debounce included)\n`);
 console.log(`latency: wrk, 2 connections, ${LATENCY_SECONDS} s per endpoint on the first start, p50 / p99 ms; load average ${os.loadavg().map(f1).join(' ')}\n`);
 console.log('| scale | data MB | first start s | first start CPU s | baseline s | ratio | restart s | restart after touch s | restart after edit s | touched file baseline s | reload after touch s | reload after edit s | RSS MB at ready | peak RSS MB | RSS MB at restart | RSS MB after reloads | boot cache MB | list ms | filter ms | search ms | detail ms |');
 console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|');

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { DEPENDS } from '../../src/data/boot-cache-format.ts';
 import { postingKeys, searchTextOf, slugOf, type CollectionIndex } from '../../src/data/indexes.ts';
 import { bakedFields } from '../../src/data/patch.ts';
 import { RECORD_GROUP } from '../../src/data/record-groups.ts';
@@ -57,9 +58,9 @@ function queries(ix: CollectionIndex, ids: readonly number[]): string[] {
   return out;
 }
 
-/** Every answer of every collection of `got` is byte for byte that of `want` (a full build of the same files). */
-function assertSameAnswers(want: Snapshot, got: Snapshot, ids: readonly number[], what: string): void {
-  for (const name of COLLECTIONS) {
+/** Every answer of every collection made from file `edited` (DEPENDS) of `got` is byte for byte that of `want` (a full build of the same files). */
+function assertSameAnswers(want: Snapshot, got: Snapshot, ids: readonly number[], what: string, edited: CollectionName = 'celebrities'): void {
+  for (const name of COLLECTIONS.filter((c) => DEPENDS[c].includes(edited))) {
     const x = want.collections[name];
     const y = got.collections[name];
     assert.equal(y.size, x.size, `${what}: ${name}`);
@@ -162,13 +163,14 @@ const EDITS: Edit[] = [
   },
   // The one further on (not changed) is now the first to hold both: its own order numbers them.
   { what: 'the first celebrity without them', patched: true, unaffected: ['outfits', 'news', 'movies'], apply: async (d) => (await editRecord(d, 'celebrities', 0, (r) => (r.occupation = ['Actor'])), [0]) },
-  // Outfits and news embed the nationality in their details, movies only read the name.
-  { what: "a celebrity's nationality", patched: true, unaffected: ['movies'], apply: async (d) => (await editRecord(d, 'celebrities', 8, (r) => (r.nationality = 'Lunar')), [8]) },
+  // Outfits and news show the nationality in their details alone, which read it from the celebrity's list item as they are served.
+  { what: "a celebrity's nationality", patched: true, unaffected: ['outfits', 'news', 'movies'], apply: async (d) => (await editRecord(d, 'celebrities', 8, (r) => (r.nationality = 'Lunar')), [8]) },
   // Outfits' list items show the picture; news and movies do not.
   { what: "a celebrity's picture", patched: true, unaffected: ['news', 'movies'], apply: async (d) => (await editRecord(d, 'celebrities', 9, (r) => (r.profileImage = 'https://images.example.com/other.jpg')), [9]) },
   { what: "a celebrity's name", patched: true, unaffected: [], apply: async (d) => (await editRecord(d, 'celebrities', 10, (r) => (r.name = `${r.name as string} Junior`)), [10]) },
   { what: "a celebrity's career, with a name in another case", patched: true, unaffected: [], apply: async (d) => (await editRecord(d, 'celebrities', 11, (r) => ((r.career = 'Short.'), (r.name = (r.name as string).toUpperCase()))), [11]) },
-  { what: 'a celebrity added at the end', patched: true, unaffected: [], apply: async (d) => {
+  // Outfits and news kept, their celebrity filter tables with a posting more (empty).
+  { what: 'a celebrity added at the end', patched: true, unaffected: ['outfits', 'news', 'movies'], apply: async (d) => {
     let k = 0;
     await editLines(d, 'celebrities', (l) => {
       const close = l.lastIndexOf(']');
@@ -193,6 +195,14 @@ describe('collections that link to an edited file', () => {
     assert.equal(bakedFields(RESOURCES.celebrities, 'movies'), null);
   });
 
+  it("hold not the fields of a detail's embedded object kept as the record's id", async () => {
+    const data = join(root, 'data-baked');
+    await writeDataset(data, { scale: 50 });
+    const { collections } = await loadSnapshot(data, { cacheDir: 'memory', buildThreads: 'never' });
+    assert.deepEqual(bakedFields(RESOURCES.outfits, 'celebrities', collections.outfits)?.sort(), ['name', 'profileImage', 'slug']);
+    assert.deepEqual(bakedFields(RESOURCES.news, 'celebrities', collections.news)?.sort(), ['name', 'slug']);
+  });
+
   for (const restart of [false, true]) {
     it(`are kept when what they hold of the edited records did not change, else built: the answers of a full build, on a ${restart ? 'restart' : 'reload'}`, async () => {
       const data = join(root, `data-${restart}`);
@@ -214,6 +224,25 @@ describe('collections that link to an edited file', () => {
       }
     });
   }
+
+  it('after a movie synopsis edit: movies built first, reviews kept (what they show of a movie is the same), celebrities built (filmographies), on a reload and a restart', async () => {
+    const data = join(root, 'data-movies');
+    const state = join(root, 'state-movies');
+    await writeDataset(data, { scale: 200 });
+    await sleep(SETTLE_MS);
+    let live = await loadSnapshot(data, { cacheDir: state });
+    for (const restart of [false, true]) {
+      await editRecord(data, 'movies', restart ? 8 : 7, (r) => (r.synopsis = `New words ${restart}.`));
+      const full = await loadSnapshot(data, { cacheDir: 'memory', buildThreads: 'never' });
+      const { lines, log } = infoLines();
+      const got = await loadSnapshot(data, { cacheDir: state, log, buildThreads: 'never', ...(restart ? {} : { previous: live }) });
+      const line = loadLine(lines);
+      assert.deepEqual(line.unaffected, ['reviews'], JSON.stringify(line));
+      assert.deepEqual(line.built, ['celebrities', 'movies'], JSON.stringify(line));
+      assertSameAnswers(full, got, [], `movie synopsis, ${restart ? 'restart' : 'reload'}`, 'movies');
+      live = got;
+    }
+  });
 
   it('an invalid edit is never kept: a reload and a restart report what a full build reports', async () => {
     const data = join(root, 'data-invalid');

@@ -70,7 +70,7 @@ describe('createAccessLog', () => {
     it(`${format}: one line per response with id, method, path, status, time and client; never the key`, () => {
       const lines: string[] = [];
       const access = createAccessLog(createLogger({ format, write: (l) => lines.push(l) }), false);
-      const start = process.hrtime.bigint();
+      const start = performance.now();
       access(fakeReq(`/api/v1/news?apikey=${KEY}`, { 'x-api-key': KEY }), 200, 'ab12-1', start);
       access(fakeReq('/api/v1/news', { 'x-api-key': KEY }), 500, 'ab12-2', start);
       assert.equal(lines.length, 2);
@@ -92,8 +92,8 @@ describe('createAccessLog', () => {
   it('--log-level warn drops the 2xx lines and keeps the 5xx', () => {
     const lines: string[] = [];
     const access = createAccessLog(createLogger({ level: 'warn', write: (l) => lines.push(l) }), false);
-    access(fakeReq('/a'), 200, 'x-1', process.hrtime.bigint());
-    access(fakeReq('/a'), 503, 'x-2', process.hrtime.bigint());
+    access(fakeReq('/a'), 200, 'x-1', performance.now());
+    access(fakeReq('/a'), 503, 'x-2', performance.now());
     assert.equal(lines.length, 1);
     assert.match(lines[0]!, /"status":503/);
   });

@@ -1,0 +1,34 @@
+// Buffers a load uses for a while and lets go (read chunks, a build's working arrays), allocated so
+// that letting them go returns their memory. On Linux, Node's ArrayBuffers come from glibc's malloc,
+// which maps a block of 128 KiB or more on its own and unmaps it when freed; but the free of such a
+// block of at most 32 MiB raises the size from which blocks are mapped (the dynamic mmap threshold)
+// to that block's, for the rest of the process. Every array below it then comes from malloc's heaps,
+// which give back only their top: at 100k the frees of an 8 MiB read chunk, of a 17 MB message and
+// of an 18.5 MB array of the build thread's search index left ~100 MB free but resident in holes at
+// ready (issue 19; a gdb watchpoint on glibc's mp_.mmap_threshold names each one). A scratch buffer
+// of 1 MiB or more is a view of a block of at least 32 MiB: above the limit, so its free unmaps it
+// and moves nothing. Only the pages written become resident; the rest is address space (but V8
+// counts the whole block as external memory, which can set off a collection: so not for small ones).
+/** A block this large never moves glibc's mmap threshold: malloc(32 MiB) is a 32 MiB + 4 KiB mapping. */
+export const UNMOVING_BYTES = 32 << 20;
+/**
+ * Smaller scratch buffers are exactly their size: the free of one raises the threshold to 1 MiB at
+ * most, where V8's own 1 MB zone segments (a large postMessage) take it anyway.
+ */
+export const SCRATCH_FROM = 1 << 20;
+
+/** An ArrayBuffer of `bytes` or more, zeroed: UNMOVING_BYTES for SCRATCH_FROM bytes and more. */
+function block(bytes: number): ArrayBuffer {
+  return new ArrayBuffer(bytes >= SCRATCH_FROM && bytes < UNMOVING_BYTES ? UNMOVING_BYTES : bytes);
+}
+
+/** A Buffer of `bytes` (not zeroed) for a while: its free returns its memory (above). */
+export function scratchBuffer(bytes: number): Buffer {
+  if (bytes < SCRATCH_FROM || bytes >= UNMOVING_BYTES) return Buffer.allocUnsafeSlow(bytes);
+  return Buffer.allocUnsafeSlow(UNMOVING_BYTES).subarray(0, bytes);
+}
+
+/** An Int32Array of `length` zeros for a while: its free returns its memory (above). */
+export function scratchInt32(length: number): Int32Array {
+  return new Int32Array(block(length * 4), 0, length);
+}
