@@ -3,34 +3,20 @@
 // holds of the edited records (their slugs, names, pictures...: patch.ts bakedFields) did not change,
 // and built otherwise; either way every answer is byte for byte that of a full build of the same
 // files, on a reload (from the live snapshot) and on a restart (from the boot cache), and an invalid
-// edit gets the full build's error. (Helpers copied from patch.test.ts, which another change reorganises.)
+// edit gets the full build's error.
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DEPENDS } from '../../src/data/boot-cache-format.ts';
-import { postingKeys, searchTextOf, slugOf, type CollectionIndex } from '../../src/data/indexes.ts';
 import { bakedFields } from '../../src/data/patch.ts';
 import { RECORD_GROUP } from '../../src/data/record-groups.ts';
-import { stringAt } from '../../src/data/string-table.ts';
-import { loadSnapshot, type Snapshot } from '../../src/data/snapshot.ts';
+import { loadSnapshot } from '../../src/data/snapshot.ts';
 import { writeDataset } from '../../src/generate/write-dataset.ts';
-import { detail, listPage } from '../../src/http/handlers.ts';
-import { COLLECTIONS, type CollectionName } from '../../src/resources/types.ts';
+import type { CollectionName } from '../../src/resources/types.ts';
+import { assertSameAnswers, editLines, editRecord, infoLines, SETTLE_MS } from '../helpers/edits.ts';
 import { RESOURCES } from '../../src/resources/index.ts';
-
-const TODAY = 20260115;
-/** Longer than the boot cache's racy window: files written just before a load are not cached. */
-const SETTLE_MS = 150;
-
-/** A logger that keeps each info line as `message {fields}`. */
-function infoLines(): { lines: string[]; log: never } {
-  const lines: string[] = [];
-  const log = { info: (m: string, f?: unknown) => lines.push(`${m} ${JSON.stringify(f)}`), warn: () => {}, error: () => {}, debug: () => {}, enabled: () => true } as never;
-  return { lines, log };
-}
 
 /** The fields of the "data read and indexed" line. */
 function loadLine(lines: readonly string[]): { built: string[]; unaffected?: string[]; patched?: string[] } {
@@ -39,64 +25,9 @@ function loadLine(lines: readonly string[]): { built: string[]; unaffected?: str
   return JSON.parse(line.slice('data read and indexed '.length)) as { built: string[]; unaffected?: string[] };
 }
 
-/** List queries over every sort, filter and search path, and the searches of `ids`' texts. */
-function queries(ix: CollectionIndex, ids: readonly number[]): string[] {
-  const out = ['', 'page=2', 'limit=100', `page=${Math.ceil(ix.size / 7)}&limit=7`];
-  for (const sort of ix.def.sorts) out.push(`sort=${sort.name}&limit=100`, `sort=${sort.name}&page=3&limit=100`, `sort=${sort.name}&limit=100&page=${Math.ceil(ix.size / 100)}`);
-  for (const { param } of ix.postings) {
-    const keys = postingKeys(ix, param);
-    for (const key of keys.filter((_, i) => i % Math.ceil(keys.length / 12) === 0)) out.push(`${param}=${encodeURIComponent(key)}&limit=100`, `${param}=${encodeURIComponent(key)}&sort=${ix.def.sorts.at(-1)!.name}&limit=100`);
-  }
-  if (ix.range) {
-    const filter = ix.def.filters.find((f) => f.kind === 'range')!;
-    if (filter.kind === 'range') for (const v of [ix.range.values[0]!, ix.range.values[ix.range.values.length >> 1]!]) out.push(`${filter.minParam}=${v}&limit=100`, `${filter.maxParam}=${v}&limit=100`);
-  }
-  for (const id of [0, ix.size >> 1, ix.size - 1, ...ids]) {
-    const text = searchTextOf(ix, id);
-    for (const len of [1, 3, 5, 40]) out.push(`search=${encodeURIComponent(text.slice(0, len))}&limit=100`, `search=${encodeURIComponent(text.slice(2, 2 + len))}&limit=100`);
-  }
-  return out;
-}
-
-/** Every answer of every collection made from file `edited` (DEPENDS) of `got` is byte for byte that of `want` (a full build of the same files). */
-function assertSameAnswers(want: Snapshot, got: Snapshot, ids: readonly number[], what: string, edited: CollectionName = 'celebrities'): void {
-  for (const name of COLLECTIONS.filter((c) => DEPENDS[c].includes(edited))) {
-    const x = want.collections[name];
-    const y = got.collections[name];
-    assert.equal(y.size, x.size, `${what}: ${name}`);
-    assert.deepEqual(y.postings, x.postings, `${what}: ${name} filter tables`);
-    assert.deepEqual(y.search, x.search, `${what}: ${name} search index`);
-    assert.deepEqual(Array.from({ length: y.size }, (_, i) => stringAt(y.searchText, i)), Array.from({ length: x.size }, (_, i) => stringAt(x.searchText, i)), `${what}: ${name} text table`);
-    for (const q of queries(x, name === 'celebrities' ? ids : [])) assert.deepEqual(listPage(y, q, TODAY), listPage(x, q, TODAY), `${what}: ${name}?${q}`);
-    for (let id = 0; id < x.size; id++) {
-      const slug = slugOf(x, id);
-      assert.deepEqual(detail(y, slug, TODAY), detail(x, slug, TODAY), `${what}: ${name}/${slug}`);
-    }
-  }
-}
-
 let root: string;
 before(async () => (root = await mkdtemp(join(tmpdir(), 'patch-dependants-'))));
 after(() => rm(root, { recursive: true, force: true }));
-
-async function editLines(data: string, name: CollectionName, edit: (lines: string[]) => void): Promise<void> {
-  const file = join(data, `${name}.json`);
-  const lines = (await readFile(file, 'utf8')).split('\n');
-  edit(lines);
-  await writeFile(file, lines.join('\n'));
-  await sleep(SETTLE_MS);
-}
-
-/** Record `k` of a data file written one record per line (write-dataset.ts) changed by `edit`. */
-async function editRecord(data: string, name: CollectionName, k: number, edit: (r: Record<string, unknown>) => void): Promise<void> {
-  await editLines(data, name, (lines) => {
-    const line = lines[k + 1]!;
-    const comma = line.endsWith(',');
-    const r = JSON.parse(comma ? line.slice(0, -1) : line) as Record<string, unknown>;
-    edit(r);
-    lines[k + 1] = JSON.stringify(r) + (comma ? ',' : '');
-  });
-}
 
 /** Record `k` of a data file as it is. */
 async function recordAt(data: string, name: CollectionName, k: number): Promise<Record<string, unknown>> {
@@ -219,7 +150,7 @@ describe('collections that link to an edited file', () => {
         assert.deepEqual(line.unaffected ?? [], e.unaffected, `${e.what}: ${JSON.stringify(line)}`);
         assert.deepEqual(line.patched ?? [], e.patched ? ['celebrities'] : [], `${e.what}: ${JSON.stringify(line)}`);
         assert.deepEqual(line.built, ['celebrities', 'outfits', 'news', 'movies'].filter((n) => !e.unaffected.includes(n as CollectionName) && (n !== 'celebrities' || !e.patched)), `${e.what}: ${JSON.stringify(line)}`);
-        assertSameAnswers(full, got, ids, e.what);
+        assertSameAnswers(full, got, { celebrities: ids }, e.what);
         live = got;
       }
     });
@@ -239,7 +170,7 @@ describe('collections that link to an edited file', () => {
       const line = loadLine(lines);
       assert.deepEqual(line.unaffected, ['reviews'], JSON.stringify(line));
       assert.deepEqual(line.built, ['celebrities', 'movies'], JSON.stringify(line));
-      assertSameAnswers(full, got, [], `movie synopsis, ${restart ? 'restart' : 'reload'}`, 'movies');
+      assertSameAnswers(full, got, { movies: [] }, `movie synopsis, ${restart ? 'restart' : 'reload'}`);
       live = got;
     }
   });

@@ -351,7 +351,14 @@ if (sharesPorts()) {
      * dies, serving again on every thread, nothing served beyond a quota, and one log line for the
      * threads' failover.
      */
-    const failover = async (url: string, mode: string, kill: { victim(id: string): Promise<RedisServer>; chosen?(victim: RedisServer): Promise<void>; promoted(victim: RedisServer): Promise<void>; announced?(victim: RedisServer): Promise<void> }) => {
+    /** Holds `primary`'s writes (a paused reservation gets no answer, as at the kill) until `replica` has applied all it has. */
+    const replicated = async (primary: RedisServer, replica: RedisServer) => {
+      await primary.command('CLIENT', 'PAUSE', String(EVENTUALLY_MS), 'WRITE');
+      const offset = (info: string, field: string) => Number(new RegExp(`${field}:(\\d+)`).exec(info)?.[1] ?? NaN);
+      const at = offset(await primary.command('INFO', 'replication'), 'master_repl_offset');
+      await within(EVENTUALLY_MS, async () => offset(await replica.command('INFO', 'replication'), 'slave_repl_offset') === at);
+    };
+    const failover = async (url: string, mode: string, kill: { victim(id: string): Promise<RedisServer>; replica(victim: RedisServer): RedisServer; chosen?(victim: RedisServer): Promise<void>; promoted(victim: RedisServer): Promise<void>; announced?(victim: RedisServer): Promise<void> }) => {
       const log = captureLog();
       const service = await startService({ data: fixture(), state: 'memory', tls: false, redisUrl: url, threads: 2, log });
       const client = loadClient([service.listeners[0]!.url]);
@@ -371,9 +378,17 @@ if (sharesPorts()) {
         await kill.chosen?.(victim!);
         await within(EVENTUALLY_MS, () => keys.every((k) => service.gate.store.lookupKey(keyDigest(k)) !== undefined));
         const logged = log.lines.length;
-        const figures = await failoverUnderLoad({ client, keys, kill: () => victim!.kill(), promoted: () => kill.promoted(victim!), ...(kill.announced ? { announced: () => kill.announced!(victim!) } : {}) });
-        // Loopback replicas are microseconds behind: the kill found nothing acknowledged and unreplicated
-        // (0 in every single-thread run, README "Counts lost in a failover"), with 2 connections as with 1.
+        // A reservation Redis answered and had not yet sent to the replica is lost with the primary and
+        // served again (README "Counts lost in a failover": the bound is the replication lag). On a loaded
+        // machine that lag is not always 0 (a train at load 8: 4 beyond the quota), and it is Redis's, not
+        // what this test is about: the kill comes with nothing unreplicated (replicated()).
+        const replica = kill.replica(victim!);
+        const figures = await failoverUnderLoad({ client, keys, kill: async () => {
+          await replicated(victim!, replica);
+          await victim!.kill();
+        }, promoted: () => kill.promoted(victim!), ...(kill.announced ? { announced: () => kill.announced!(victim!) } : {}) });
+        // The kill found nothing acknowledged and unreplicated (replicated() above): every 200 beyond a
+        // quota is one this server served uncounted.
         assert.equal(figures.beyondQuota, 0, `200s beyond the quota: ${JSON.stringify(figures)}`);
         assert.ok(service.pool!.answeredByThread().every((n) => n > 0), String(service.pool!.answeredByThread()));
         // Serving again on every thread: /healthz 200 (every thread's connection and the main
@@ -409,6 +424,7 @@ if (sharesPorts()) {
         await set.ready();
         const figures = await failover(set.url, 'sentinel', {
           victim: () => set.primary(),
+          replica: (victim) => set.servers.find((s) => s !== victim)!,
           promoted: async (victim) => void (await within(30_000, async () => (await set.servers.find((s) => s !== victim)!.command('ROLE')).includes('master'))),
           announced: async (victim) => {
             const other = set.servers.find((s) => s !== victim)!;
@@ -427,6 +443,7 @@ if (sharesPorts()) {
         let replica: RedisServer | undefined;
         const figures = await failover(cluster.url, 'cluster', {
           victim: (key) => cluster.masterOf(key),
+          replica: () => replica!,
           chosen: async (victim) => {
             replica = (await Promise.all(cluster.nodes.map(async (n) => ((await n.command('INFO', 'replication').catch(() => '')).includes(`master_port:${victim.port}\r\n`) ? n : null)))).find((n) => n !== null) ?? undefined;
             assert.ok(replica, 'the victim has a replica');
