@@ -117,15 +117,6 @@ export async function sameData(dataDir: string, was: string, now: string, wasDig
 }
 
 /**
- * Whether a collection of key `was` is the one key `now` would build but for its file number `own`
- * (its own data file, patch.ts): the same format, code, directory and collection, and every other
- * file of the same bytes.
- */
-export function sameButOne(dataDir: string, was: string, now: string, own: number, wasDigests?: readonly (string | null)[] | null): Promise<boolean> {
-  return sameBut(dataDir, was, now, [own], wasDigests);
-}
-
-/**
  * Whether a collection of key `was` is the one key `now` would build but for its files numbered
  * `skip` (each maybe changed): the same format, code, directory and collection, and every other file
  * of the same bytes.
