@@ -16,7 +16,8 @@ const digests = new Map<string, string>();
 const hashing = new Map<string, Promise<string | null>>();
 /** Each identity ever seen is a few dozen bytes; past this many the oldest go. */
 const KEEP = 1024;
-const CHUNK = 8 << 20;
+/** Read chunk of a hash: resident while a boot cache is written (a first start's ready), so small. */
+const CHUNK = 1 << 20;
 
 /** Records that the file of `identity` held bytes of `digest` (read from a boot cache written for that identity). */
 export function rememberDigest(identity: string, digest: string): void {

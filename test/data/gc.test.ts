@@ -47,14 +47,14 @@ test('releaseMemory -> an object only a WeakRef holds is collected', async () =>
   assert.equal(ref.deref(), undefined);
 });
 
-test('releaseMemory -> the young generation a load grew goes back to its smallest on Node 26 (Node 20 takes the call: collectGarbage, gc.ts), and a second call works as well', async () => {
+test('releaseMemory -> the young generation a load grew goes back to its smallest (Node 20: young collections at a quiet rate, gc.ts shrinkYoung), and a second call works as well', async () => {
   for (const round of [1, 2]) {
     growYoung();
     const grown = newSpace();
+    assert.ok(grown > 4, `round ${round}: the young generation grew (${grown} MB)`);
     await releaseMemory();
     const after = newSpace();
-    if (Number(process.versions.v8.split('.')[0]) >= 12) assert.ok(after <= 2, `round ${round}: new space ${grown} -> ${after} MB`);
-    else assert.ok(after <= grown, `round ${round}: new space ${grown} -> ${after} MB`);
+    assert.ok(after <= 2, `round ${round}: new space ${grown} -> ${after} MB`);
   }
 });
 
