@@ -18,7 +18,7 @@
 import { join } from 'node:path';
 import { RESOURCES } from '../resources/index.ts';
 import type { CollectionName, LinkContext, LinkedRecord, ResourceDefinition, SourceRecord } from '../resources/types.ts';
-import { detailBytes, embedFields, type Details, type Embed } from './detail-layout.ts';
+import { detailBytes, embedFields, ownFieldsJson, type Details, type Embed } from './detail-layout.ts';
 import { fragment, offsetsOf, recordOffsetsOf, type Fragments, type RecordOffsets } from './fragments.ts';
 import { memberKey, memberString } from './json-bytes.ts';
 import { fold } from './fold.ts';
@@ -757,25 +757,185 @@ export function bakedFields(def: ResourceDefinition, target: CollectionName, ix?
 }
 
 /**
- * Whether indexes `old` and `now` of one collection (before and after an edit of its file) have the
- * same records, by id, as far as `fields` (bakedFields) go: for each record of `old` whose list item or
- * detail-only text differs, the same slug and the same value of each field. Records added at the end
- * of `now` may be there: a collection whose file did not change and was valid names none of them
- * (their slugs are no old record's); see grownBy.
+ * The records of `old` (an index of one collection before an edit of its file) that hold, as far as
+ * `fields` go (bakedFields), other values in `now` (the index after the edit), by id, each with the
+ * fields whose values differ; null when a record's slug changed or records were removed. Only the
+ * records whose list item or detail-only text differs are decoded. Records added at the end of
+ * `now` may be there: a collection whose file did not change and was valid names none of them (their
+ * slugs are no old record's); see grownBy.
  */
-export function fieldsSame(old: CollectionIndex, now: CollectionIndex, fields: readonly string[]): boolean {
-  if (now.size < old.size) return false;
+export function changedRecords(old: CollectionIndex, now: CollectionIndex, fields: readonly string[]): Map<number, string[]> | null {
+  if (now.size < old.size) return null;
   const same = (a: Fragments, b: Fragments, id: number) =>
     a.bytes.compare(b.bytes, b.starts[id]!, b.starts[id + 1]!, a.starts[id]!, a.starts[id + 1]!) === 0 && (a.gaps === null || a.gaps[id]! - a.starts[id]! === b.gaps![id]! - b.starts[id]!);
   let was: ReturnType<typeof knownCollection> | null = null;
   let is: ReturnType<typeof knownCollection> | null = null;
+  const out = new Map<number, string[]>();
   for (let id = 0; id < old.size; id++) {
     if (same(old.list, now.list, id) && same(old.detail.own, now.detail.own, id)) continue;
     const slug = slugOf(old, id);
-    if (slugOf(now, id) !== slug) return false;
+    if (slugOf(now, id) !== slug) return null;
     const a = (was ??= knownCollection(old)).get(slug)!;
     const b = (is ??= knownCollection(now)).get(slug)!;
-    for (const f of fields) if (JSON.stringify(a[f]) !== JSON.stringify(b[f])) return false;
+    const differ = fields.filter((f) => JSON.stringify(a[f]) !== JSON.stringify(b[f]));
+    if (differ.length > 0) out.set(id, differ);
   }
-  return true;
+  return out;
 }
+
+/** Whether indexes `old` and `now` of one collection have the same records as far as `fields` go (changedRecords: none differs). */
+export function fieldsSame(old: CollectionIndex, now: CollectionIndex, fields: readonly string[]): boolean {
+  return changedRecords(old, now, fields)?.size === 0;
+}
+
+/** More records that hold a changed record than this share of the collection: built whole (each is decoded into an object first). */
+const MAX_RELINKED_SHARE = 0.25;
+
+/**
+ * `old` (the index of `def`, whose own file did not change, built with `was`: the index of `target`
+ * before an edit of its file) with its records that hold what the edit changed of records `changed`
+ * of `target` (changedRecords: a celebrity's name or picture) written again, as a full build writes
+ * them against `now` (`target`'s index after the edit), or why not (then it is built whole). Those
+ * records are found, where `def` embeds `target`'s records (an outfit's celebrity), by the embed's
+ * ids; where `target` reads `def`'s records back (a celebrity's filmography: the movies whose casts
+ * name it), from each changed record's detail. Each is decoded from its served JSON (list item and
+ * detail-only text), given the new embedded record, or, in its derived fields (a movie's cast), the
+ * new value of each field links read (`readByLinks`) in place of the old where it stands under that
+ * field's name, as often as the changed record is named there (else: not patched), and written by
+ * the index builder; the rest of the index (orders, filters, search) stays as it is, which its sort
+ * keys, filter values and search text, compared, allow. `targets`: the indexes the builder embeds.
+ */
+export function relinked(old: CollectionIndex, target: CollectionName, was: CollectionIndex, now: CollectionIndex, changed: ReadonlyMap<number, readonly string[]>, targets: Targets): PatchResult {
+  const def = old.def;
+  const of = RESOURCES[target];
+  const no = (why: string): PatchResult => ({ index: null, why });
+  const plan = old.detail.plan;
+  if (def.late !== undefined || plan === null) return no('another layout');
+  const n = old.size;
+  const hit = new Uint8Array(n);
+  let hits = 0;
+  const mark = (id: number) => {
+    if (id >= 0 && id < n && hit[id] === 0) (hit[id] = 1), hits++;
+  };
+  // Records that embed a changed record: by the ids of the embed of each such field.
+  const embedded = [...def.listFields, ...def.detailFields].flatMap((f) => (typeof f !== 'string' && f.from === target ? [f.name] : []));
+  const embeds = old.embeds.filter((e) => e.target === target && e.starts === null && embedded.includes(e.field));
+  if (embedded.length > 0) {
+    if (Object.keys(def.derived.properties).length > 0) return no('derived fields beside embedded records');
+    if (!embedded.every((f) => embeds.some((e) => e.field === f))) return no('an embedded record kept as text alone');
+    for (const e of embeds) for (let id = 0; id < n; id++) if (changed.has(e.ids[id]!)) mark(id);
+  }
+  // Records a changed record reads back (`referrers`), each with how often it names it.
+  const named = new Map<number, { readonly id: number; readonly times: number }[]>();
+  if (of.referrers?.includes(def.name)) {
+    const back = embedFields(of).filter((e) => e.refs && e.target === def.name).map((e) => e.field);
+    if (back.length === 0) return no(`${target} reads its records back not as refs`);
+    const withEmbeds = { ...now, embeds: now.embeds.map((e) => ({ ...e, index: e.target === def.name ? old : (targets(e.target) ?? null) })) };
+    if (withEmbeds.embeds.some((e) => e.index === null)) return no('an embedded collection not indexed');
+    for (const [t, fields] of changed) {
+      if (!fields.every((f) => of.readByLinks?.includes(f) || embedded.length > 0)) return no(`a field links do not read (${fields.join(', ')})`);
+      const data = (JSON.parse(detailBytes(withEmbeds.list, withEmbeds.detail, withEmbeds.embeds, t, 20000101).toString('utf8')) as { data: Record<string, unknown> }).data;
+      const times = new Map<number, number>();
+      for (const f of back) {
+        for (const item of (data[f] ?? []) as { slug?: unknown }[]) {
+          const id = typeof item?.slug === 'string' ? slugId(old, item.slug) : -1;
+          if (id < 0) return no('a record read back not found');
+          times.set(id, (times.get(id) ?? 0) + 1);
+        }
+      }
+      for (const [id, k] of times) {
+        mark(id);
+        let list = named.get(id);
+        if (list === undefined) named.set(id, (list = []));
+        list.push({ id: t, times: k });
+      }
+    }
+  } else if (embedded.length === 0) return no(`${def.name} holds ${target} records otherwise`);
+  // (None: a changed record that no record holds, an outfit's celebrity without outfits.)
+  if (hits === 0) return { index: old, records: 0 };
+  if (hits > Math.max(RECORD_GROUP * 4, n * MAX_RELINKED_SHARE)) return no('too many records hold them');
+  const ids = new Int32Array(hits);
+  for (let id = 0, j = 0; id < n; id++) if (hit[id] === 1) ids[j++] = id;
+
+  const today = 20000101;
+  const before = knownCollection(was);
+  const after = knownCollection(now);
+  const decode = (id: number): Record<string, unknown> => ({ ...(JSON.parse(fragment(old.list, id, today).toString('utf8')) as object), ...(JSON.parse(ownFieldsJson(old.detail, id)) as object) });
+  const derived = Object.keys(def.derived.properties);
+  const records: LinkedRecord[] = [];
+  for (const id of ids) {
+    const wasRecord = decode(id);
+    const r = decode(id);
+    for (const e of embeds) r[e.field] = e.ids[id]! < 0 ? null : after.get(slugOf(now, e.ids[id]!));
+    // Per field links read, each old value (JSON) of the changed records that name this one: its new
+    // value (one: two records of one old value given two new ones cannot be told apart), and how
+    // many times they name it.
+    const renames = new Map<string, Map<string, { readonly to: unknown; readonly text: string; times: number; found: number }>>();
+    for (const { id: t, times } of named.get(id) ?? []) {
+      const slug = slugOf(now, t);
+      for (const f of changed.get(t)!) {
+        if (!of.readByLinks?.includes(f)) {
+          if (embedded.length > 0) continue;
+          return no(`a field links do not read (${f})`);
+        }
+        const from = JSON.stringify(before.get(slug)![f]);
+        const to = after.get(slug)![f];
+        let byValue = renames.get(f);
+        if (byValue === undefined) renames.set(f, (byValue = new Map()));
+        const got = byValue.get(from);
+        if (got === undefined) byValue.set(from, { to, text: JSON.stringify(to), times, found: 0 });
+        else if (got.text !== JSON.stringify(to)) return no('two records of one value given two others');
+        else got.times += times;
+      }
+    }
+    if (renames.size > 0) {
+      const walk = (v: unknown): void => {
+        if (Array.isArray(v)) for (const x of v) walk(x);
+        else if (v !== null && typeof v === 'object') {
+          const o = v as Record<string, unknown>;
+          for (const k of Object.keys(o)) {
+            const hit = renames.get(k)?.get(JSON.stringify(o[k]));
+            if (hit === undefined) walk(o[k]);
+            else (o[k] = hit.to), hit.found++;
+          }
+        }
+      };
+      for (const f of derived) walk(r[f]);
+      // Found more often: another record of that value, or a value of the record's own, is named there too.
+      for (const byValue of renames.values()) for (const h of byValue.values()) if (h.found !== h.times) return no('a value held otherwise too');
+    }
+    // What the orders, filter tables and search index hold of the record is the same.
+    const same = (get: (x: LinkedRecord) => unknown) => JSON.stringify(get(r as LinkedRecord)) === JSON.stringify(get(wasRecord as LinkedRecord));
+    if (!def.sorts.every((sort) => same(sort.key)) || !def.filters.every((f) => same(f.get)) || !same(def.searchText)) return no('a sort key, filter value or search text changed');
+    records.push(r as LinkedRecord);
+  }
+  const builder = indexBuilder(def, { records: records.length, bytes: 0 }, (t) => (t === target ? now : targets(t)));
+  for (const r of records) builder.add(r);
+  const made = builder.finish();
+  records.length = 0;
+  if (made.detail.plan === null || made.embeds.length !== old.embeds.length || made.detail.plan.runs.length !== plan.runs.length) return no('another layout');
+  for (let k = 0; k < ids.length; k++) {
+    if (slugOf(made, k) !== slugOf(old, ids[k]!)) return no('a slug read back otherwise');
+    if (made.embeds.some((e, x) => e.starts === null && e.ids[k] !== old.embeds[x]!.ids[ids[k]!])) return no('an embedded record changed');
+  }
+  // What is kept of `old` copied off the memory of its arenas (a boot cache file is one allocation), as patchCollection does.
+  const arenas = new Set([old.list.bytes.buffer, old.detail.own.bytes.buffer]);
+  const kept = copiedOff({ ...old, list: null, detail: { ...old.detail, own: null } }, arenas);
+  const per = plan.listCuts.length;
+  const detail: Details = {
+    plan,
+    own: spliceFragments(old.detail.own, made.detail.own, ids, n),
+    cuts: spliceRecordOffsets(kept.detail.cuts, made.detail.cuts, ids, per, n),
+    ownCuts: spliceRecordOffsets(kept.detail.ownCuts, made.detail.ownCuts, ids, plan.ownRuns - 1, n),
+  };
+  const list = spliceFragments(old.list, made.list, ids, n);
+  const index: CollectionIndex = {
+    ...kept,
+    list,
+    detail,
+    slugs: { ...kept.slugs, at: spliceRecordOffsets(kept.slugs.at, made.slugs.at, ids, 1, n) },
+    embeds: kept.embeds.map((e, x) => (e.starts !== null ? spliceHoles(e, made.embeds[x]!, ids, n) : e)),
+  };
+  return { index, records: ids.length };
+}
+

@@ -15,7 +15,7 @@ import { indexBuilder, linkEmbeds, type CollectionIndex } from './indexes.ts';
 import { knownCollection } from './known.ts';
 import { DataError, loadCollections, type DataInput, type IndexHint, type KnownCollections } from './load.ts';
 import { BuildThread, SPLIT } from './build-split.ts';
-import { bakedFields, fieldsSame, grownBy, patchable, patchCollection } from './patch.ts';
+import { bakedFields, changedRecords, grownBy, patchable, patchCollection, relinked } from './patch.ts';
 
 export interface Snapshot {
   /** Identifies the data that is live, for logs and /metrics. */
@@ -400,19 +400,32 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
      * `changed` (collections it links to, patched or built in this load), when what it holds of their
      * records (patch.ts bakedFields: slugs, names, pictures...) is the same in their new indexes as in
      * those they were made from before the edit, which it was built with (the same file identities in
-     * both keys); else null (it is built).
+     * both keys); else, after an edit of one file, with the records that hold what changed written
+     * again (patch.ts relinked: `relinked` true); else null (it is built).
      */
-    const unaffectedOne = async (name: CollectionName, changed: readonly CollectionName[], base: { readonly index: CollectionIndex; readonly key: string }): Promise<CollectionIndex | null> => {
+    const unaffectedOne = async (name: CollectionName, changed: readonly CollectionName[], base: { readonly index: CollectionIndex; readonly key: string }): Promise<{ readonly index: CollectionIndex; readonly relinked: boolean } | null> => {
       const fields = changed.map((d) => bakedFields(RESOURCES[name], d, base.index));
       if (changed.length === 0 || fields.some((f) => f === null)) return null;
+      let index = base.index;
+      let relink = false;
       for (const [k, d] of changed.entries()) {
         const old = await baseBefore(d);
         const fileOf = (key: string, n: CollectionName) => splitKey(key)?.files[DEPENDS[n].indexOf(d)];
         if (old === null || fileOf(base.key, name) === undefined || fileOf(base.key, name) !== fileOf(old.key, d)) return null;
-        if (!fieldsSame(old.index, collections[d]!, fields[k]!)) return null;
+        const differ = changedRecords(old.index, collections[d]!, fields[k]!);
+        if (differ === null) return null;
+        if (differ.size === 0) continue;
+        if (changed.length > 1 || options.patch === false) return null;
+        const got = relinked(index, d, old.index, collections[d]!, differ, (t) => collections[t] ?? standIns[t]);
+        if (got.index === null) {
+          unpatched[name] = got.why;
+          return null;
+        }
+        index = got.index;
+        relink = true;
       }
       // (Records added at the end of those: an empty posting each where their ids number postings.)
-      return changed.reduce((ix, d) => grownBy(ix, d, collections[d]!.size), base.index);
+      return { index: changed.reduce((ix, d) => grownBy(ix, d, collections[d]!.size), index), relinked: relink };
     };
     if (cacheDir !== undefined) log?.info('boot cache not used for some collections; loading them from the data files', { misses });
     // A collection whose own file did not change, rebuilt for an edit of a file it links to (a
@@ -420,6 +433,8 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
     // celebrity's career keeps outfits, news and movies). What it links to is patched or built first.
     const report: BuildReport = {};
     const unaffected: CollectionName[] = [];
+    /** Those kept with the records that hold what the edit changed written again (patch.ts relinked). */
+    const relinkedNames: CollectionName[] = [];
     /** Those that may be kept: the collections they link to that are rebuilt, and the index each was built as before the edit. */
     const candidates = new Map<CollectionName, { readonly changed: readonly CollectionName[]; readonly base: { readonly index: CollectionIndex; readonly key: string } }>();
     for (const name of inOrder(missing)) {
@@ -455,12 +470,12 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
     }
     for (const [name, { changed, base }] of candidates) {
       if (changed.some((d) => missing.has(d))) continue;
-      const index = await unaffectedOne(name, changed, base);
-      if (index === null) continue;
-      collections[name] = index;
+      const got = await unaffectedOne(name, changed, base);
+      if (got === null) continue;
+      collections[name] = got.index;
       missing.delete(name);
       stale.delete(name);
-      unaffected.push(name);
+      (got.relinked ? relinkedNames : unaffected).push(name);
     }
     // The indexes before the edit of those not kept are let go before the rest is built (outfits: 0.5 GB at 100k).
     candidates.clear();
@@ -486,10 +501,10 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
     }
     log?.info('data read and indexed', {
       ms: Math.round(performance.now() - started), built: inOrder(missing), kept, cached: inOrder(cached),
-      ...(patched.length > 0 ? { patched } : {}), ...(Object.keys(unpatched).length > 0 ? { unpatched } : {}), ...(unaffected.length > 0 ? { unaffected } : {}),
+      ...(patched.length > 0 ? { patched } : {}), ...(Object.keys(unpatched).length > 0 ? { unpatched } : {}), ...(unaffected.length > 0 ? { unaffected } : {}), ...(relinkedNames.length > 0 ? { relinked: relinkedNames } : {}),
       ...(report.thread ? { thread: report.thread } : {}),
     });
-    if (stable) await rewrite([...missing, ...patched, ...unaffected, ...stale]);
+    if (stable) await rewrite([...missing, ...patched, ...unaffected, ...relinkedNames, ...stale]);
     // The load's garbage goes back now, so the RSS at ready is the snapshot's, not the load's peak.
     await releaseMemory();
     return stamp(complete(collections), stable ? keys : null);

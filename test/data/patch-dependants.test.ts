@@ -19,7 +19,7 @@ import { assertSameAnswers, editLines, editRecord, infoLines, SETTLE_MS } from '
 import { RESOURCES } from '../../src/resources/index.ts';
 
 /** The fields of the "data read and indexed" line. */
-function loadLine(lines: readonly string[]): { built: string[]; unaffected?: string[]; patched?: string[] } {
+function loadLine(lines: readonly string[]): { built: string[]; unaffected?: string[]; patched?: string[]; relinked?: string[]; unpatched?: Record<string, string> } {
   const line = lines.find((l) => l.startsWith('data read and indexed '));
   assert.ok(line, lines.join('\n'));
   return JSON.parse(line.slice('data read and indexed '.length)) as { built: string[]; unaffected?: string[] };
@@ -46,6 +46,19 @@ async function castIn(data: string, films: number): Promise<number[]> {
   return slugs.flatMap((slug, k) => ((count.get(slug) ?? 0) >= films ? [k] : []));
 }
 
+/** The numbers of two celebrities one movie casts both of, each with outfits and news, in file order. */
+async function coStars(data: string): Promise<[number, number]> {
+  const records = async (name: CollectionName) => (await readFile(join(data, `${name}.json`), 'utf8')).split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l.replace(/,$/, '')) as Record<string, unknown>);
+  const slugs = (await records('celebrities')).map((r) => r.slug as string);
+  const held = new Set([...(await records('outfits')), ...(await records('news'))].map((r) => r.celebrity as string));
+  for (const m of await records('movies')) {
+    const cast = ((m.cast ?? []) as { celebrity?: string }[]).flatMap((c) => (typeof c.celebrity === 'string' && held.has(c.celebrity) ? [slugs.indexOf(c.celebrity)] : []));
+    const pair = [...new Set(cast)].sort((a, b) => a - b);
+    if (pair.length >= 2 && pair[0]! > 20) return [pair[0]!, pair[1]!];
+  }
+  throw new Error('no two celebrities in one movie');
+}
+
 /**
  * An edit of celebrities.json, whether celebrities is patched (patch.ts; else built whole), and which
  * collections it leaves as they were (the rest of those that link to it are built).
@@ -54,6 +67,8 @@ interface Edit {
   readonly what: string;
   readonly patched: boolean;
   readonly unaffected: readonly CollectionName[];
+  /** Those kept with the records that hold the edited ones written again (patch.ts relinked); none when absent. */
+  readonly relinked?: readonly CollectionName[];
   apply(data: string): Promise<number[]>;
 }
 
@@ -97,9 +112,21 @@ const EDITS: Edit[] = [
   // Outfits and news show the nationality in their details alone, which read it from the celebrity's list item as they are served.
   { what: "a celebrity's nationality", patched: true, unaffected: ['outfits', 'news', 'movies'], apply: async (d) => (await editRecord(d, 'celebrities', 8, (r) => (r.nationality = 'Lunar')), [8]) },
   // Outfits' list items show the picture; news and movies do not.
-  { what: "a celebrity's picture", patched: true, unaffected: ['news', 'movies'], apply: async (d) => (await editRecord(d, 'celebrities', 9, (r) => (r.profileImage = 'https://images.example.com/other.jpg')), [9]) },
-  { what: "a celebrity's name", patched: true, unaffected: [], apply: async (d) => (await editRecord(d, 'celebrities', 10, (r) => (r.name = `${r.name as string} Junior`)), [10]) },
-  { what: "a celebrity's career, with a name in another case", patched: true, unaffected: [], apply: async (d) => (await editRecord(d, 'celebrities', 11, (r) => ((r.career = 'Short.'), (r.name = (r.name as string).toUpperCase()))), [11]) },
+  { what: "a celebrity's picture", patched: true, unaffected: ['news', 'movies'], relinked: ['outfits'], apply: async (d) => (await editRecord(d, 'celebrities', 9, (r) => (r.profileImage = 'https://images.example.com/other.jpg')), [9]) },
+  { what: "a celebrity's name", patched: true, unaffected: [], relinked: ['outfits', 'news', 'movies'], apply: async (d) => (await editRecord(d, 'celebrities', 10, (r) => (r.name = `${r.name as string} Junior`)), [10]) },
+  { what: "a celebrity's career, with a name in another case", patched: true, unaffected: [], relinked: ['outfits', 'news', 'movies'], apply: async (d) => (await editRecord(d, 'celebrities', 11, (r) => ((r.career = 'Short.'), (r.name = (r.name as string).toUpperCase()))), [11]) },
+  // Two celebrities of one name in one movie: the cast entry of the one renamed cannot be told from the other's.
+  { what: 'a celebrity given the name of one it plays beside', patched: true, unaffected: [], relinked: ['outfits', 'news', 'movies'], apply: async (d) => {
+    const [a, b] = await coStars(d);
+    const name = (await recordAt(d, 'celebrities', a)).name as string;
+    await editRecord(d, 'celebrities', b, (r) => (r.name = name));
+    return [b];
+  } },
+  { what: 'the other one renamed', patched: true, unaffected: [], relinked: ['outfits', 'news'], apply: async (d) => {
+    const [a] = await coStars(d);
+    await editRecord(d, 'celebrities', a, (r) => (r.name = `${r.name as string} Senior`));
+    return [a];
+  } },
   // Outfits and news kept, their celebrity filter tables with a posting more (empty).
   { what: 'a celebrity added at the end', patched: true, unaffected: ['outfits', 'news', 'movies'], apply: async (d) => {
     let k = 0;
@@ -149,7 +176,9 @@ describe('collections that link to an edited file', () => {
         const line = loadLine(lines);
         assert.deepEqual(line.unaffected ?? [], e.unaffected, `${e.what}: ${JSON.stringify(line)}`);
         assert.deepEqual(line.patched ?? [], e.patched ? ['celebrities'] : [], `${e.what}: ${JSON.stringify(line)}`);
-        assert.deepEqual(line.built, ['celebrities', 'outfits', 'news', 'movies'].filter((n) => !e.unaffected.includes(n as CollectionName) && (n !== 'celebrities' || !e.patched)), `${e.what}: ${JSON.stringify(line)}`);
+        assert.deepEqual(line.relinked ?? [], e.relinked ?? [], `${e.what}: ${JSON.stringify(line)}`);
+        const kept = [...e.unaffected, ...(e.relinked ?? [])];
+        assert.deepEqual(line.built, ['celebrities', 'outfits', 'news', 'movies'].filter((n) => !kept.includes(n as CollectionName) && (n !== 'celebrities' || !e.patched)), `${e.what}: ${JSON.stringify(line)}`);
         assertSameAnswers(full, got, { celebrities: ids }, e.what);
         live = got;
       }

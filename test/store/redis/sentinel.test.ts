@@ -174,7 +174,11 @@ test('one sentinel of three down: the servers keep serving and stay healthy, wit
       await new Promise((r) => setTimeout(r, 100));
     }
     assert.deepEqual([...new Set(statuses)], [200], `every probe answered 200: ${JSON.stringify(statuses)}`);
-    const said = log.lines.filter((l) => !l.includes('"msg":"request"') && (l.includes('"level":"warn"') || l.includes('"level":"error"')));
+    // A call that waited past the link's answer timeout is the machine's load, not the sentinel (a
+    // train at load 8 logged one "Redis answering again ... no answer within 1000 ms" with every probe
+    // 200); the bug this guards against logged the failed looks at the killed sentinel.
+    const slow = (l: string) => l.includes('"msg":"Redis answering again"') && /"error":"no answer within \d+ ms"/.test(l);
+    const said = log.lines.filter((l) => !l.includes('"msg":"request"') && (l.includes('"level":"warn"') || l.includes('"level":"error"')) && !slow(l));
     assert.deepEqual(said, [], 'nothing to warn about');
   } finally {
     client.close();
