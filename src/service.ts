@@ -6,6 +6,7 @@ import { DEFAULTS } from './config.ts';
 import { createDashboard } from './dashboard/dashboard.ts';
 import type { DashboardOptions } from './dashboard/options.ts';
 import type { DataInput } from './data/load.ts';
+import { holdTickShape } from './data/gc.ts';
 import { loadSnapshot, type CacheWrite, type Snapshot } from './data/snapshot.ts';
 import { App, type Observer, type Transport } from './http/app.ts';
 import { Faults, type FaultRule } from './http/faults.ts';
@@ -116,6 +117,7 @@ function threadSeries(answered: readonly number[]): string {
 }
 
 export async function startService(options: ServiceOptions): Promise<Service> {
+  holdTickShape(); // before the load and its collections (src/data/gc.ts)
   // The threads start first and load their modules while this thread loads the data (pool.ts Prepared).
   const prepared = (options.threads ?? 1) > 1 ? Pool.prepare(options.threads!) : null;
   try {

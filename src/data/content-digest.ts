@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { open, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { racy, splitKey } from './boot-cache-format.ts';
+import { scratchBuffer } from './scratch.ts';
 
 /** Identity (boot-cache-format.ts readDataIdentity's `file:dev:ino:size:mtimeNs:ctimeNs`) -> SHA-256 hex. */
 const digests = new Map<string, string>();
@@ -15,7 +16,8 @@ const digests = new Map<string, string>();
 const hashing = new Map<string, Promise<string | null>>();
 /** Each identity ever seen is a few dozen bytes; past this many the oldest go. */
 const KEEP = 1024;
-const CHUNK = 8 << 20;
+/** Read chunk of a hash: resident while a boot cache is written (a first start's ready), so small. */
+const CHUNK = 1 << 20;
 
 /** Records that the file of `identity` held bytes of `digest` (read from a boot cache written for that identity). */
 export function rememberDigest(identity: string, digest: string): void {
@@ -67,9 +69,11 @@ async function hashFile(dataDir: string, identity: string): Promise<string | nul
     return null;
   }
   try {
-    const buf = Buffer.allocUnsafe(CHUNK);
+    // A scratch buffer: the free of an 8 MiB Buffer would raise glibc's mmap threshold (scratch.ts).
+    const size = Number(identity.split(':')[3]);
+    const buf = scratchBuffer(size >= 0 && size < CHUNK ? Math.max(size, 1) : CHUNK);
     for (let pos = 0; ; ) {
-      const { bytesRead } = await fh.read(buf, 0, CHUNK, pos);
+      const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
       if (bytesRead === 0) break;
       hash.update(buf.subarray(0, bytesRead));
       pos += bytesRead;

@@ -50,51 +50,104 @@ export function utcYmd(ms: number): number {
   return d.getUTCFullYear() * 10_000 + (d.getUTCMonth() + 1) * 100 + d.getUTCDate();
 }
 
-/** A Float64Array that grows by doubling; `finish` trims it. */
-export class GrowingF64 {
-  private a: Float64Array;
-  length = 0;
-  constructor(capacity: number) {
-    this.a = new Float64Array(Math.max(capacity, 16));
-  }
-  push(v: number): void {
-    if (this.length === this.a.length) {
-      const b = new Float64Array(this.a.length * 2);
-      b.set(this.a);
-      this.a = b;
-    }
-    this.a[this.length++] = v;
-  }
-  finish(): Float64Array {
-    return this.a.length === this.length ? this.a : this.a.slice(0, this.length);
-  }
-  /** As offsets into an arena of `end` bytes (offsetsOf), without a second copy. */
-  finishOffsets(end: number): Offsets {
-    return end < U32_OFFSETS_LIMIT ? new Uint32Array(this.a.subarray(0, this.length)) : this.finish();
-  }
-}
+/**
+ * Growing arrays (below) double up to this many bytes, then take further chunks of it: each one
+ * freed on the way is under glibc's smallest mmap threshold (128 KiB), so it comes from and goes back
+ * to its heap and never raises that threshold. Doubling to the end freed arrays of 1-6 MB as they
+ * grew and trimmed, and each such free left every later array of the load below its size in the C
+ * heap, whose freed memory stayed resident at ready (issue 19, scratch.ts).
+ */
+const GROWING_CHUNK_BYTES = 64 << 10;
 
-/** An Int32Array that grows by doubling; `finish` trims it. */
-export class GrowingI32 {
-  private a: Int32Array;
+/** A typed array of numbers pushed one by one: a first array, doubled up to a chunk, then chunks. */
+abstract class Growing<A extends Float64Array | Int32Array> {
+  /** The chunks before `a`, full. */
+  private readonly full: A[] = [];
+  protected a: A;
+  protected pos = 0;
   length = 0;
-  constructor(capacity: number) {
-    this.a = new Int32Array(Math.max(capacity, 16));
+  constructor(
+    capacity: number,
+    private readonly make: (length: number) => A,
+  ) {
+    this.a = make(Math.min(Math.max(capacity, 16), GROWING_CHUNK_BYTES / 8));
   }
-  push(v: number): void {
-    if (this.length === this.a.length) {
-      const b = new Int32Array(this.a.length * 2);
+  // (`push` is each subclass's own, so that its store sees one kind of array.)
+  abstract push(v: number): void;
+  /** Makes room for the next value: `a` doubled while under a chunk, else a new chunk. */
+  protected next(): void {
+    const chunk = GROWING_CHUNK_BYTES / this.a.BYTES_PER_ELEMENT;
+    if (this.full.length === 0 && this.a.length < chunk) {
+      const b = this.make(Math.min(this.a.length * 2, chunk));
       b.set(this.a);
       this.a = b;
+      return;
     }
-    this.a[this.length++] = v;
+    this.full.push(this.a);
+    this.a = this.make(chunk);
+    this.pos = 0;
   }
   /** The value pushed last. */
   get last(): number {
-    return this.a[this.length - 1]!;
+    return this.a[this.pos - 1]!;
   }
-  finish(): Int32Array {
-    return this.a.slice(0, this.length);
+  /** The largest value pushed (0 when none). */
+  max(): number {
+    let m = 0;
+    for (const c of this.full) for (let i = 0; i < c.length; i++) if (c[i]! > m) m = c[i]!;
+    for (let i = 0; i < this.pos; i++) if (this.a[i]! > m) m = this.a[i]!;
+    return m;
+  }
+  /** The values pushed, copied into `into` (of `length` or more) from index 0; `into`. */
+  copyTo<T extends Float64Array | Int32Array | Uint32Array | Uint16Array>(into: T): T {
+    let at = 0;
+    for (const c of this.full) {
+      into.set(c, at);
+      at += c.length;
+    }
+    into.set(this.a.subarray(0, this.pos), at);
+    return into;
+  }
+  /** The values as an array of exactly `length`: the array itself when it is exactly full, else a copy. */
+  finish(): A {
+    if (this.full.length === 0 && this.pos === this.a.length) return this.a;
+    return this.copyTo(this.make(this.length));
+  }
+  /** The values as a Uint32Array (each one 0 or more). */
+  finishU32(): Uint32Array {
+    return this.copyTo(new Uint32Array(this.length));
+  }
+  /** The values as the narrowest RecordOffsets that holds them (recordOffsetsOf), copied once. */
+  finishRecordOffsets(): RecordOffsets {
+    return this.copyTo(this.max() > 0xffff ? new Uint32Array(this.length) : new Uint16Array(this.length));
+  }
+}
+
+/** A Float64Array pushed one value at a time (Growing); `finish` makes it exactly its length. */
+export class GrowingF64 extends Growing<Float64Array> {
+  constructor(capacity: number) {
+    super(capacity, (n) => new Float64Array(n));
+  }
+  push(v: number): void {
+    if (this.pos === this.a.length) this.next();
+    this.a[this.pos++] = v;
+    this.length++;
+  }
+  /** As offsets into an arena of `end` bytes (offsetsOf), copied once. */
+  finishOffsets(end: number): Offsets {
+    return end < U32_OFFSETS_LIMIT ? this.finishU32() : this.finish();
+  }
+}
+
+/** An Int32Array pushed one value at a time (Growing); `finish` makes it exactly its length. */
+export class GrowingI32 extends Growing<Int32Array> {
+  constructor(capacity: number) {
+    super(capacity, (n) => new Int32Array(n));
+  }
+  push(v: number): void {
+    if (this.pos === this.a.length) this.next();
+    this.a[this.pos++] = v;
+    this.length++;
   }
 }
 

@@ -5,9 +5,10 @@ import type { CollectionName, LinkedRecord, ResourceDefinition } from '../resour
 import { fold } from './fold.ts';
 import { detailBytes, detailPlan, embedFields, pieceBounds, type DetailPlan, type Details, type Embed } from './detail-layout.ts';
 import { decidedByGrams, derivedText, isDerived, searchField, type SearchFrom } from './search-text.ts';
-import { fragment, FragmentBuilder, fragmentLength, GrowingF64, GrowingI32, joinFragments, recordOffsetsOf, writeFragment, type Fragments } from './fragments.ts';
+import { fragment, FragmentBuilder, fragmentLength, GrowingF64, GrowingI32, joinFragments, writeFragment, type Fragments } from './fragments.ts';
 import { buildSearchIndex, type SearchIndex } from './search-index.ts';
 import { numberOrder } from './sort-order.ts';
+import { Scratch } from './scratch.ts';
 import { IndexDigest, type RecordGroups, type SourceDigester } from './record-groups.ts';
 import { writeAscii, writeByte, writeNull } from './json-bytes.ts';
 import { compileFieldsWriter, compileShapes, propsWriter } from './shape.ts';
@@ -317,17 +318,19 @@ export function bitmapOf(ids: Int32Array, size: number): Uint32Array {
 }
 
 /** Ascending rank of each record's `_id`, so ties break on `_id` with an integer compare. */
-function idRanks(ids: readonly string[]): Int32Array {
-  const byId = Int32Array.from(ids.keys()).sort((a, b) => (ids[a]! < ids[b]! ? -1 : 1));
+function idRanks(ids: readonly string[], scratch: Scratch): Int32Array {
+  const byId = scratch.int32(ids.length);
+  for (let i = 0; i < byId.length; i++) byId[i] = i;
+  byId.sort((a, b) => (ids[a]! < ids[b]! ? -1 : 1));
   const rank = new Int32Array(ids.length);
   byId.forEach((id, pos) => (rank[id] = pos));
   return rank;
 }
 
 /** Record ids ordered by `keys` (NaN or null: no value, last in either direction), ties by `_id`. */
-function buildOrder(keys: Float64Array | readonly (string | null)[], dir: 'asc' | 'desc', idRank: Int32Array): Int32Array {
+function buildOrder(keys: Float64Array | readonly (string | null)[], dir: 'asc' | 'desc', idRank: Int32Array, scratch: Scratch): Int32Array {
   const sign = dir === 'asc' ? 1 : -1;
-  if (keys instanceof Float64Array) return numberOrder(keys, sign, idRank);
+  if (keys instanceof Float64Array) return numberOrder(keys, sign, idRank, scratch);
   const none = (k: number | string | null) => k === null || k !== k;
   return Int32Array.from({ length: keys.length }, (_, i) => i).sort((a, b) => {
     const ka = keys[a]!, kb = keys[b]!;
@@ -512,8 +515,9 @@ export function indexBuilder(
   const own = new FragmentBuilder(hint.records, plan === null && late && def.detailFields.some((f) => f === late.field) ? late : null, hint.bytes);
   const cutsPerRecord = plan?.listCuts.length ?? 0;
   const ownCutsPerRecord = plan === null ? 0 : plan.ownRuns - 1;
-  let cuts = new Uint32Array(Math.max(hint.records, 16) * cutsPerRecord);
-  let ownCuts = new Uint32Array(Math.max(hint.records, 16) * ownCutsPerRecord);
+  // Pushed in order: record after record, each its `cutsPerRecord` (`ownCutsPerRecord`) cuts.
+  const cuts = new GrowingI32(hint.records * cutsPerRecord);
+  const ownCuts = new GrowingI32(hint.records * ownCutsPerRecord);
   const open = `{"success":true,"version":"v1","resource":"${def.name}","data":`;
   const ids: string[] = [];
   const slugs: string[] = [];
@@ -535,13 +539,6 @@ export function indexBuilder(
     const e = f.kind === 'slug' && f.embed !== undefined ? embedded.findIndex((x) => x.field === f.embed && !x.refs) : -1;
     return [new PostingCollector(f, e)];
   });
-
-  const grow = (a: Uint32Array<ArrayBuffer>, need: number): Uint32Array<ArrayBuffer> => {
-    if (need <= a.length) return a;
-    const b = new Uint32Array(Math.max(need, a.length * 2));
-    b.set(a);
-    return b;
-  };
 
   // With a plan, the list item is serialized in runs cut at the plan's list cuts (and around the late
   // field), so the cut offsets are known as it is joined; the detail-only runs are serialized on their
@@ -629,14 +626,12 @@ export function indexBuilder(
       if (json.detail[1] === null) own.add(open + json.detail[0] + '}');
       else own.add(open + json.detail[0], json.detail[1] + '}', key);
     } else {
-      cuts = grow(cuts, (id + 1) * cutsPerRecord);
-      const cutAt = id * cutsPerRecord;
       const start = list.at;
       list.begin();
       writeByte(list, 0x7b); // {
       for (let k = 0; k < listRuns.length; k++) {
         const run = listRuns[k]!;
-        if (k > 0) cuts[cutAt + k - 1] = list.at - start;
+        if (k > 0) cuts.push(list.at - start);
         run.head(r, list);
         if (run.lateKey !== null) {
           writeAscii(list, run.lateKey);
@@ -646,12 +641,10 @@ export function indexBuilder(
       }
       writeByte(list, 0x7d); // }
       // The detail-only runs, back to back; its late value (if any) lies in a list run, so is not here.
-      ownCuts = grow(ownCuts, (id + 1) * ownCutsPerRecord);
-      const ownAt = id * ownCutsPerRecord;
       const ownStart = own.at;
       own.begin();
       for (let k = 0; k < ownRuns.length; k++) {
-        if (k > 0) ownCuts[ownAt + k - 1] = own.at - ownStart;
+        if (k > 0) ownCuts.push(own.at - ownStart);
         ownRuns[k]!(r, ownStart);
       }
     }
@@ -728,13 +721,16 @@ export function indexBuilder(
 
   const finish = (): CollectionIndex => {
     const size = ids.length;
-    const idRank = idRanks(ids);
+    if (cuts.length !== size * cutsPerRecord || ownCuts.length !== size * ownCutsPerRecord) throw new Error(`${def.name}: list or detail cuts out of step with the records`);
+    // The working arrays of the orders below: views of one block let go with it (scratch.ts).
+    const scratch = new Scratch();
+    const idRank = idRanks(ids, scratch);
     ids.length = 0;
     const orders: Int32Array[] = [];
     const ranks: Int32Array[] = [];
     def.sorts.forEach((s, i) => {
       const k = sortKeys[i]!;
-      const order = buildOrder(k instanceof GrowingF64 ? k.finish() : k, s.dir, idRank);
+      const order = buildOrder(k instanceof GrowingF64 ? k.copyTo(scratch.float64(k.length)) : k, s.dir, idRank, scratch);
       const rank = new Int32Array(size);
       for (let pos = 0; pos < size; pos++) rank[order[pos]!] = pos;
       orders.push(order);
@@ -743,13 +739,16 @@ export function indexBuilder(
     let range: RangeIndex | null = null;
     if (rangeFilter && rangeFilter.kind === 'range') {
       const byId = rangeValues.finish();
-      const withValue = Int32Array.from({ length: size }, (_, i) => i).filter((i) => byId[i] === byId[i]);
+      let n = 0;
+      for (let i = 0; i < size; i++) if (byId[i] === byId[i]) n++;
+      const withValue = new Int32Array(n);
+      for (let i = 0, at = 0; i < size; i++) if (byId[i] === byId[i]) withValue[at++] = i;
       withValue.sort((a, b) => byId[a]! - byId[b]! || a - b);
       range = { param: rangeFilter.minParam, ids: withValue, values: Float64Array.from(withValue, (i) => byId[i]!), byId };
     }
     const postings = collectors.map((c) => c.finish(size, orders, c.embed >= 0 && size > 0 ? (embedTargets ??= targetsOf())[c.embed]!.size : 0));
     const listFragments = list.finish();
-    const detail: Details = { plan, own: own.finish(), cuts: recordOffsetsOf(cuts.slice(0, size * cutsPerRecord)), ownCuts: recordOffsetsOf(ownCuts.slice(0, size * ownCutsPerRecord)) };
+    const detail: Details = { plan, own: own.finish(), cuts: cuts.finishRecordOffsets(), ownCuts: ownCuts.finishRecordOffsets() };
     const search = buildSearchIndex(texts);
     const slugIndex = slugTable(listFragments.bytes, listFragments.starts, slugs);
     slugs.length = 0;
@@ -771,8 +770,8 @@ export function indexBuilder(
       target,
       ids: embedIds[k]!.finish(),
       index: ts?.[k] ?? null,
-      starts: refs ? new Uint32Array(refsStarts[k]!.finish()) : null,
-      at: refs ? recordOffsetsOf(new Uint32Array(refsAt[k]!.finish())) : null,
+      starts: refs ? refsStarts[k]!.finishU32() : null,
+      at: refs ? refsAt[k]!.finishRecordOffsets() : null,
     }));
     return {
       def,

@@ -32,3 +32,41 @@ export function scratchBuffer(bytes: number): Buffer {
 export function scratchInt32(length: number): Int32Array {
   return new Int32Array(block(length * 4), 0, length);
 }
+
+/**
+ * The working arrays of one step (a collection's sort orders): each of SCRATCH_FROM bytes or more is
+ * a view of a block of at least UNMOVING_BYTES shared with the step's others, handed out back to
+ * back and never reused, so each is zeroed. The blocks go when the Scratch and its arrays do: one
+ * block for the step instead of a block per array (V8 counts each block as external memory, and
+ * more of it sets off more collections). Nothing handed out may outlive the step.
+ */
+export class Scratch {
+  private block: ArrayBuffer | null = null;
+  private at = 0;
+
+  /** A zeroed region of `bytes` (a multiple of 8), a view's offset into its buffer. */
+  private take(bytes: number): [ArrayBuffer, number] {
+    if (bytes >= UNMOVING_BYTES) return [new ArrayBuffer(bytes), 0];
+    if (this.block === null || this.block.byteLength - this.at < bytes) {
+      this.block = new ArrayBuffer(UNMOVING_BYTES);
+      this.at = 0;
+    }
+    const at = this.at;
+    this.at += bytes;
+    return [this.block, at];
+  }
+
+  /** An Int32Array of `length` zeros. */
+  int32(length: number): Int32Array {
+    if (length * 4 < SCRATCH_FROM) return new Int32Array(length);
+    const [buf, at] = this.take(Math.ceil(length / 2) * 8);
+    return new Int32Array(buf, at, length);
+  }
+
+  /** A Float64Array of `length` zeros. */
+  float64(length: number): Float64Array {
+    if (length * 8 < SCRATCH_FROM) return new Float64Array(length);
+    const [buf, at] = this.take(length * 8);
+    return new Float64Array(buf, at, length);
+  }
+}

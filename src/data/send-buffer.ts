@@ -1,5 +1,7 @@
-// Where answer bodies are built: slices of 1 MiB slabs, handed out front to back and never reused
-// (a slab goes once every slice of it is unreachable, as with Node's own 8 KiB pool). On Node 20 a
+// Where answer bodies are built: slices of 1 MiB slabs, handed out front to back (a slab goes once
+// every slice of it is unreachable, as with Node's own 8 KiB pool); the last one handed out is given
+// back when the caller knows nothing reads it again (releaseSendBuffer), so a server whose answers
+// leave at once builds each in the same bytes, still in the CPU's caches. On Node 20 a
 // Buffer.allocUnsafe above 4 KiB, a page of 20 records, is a new ArrayBuffer: about 1.4 µs, ten
 // times a slice, and external memory that brings the next garbage collection closer.
 
@@ -20,4 +22,13 @@ export function sendBuffer(length: number): Buffer {
   const out = Buffer.from(slab, used, length);
   used += (length + 7) & ~7; // 8-byte aligned, as Node's pool does
   return out;
+}
+
+/**
+ * Gives back `body` when it is the last buffer sendBuffer handed out and nothing will read it again
+ * (the caller knows: its bytes went whole to the socket): the next body is made in the same bytes,
+ * still in the CPU's caches, instead of memory no request touched lately.
+ */
+export function releaseSendBuffer(body: Uint8Array): void {
+  if (body.buffer === slab && body.byteOffset + ((body.length + 7) & ~7) === used) used = body.byteOffset;
 }

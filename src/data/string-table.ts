@@ -2,7 +2,7 @@
 // string, and an open-addressing hash table of their numbers. A million slugs are three typed arrays
 // instead of a million Map entries and strings: nothing for the garbage collector to trace, nothing
 // to rebuild when the boot cache maps them back, and a lookup compares units without decoding.
-import { offsetsOf, recordOffsetsOf, type Offsets, type RecordOffsets } from './fragments.ts';
+import { recordOffsetsOf, U32_OFFSETS_LIMIT, type Offsets, type RecordOffsets } from './fragments.ts';
 
 export interface StringTable {
   /** Units of every string back to back: one byte each when every unit is below 256, else two. */
@@ -59,7 +59,9 @@ export function stringTable(list: readonly string[], withSlots = true): StringTa
     if (!wide) for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0xff) wide = true;
   }
   const units = wide ? new Uint16Array(total) : new Uint8Array(total);
-  const at = new Float64Array(list.length + 1);
+  // The offsets' final kind up front: a Float64Array converted at the end was a temporary of 8 bytes
+  // a string, whose free raised glibc's mmap threshold (scratch.ts).
+  const at: Offsets = total < U32_OFFSETS_LIMIT ? new Uint32Array(list.length + 1) : new Float64Array(list.length + 1);
   let pos = 0;
   for (let k = 0; k < list.length; k++) {
     const s = list[k]!;
@@ -67,8 +69,7 @@ export function stringTable(list: readonly string[], withSlots = true): StringTa
     for (let i = 0; i < s.length; i++) units[pos++] = s.charCodeAt(i);
   }
   at[list.length] = pos;
-  const starts = offsetsOf(at, pos);
-  return { units, starts, slots: fillSlots(units, starts, withSlots) };
+  return { units, starts: at, slots: fillSlots(units, at, withSlots) };
 }
 
 /** The number of `s` in the table, or -1. */

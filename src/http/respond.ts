@@ -1,9 +1,10 @@
 // Writing responses: JSON bodies with headers built once (STYLE habit 3), and the error shape of SPEC 7.
-import type { ServerResponse } from 'node:http';
+import { ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { errorBody, ERRORS, type ErrorCode } from '../errors.ts';
 import type { StoreDeployment } from '../quota/counting-store.ts';
 import { HSTS } from '../tls/profile.ts';
+import { releaseSendBuffer } from '../data/send-buffer.ts';
 
 /** Headers every response carries (issue 4): JSON, never cached, never sniffed. */
 const BASE_HEADERS: readonly string[] = [
@@ -34,6 +35,19 @@ export function send(res: ServerResponse, status: number, body: Buffer | string,
   const length = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
   res.writeHead(status, headerList(base, extra, 'Content-Length', String(length)));
   res.end(body);
+  if (typeof body !== 'string' && sentWhole(res)) releaseSendBuffer(body);
+}
+
+/**
+ * True when everything `res` was given has gone to the socket's handle and come back done, so nothing
+ * reads the body again: nothing buffered in the response (a pipelined response waiting its turn has
+ * no socket yet) nor in the socket (a write the kernel did not take at once, a TLS record waiting for
+ * the socket under it: those hold the body until their callback). Node 20's `writableFinished` is
+ * this; Node 26's is set only once 'finish' is emitted, later. Never an HTTP/2 response (not a
+ * ServerResponse): its stream's queue holds the data until the session sends it.
+ */
+function sentWhole(res: ServerResponse): boolean {
+  return res instanceof ServerResponse && res.writableEnded && res.socket !== null && res.writableLength === 0;
 }
 
 /**

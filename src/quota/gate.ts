@@ -63,14 +63,24 @@ export function openGate(options: GateOptions): Gate {
   const rejections = new QuotaRejections();
   // The checksum and SHA-256 of a key cost microseconds; a client sends the same key again and again.
   const digests = new Map<string, string>();
+  // The last key seen and its digest, compared before the Map: the key arrives as a new string with
+  // every request, and a Map lookup hashes all its 42 characters first (a compare stops at the first
+  // difference, or reads them once). The digest names the account anew on every request (a rotation
+  // acts on the next one): only the key's own digest is remembered, which never changes.
+  let lastKey = '';
+  let lastDigest = '';
 
   function digestOf(apiKey: string): string | null {
-    const known = digests.get(apiKey);
-    if (known !== undefined) return known;
-    if (!isWellFormedKey(apiKey)) return null;
-    if (digests.size >= DIGEST_CACHE_MAX) digests.clear();
-    const digest = keyDigest(apiKey);
-    digests.set(apiKey, digest);
+    if (apiKey === lastKey) return lastDigest;
+    let digest = digests.get(apiKey);
+    if (digest === undefined) {
+      if (!isWellFormedKey(apiKey)) return null;
+      if (digests.size >= DIGEST_CACHE_MAX) digests.clear();
+      digest = keyDigest(apiKey);
+      digests.set(apiKey, digest);
+    }
+    lastKey = apiKey;
+    lastDigest = digest;
     return digest;
   }
 

@@ -7,6 +7,7 @@ import type { Http2SecureServer } from 'node:http2';
 import { createRequire } from 'node:module';
 import type { Server as TlsServer } from 'node:tls';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
+import { holdTickShape } from '../data/gc.ts';
 import type { Snapshot } from '../data/snapshot.ts';
 import { App, type Observer } from '../http/app.ts';
 import { Faults, type FaultRule } from '../http/faults.ts';
@@ -73,6 +74,7 @@ export type Setup = ['setup', WorkerSetup];
 const REDIS_CLOSE_MS = 1000;
 
 const main = parentPort!;
+holdTickShape(); // this thread's own (src/data/gc.ts)
 // One listener from the first moment: messages that come before the thread is set up wait in `early`.
 const early: ToWorker[] = [];
 let handle = (m: ToWorker): void => void early.push(m);

@@ -2,7 +2,7 @@
 // JSON text, and a page joined in one pass is byte for byte its items joined with commas, on any day.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { FragmentBuilder, GrowingF64, numberLength, offsetsOf, recordOffsetsOf, U32_OFFSETS_LIMIT, writeNumber } from '../../src/data/fragments.ts';
+import { FragmentBuilder, GrowingF64, GrowingI32, numberLength, offsetsOf, recordOffsetsOf, U32_OFFSETS_LIMIT, writeNumber } from '../../src/data/fragments.ts';
 import { buildIndex, listBody } from '../../src/data/indexes.ts';
 import { compileShapes } from '../../src/data/shape.ts';
 import { loadLinked } from '../../src/data/load.ts';
@@ -41,6 +41,42 @@ test('arena offsets: under 4 GiB -> Uint32Array (4 bytes each), from 4 GiB on ->
   const done = f.finish();
   assert.ok(done.starts instanceof Uint32Array);
   assert.deepEqual([...done.starts], [0, 7, 15]);
+});
+
+test('GrowingF64 and GrowingI32: past one 64 KiB chunk, every value in order, each finish exactly the length', () => {
+  for (const n of [0, 1, 16, 17, 8191, 8192, 8193, 16384, 16385, 50_000]) {
+    const f = new GrowingF64(0);
+    const i = new GrowingI32(n);
+    for (let k = 0; k < n; k++) {
+      f.push(k + 0.5);
+      i.push(k * 3);
+      assert.equal(i.last, k * 3);
+    }
+    assert.equal(f.length, n);
+    const fs = f.finish();
+    assert.ok(fs instanceof Float64Array);
+    assert.equal(fs.length, n);
+    assert.equal(fs.every((v, k) => v === k + 0.5), true, `F64 ${n}`);
+    const is = i.finish();
+    assert.equal(is.length, n);
+    assert.equal(is.every((v, k) => v === k * 3), true, `I32 ${n}`);
+    assert.deepEqual([...i.finishU32()], [...is]);
+    const ro = i.finishRecordOffsets();
+    assert.ok(n * 3 - 3 > 0xffff ? ro instanceof Uint32Array : ro instanceof Uint16Array, `${n}: the narrowest`);
+    assert.deepEqual([...ro], [...is]);
+    const into = f.copyTo(new Float64Array(n + 2));
+    assert.deepEqual([...into.subarray(0, n)], [...fs]);
+  }
+  const exact = new GrowingI32(20);
+  for (let k = 0; k < 20; k++) exact.push(k);
+  const a = exact.finish();
+  assert.equal(a, exact.finish(), 'exactly full: the array itself, no copy');
+  const wide = new GrowingI32(0);
+  wide.push(0x10000);
+  wide.push(1);
+  const w = wide.finishRecordOffsets();
+  assert.ok(w instanceof Uint32Array);
+  assert.deepEqual([...w], [0x10000, 1]);
 });
 
 test('offsets within a record: all below 65,536 -> Uint16Array, else the Uint32Array as it is', () => {

@@ -2,7 +2,7 @@
 // then never moves glibc's mmap threshold); smaller and larger ones are exactly their size.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { SCRATCH_FROM, UNMOVING_BYTES, scratchBuffer, scratchInt32 } from '../../src/data/scratch.ts';
+import { SCRATCH_FROM, Scratch, UNMOVING_BYTES, scratchBuffer, scratchInt32 } from '../../src/data/scratch.ts';
 
 test('scratchBuffer: the length asked for, its block 32 MiB from 1 MiB up to 32 MiB', () => {
   for (const [bytes, block] of [
@@ -39,4 +39,34 @@ test('scratchInt32: `length` zeros, its block 32 MiB from 1 MiB up to 32 MiB', (
     a[length! - 1] = -1;
     assert.equal(a[length! - 1], -1);
   }
+});
+
+test('Scratch: zeroed arrays of the lengths asked for; from 1 MiB, views of shared 32 MiB blocks that never overlap', () => {
+  const s = new Scratch();
+  const small = s.int32(10);
+  assert.equal(small.buffer.byteLength, 40, 'under 1 MiB: exactly its size');
+  const a = s.float64(SCRATCH_FROM / 8);
+  const b = s.int32((SCRATCH_FROM >> 2) + 1);
+  const c = s.float64(3 << 20);
+  assert.equal(a.buffer.byteLength, UNMOVING_BYTES);
+  assert.equal(b.buffer, a.buffer, 'the same block');
+  assert.equal(a.byteOffset, 0);
+  assert.equal(b.byteOffset, a.byteLength);
+  assert.equal(c.byteOffset % 8, 0);
+  assert.ok(c.byteOffset >= b.byteOffset + b.byteLength);
+  const d = s.int32(6 << 20);
+  assert.notEqual(d.buffer, a.buffer, 'a block full: the next one');
+  assert.equal(d.byteOffset, 0);
+  const huge = s.float64((UNMOVING_BYTES >> 3) + 1);
+  assert.equal(huge.buffer.byteLength, UNMOVING_BYTES + 8, 'larger than a block: exactly its size');
+  for (const x of [small, a, b, c, d, huge]) {
+    assert.equal(x.every((v) => v === 0), true);
+    x.fill(1);
+  }
+  assert.equal(a.length, SCRATCH_FROM / 8);
+  assert.equal(b.length, (SCRATCH_FROM >> 2) + 1);
+  assert.equal(c.length, 3 << 20);
+  assert.equal(d.length, 6 << 20);
+  assert.equal(b[0], 1);
+  assert.equal(a[a.length - 1], 1);
 });

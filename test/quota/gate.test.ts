@@ -39,6 +39,28 @@ test('401 matrix: missing, empty, malformed, bad checksum, unknown, revoked -> o
   assert.ok(gate.admit(key).ok);
 });
 
+test('the key just admitted, revoked or rotated -> 401 on its next request; a key between two of another -> each its own account', async () => {
+  const { gate, key } = await gateWithKey({}, 'pro');
+  const other = (await gate.accounts.create({ email: 'o@b.io', plan: 'free', password: 'pw' })).key;
+  const settled = (k: string) => {
+    const a = gate.admit(k);
+    assert.equal(a.ok, true);
+    const t = (a as Admission & { ok: true }).ticket;
+    gate.settle(t, 200);
+    return t;
+  };
+  const first = settled(key);
+  assert.notEqual(settled(other).account, first.account);
+  assert.equal(settled(key).account, first.account);
+  assert.equal(settled(key).account, first.account); // the same key twice in a row: the last one remembered
+  const { key: rotated } = await gate.accounts.rotateKey('a@b.io', 'pw');
+  assert.equal(rejected(gate.admit(key)).status, 401);
+  assert.equal(settled(rotated).account, first.account);
+  await gate.accounts.revokeKey('a@b.io');
+  assert.equal(rejected(gate.admit(rotated)).status, 401);
+  assert.equal(settled(other).account === first.account, false);
+});
+
 test('quota 100 under 150 concurrent requests -> exactly 100 served, 50 429s, used never above 100', async () => {
   const { gate, key } = await gateWithKey();
   let served = 0;

@@ -1,0 +1,84 @@
+// Issue 20: a body built in a slab (src/data/send-buffer.ts) gives its bytes back once it went whole to
+// the socket, so the next body is made in memory still in the CPU's caches; a body still held (a
+// pipelined response waiting its turn, a write the kernel did not take at once, an HTTP/2 stream's
+// queue) keeps its bytes until it is sent: every answer arrives as it was built.
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { after, before, describe, it, test } from 'node:test';
+import { releaseSendBuffer, sendBuffer } from '../../src/data/send-buffer.ts';
+import { get, parseResponses } from '../helpers/raw-http.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+
+test('releaseSendBuffer: the last body given back -> the next one is made in its bytes; any other body -> nothing given back', () => {
+  const a = sendBuffer(100);
+  releaseSendBuffer(a);
+  const b = sendBuffer(100);
+  assert.equal(b.buffer, a.buffer);
+  assert.equal(b.byteOffset, a.byteOffset, 'the last body given back: the next one starts where it did');
+  const c = sendBuffer(50);
+  const d = sendBuffer(50);
+  releaseSendBuffer(c); // not the last one handed out: d follows it
+  const e = sendBuffer(50);
+  assert.ok(e.buffer !== d.buffer || e.byteOffset >= d.byteOffset + d.length, 'a body that is not the last is not given back');
+  releaseSendBuffer(Buffer.alloc(10)); // not from a slab
+  releaseSendBuffer(e);
+  releaseSendBuffer(e); // twice: the second time it is no longer the last
+  const f = sendBuffer(50);
+  assert.equal(f.byteOffset, e.byteOffset);
+  assert.ok(f.buffer !== d.buffer || f.byteOffset >= d.byteOffset + d.length, 'd keeps its bytes');
+});
+
+/** Pages 1-3 of 50 celebrities (the bundled 150), each target new (an ignored `v=`): built on a miss, never from a kept page. */
+const targets = (run: string, n: number) => Array.from({ length: n }, (_, i) => `/api/v1/celebrities?limit=50&page=${1 + (i % 3)}&sort=name_asc&v=${run}${i}`);
+const PAGES = 3;
+
+for (const protocol of ['http1', 'h2'] as const) describe(`bodies built per request over ${protocol}`, () => {
+  let server: TestServer;
+  let key: string;
+  before(async () => {
+    server = await startTestServer({ protocol });
+    key = await server.account();
+  });
+  after(() => server.close());
+
+  it('200 first requests one after another, pages 1-3 in turn -> each the bytes of its page', async () => {
+    const expected: string[] = [];
+    for (let page = 1; page <= PAGES; page++) expected.push((await server.raw(`/api/v1/celebrities?limit=50&page=${page}&sort=name_asc`, { 'x-api-key': key })).body.toString('latin1'));
+    assert.ok(expected.every((b) => JSON.parse(b).data.length === 50));
+    for (const [i, path] of targets('a', 200).entries()) {
+      const r = await server.raw(path, { 'x-api-key': key });
+      assert.equal(r.body.toString('latin1'), expected[i % PAGES], path);
+    }
+    // Many at once (HTTP/2: streams of one session, answered while earlier ones still wait to be sent).
+    const all = await Promise.all(targets('b', 200).map((path) => server.raw(path, { 'x-api-key': key })));
+    all.forEach((r, i) => assert.equal(r.body.toString('latin1'), expected[i % PAGES], `request ${i}`));
+  });
+
+  if (protocol === 'http1') {
+    it('1,000 pipelined first requests on one connection read only after 300 ms (responses wait in the socket and in Node) -> each the bytes of its page, in order', async () => {
+      const expected: string[] = [];
+      for (let page = 1; page <= PAGES; page++) expected.push((await server.raw(`/api/v1/celebrities?limit=50&page=${page}&sort=name_asc`, { 'x-api-key': key })).body.toString('latin1'));
+      const requests = targets('c', 1000).map((path, i) => get(path, `x-api-key: ${key}`, ...(i === 999 ? ['Connection: close'] : [])));
+      const { port } = new URL(server.url);
+      const text = await new Promise<string>((resolve, reject) => {
+        const socket = net.connect(Number(port), '127.0.0.1');
+        const chunks: Buffer[] = [];
+        socket.pause(); // nothing read: the server's writes back up into its socket and its responses
+        socket.on('error', reject);
+        socket.on('data', (d: Buffer) => chunks.push(d));
+        socket.on('end', () => resolve(Buffer.concat(chunks).toString('latin1'))); // after the last response
+        socket.once('connect', () => {
+          socket.write(requests.join(''));
+          setTimeout(() => socket.resume(), 300);
+        });
+      });
+      const responses = parseResponses(text);
+      assert.equal(responses.length, 1000);
+      assert.ok(text.length > 8 * 1024 * 1024, `${text.length} bytes: more than the socket buffers hold`);
+      responses.forEach((r, i) => {
+        assert.equal(r.status, 200);
+        assert.equal(r.body, expected[i % PAGES], `response ${i}`);
+      });
+    });
+  }
+});
