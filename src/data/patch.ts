@@ -31,6 +31,7 @@ import { searchIndexOfTexts, searchIndexWith, type TextChange } from './search-i
 import type { SearchFrom } from './search-text.ts';
 import { slugTableAt, stringAt, type StringTable } from './string-table.ts';
 import { checkObject, type Findings } from './validate.ts';
+import { readApart } from './boot-cache-read.ts';
 
 /** More changed records than this share of the collection: a full build (the patch's gain is gone). */
 const MAX_CHANGED_SHARE = 0.05;
@@ -481,6 +482,29 @@ function sameRecords(old: Fragments, made: Fragments, ids: Int32Array): boolean 
 }
 
 /**
+ * spliceFragments in `old`'s own memory (no late field, `size` = `old`'s records), when its buffer has
+ * room for the result (boot-cache-read.ts reads a base's arenas apart with room after them); else
+ * null. The runs of unchanged records moved left are moved first, in order, those moved right then,
+ * from the last (a run's new place never overlaps the old place of a run not moved yet), then the
+ * changed records written: an edit that keeps each record's length moves nothing. `old`'s bytes are
+ * the result's afterwards.
+ */
+function spliceInPlace(old: Fragments, made: Fragments, ids: Int32Array, size: number): Fragments | null {
+  if (old.gaps !== null || made.gaps !== null || size !== old.starts.length - 1) return null;
+  const runs: number[] = [];
+  const starts = splice(old.starts, made.starts, ids, size, (fromMade, a, b, at) => (fromMade ? undefined : runs.push(a, b, at)));
+  const total = starts[size]!;
+  const length = old.starts[size]!;
+  // (Only an arena alone in its memory: boot-cache-read.ts readApart.)
+  if (!readApart.has(old.bytes.buffer) || total > old.bytes.buffer.byteLength - old.bytes.byteOffset) return null;
+  const all = Buffer.from(old.bytes.buffer, old.bytes.byteOffset, Math.max(total, length));
+  for (let r = 0; r < runs.length; r += 3) if (runs[r + 2]! < runs[r]!) all.copyWithin(runs[r + 2]!, runs[r]!, runs[r + 1]!);
+  for (let r = runs.length - 3; r >= 0; r -= 3) if (runs[r + 2]! > runs[r]!) all.copyWithin(runs[r + 2]!, runs[r]!, runs[r + 1]!);
+  for (let j = 0; j < ids.length; j++) made.bytes.copy(all, starts[ids[j]!]!, made.starts[j]!, made.starts[j + 1]!);
+  return { bytes: all.subarray(0, total), starts: offsetsOf(starts, total), gaps: null, late: null, keys: null };
+}
+
+/**
  * The `size` records of `old` with those of `ids` (ascending) `made`'s records 0, 1, ... (ids past
  * `old`'s: added at the end; no late field).
  */
@@ -814,8 +838,10 @@ const MAX_RELINKED_SHARE = 0.25;
  * field's name, as often as the changed record is named there (else: not patched), and written by
  * the index builder; the rest of the index (orders, filters, search) stays as it is, which its sort
  * keys, filter values and search text, compared, allow. `targets`: the indexes the builder embeds.
+ * `owned`: `old` is this load's alone (read from the boot cache for it): an arena is spliced in its
+ * own memory where it has room (spliceInPlace), and `old` is not to be read afterwards.
  */
-export function relinked(old: CollectionIndex, target: CollectionName, was: CollectionIndex, now: CollectionIndex, changed: ReadonlyMap<number, readonly string[]>, targets: Targets): PatchResult {
+export function relinked(old: CollectionIndex, target: CollectionName, was: CollectionIndex, now: CollectionIndex, changed: ReadonlyMap<number, readonly string[]>, targets: Targets, owned = false): PatchResult {
   const def = old.def;
   const of = RESOURCES[target];
   const no = (why: string): PatchResult => ({ index: null, why });
@@ -938,13 +964,13 @@ export function relinked(old: CollectionIndex, target: CollectionName, was: Coll
   const kept = copiedOff({ ...old, list: listSame ? old.list : null, detail: { ...old.detail, own: ownSame ? old.detail.own : null } }, arenas);
   const detail: Details = {
     plan,
-    own: ownSame ? kept.detail.own! : spliceFragments(old.detail.own, made.detail.own, ids, n),
+    own: ownSame ? kept.detail.own! : ((owned && spliceInPlace(old.detail.own, made.detail.own, ids, n)) || spliceFragments(old.detail.own, made.detail.own, ids, n)),
     cuts: listSame ? kept.detail.cuts : spliceRecordOffsets(kept.detail.cuts, made.detail.cuts, ids, plan.listCuts.length, n),
     ownCuts: ownSame ? kept.detail.ownCuts : spliceRecordOffsets(kept.detail.ownCuts, made.detail.ownCuts, ids, plan.ownRuns - 1, n),
   };
   const index: CollectionIndex = {
     ...kept,
-    list: listSame ? kept.list! : spliceFragments(old.list, made.list, ids, n),
+    list: listSame ? kept.list! : ((owned && spliceInPlace(old.list, made.list, ids, n)) || spliceFragments(old.list, made.list, ids, n)),
     detail,
     slugs: listSame ? kept.slugs : { ...kept.slugs, at: spliceRecordOffsets(kept.slugs.at, made.slugs.at, ids, 1, n) },
     embeds: kept.embeds.map((e, x) => (e.starts !== null ? spliceHoles(e, made.embeds[x]!, ids, n) : e)),

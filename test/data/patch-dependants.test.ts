@@ -114,6 +114,10 @@ const EDITS: Edit[] = [
   // Outfits' list items show the picture; news and movies do not.
   { what: "a celebrity's picture", patched: true, unaffected: ['news', 'movies'], relinked: ['outfits'], apply: async (d) => (await editRecord(d, 'celebrities', 9, (r) => (r.profileImage = 'https://images.example.com/other.jpg')), [9]) },
   { what: "a celebrity's name", patched: true, unaffected: [], relinked: ['outfits', 'news', 'movies'], apply: async (d) => (await editRecord(d, 'celebrities', 10, (r) => (r.name = `${r.name as string} Junior`)), [10]) },
+  // On a restart the records after those that hold it move right, then left, in the arenas read from the
+  // boot cache (patch.ts spliceInPlace), each further than the record before it is long.
+  { what: "a celebrity's name made longer than a list item", patched: true, unaffected: [], relinked: ['outfits', 'news', 'movies'], apply: async (d) => (await editRecord(d, 'celebrities', 10, (r) => (r.name = `${r.name as string}${' Longer'.repeat(300)}`)), [10]) },
+  { what: "a celebrity's name shortened", patched: true, unaffected: [], relinked: ['outfits', 'news', 'movies'], apply: async (d) => (await editRecord(d, 'celebrities', 10, (r) => (r.name = (r.name as string).split(' ')[0])), [10]) },
   { what: "a celebrity's career, with a name in another case", patched: true, unaffected: [], relinked: ['outfits', 'news', 'movies'], apply: async (d) => (await editRecord(d, 'celebrities', 11, (r) => ((r.career = 'Short.'), (r.name = (r.name as string).toUpperCase()))), [11]) },
   // Two celebrities of one name in one movie: the cast entry of the one renamed cannot be told from the other's.
   { what: 'a celebrity given the name of one it plays beside', patched: true, unaffected: [], relinked: ['outfits', 'news', 'movies'], apply: async (d) => {
