@@ -144,11 +144,13 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
     const record = def.link(r as SourceRecord, ctx);
     const id = firstIds[linked.length];
     if (back.length > 0 && id !== undefined && id < n) {
-      if (record.slug !== slugOf(old, id)) return { index: null, why: 'a slug others read back changed' };
       // The old detail, its holes filled from the indexes they were made with (`targets`: the same files).
       withEmbeds ??= { ...old, embeds: old.embeds.map((e) => ({ ...e, index: targets(e.target) ?? null })) };
       if (withEmbeds.embeds.some((e) => e.index === null)) return { index: null, why: 'an embedded collection not indexed' };
       const was = (JSON.parse(detailBytes(withEmbeds.list, withEmbeds.detail, withEmbeds.embeds, id, 20000101).toString('utf8')) as { data: Record<string, unknown> }).data;
+      // A slug changed: only of a record no other read back (an empty filmography), to one no record had
+      // (which the unchanged files cannot name either); else built whole (which reports what names the old one).
+      if (record.slug !== slugOf(old, id) && (back.some((f) => !Array.isArray(was[f]) || (was[f] as unknown[]).length > 0) || slugId(old, record.slug) >= 0)) return { index: null, why: 'a slug others read back changed' };
       for (const f of back) (record as Record<string, unknown>)[f] = was[f];
     }
     linked.push(record);
@@ -807,10 +809,11 @@ export function changedRecords(old: CollectionIndex, now: CollectionIndex, field
   const out = new Map<number, string[]>();
   for (let id = 0; id < old.size; id++) {
     if (same(old.list, now.list, id) && same(old.detail.own, now.detail.own, id)) continue;
+    // (A slug changed: to one no record had, else null; relinked keeps only what holds none of those.)
     const slug = slugOf(old, id);
-    if (slugOf(now, id) !== slug) return null;
+    if (slugOf(now, id) !== slug && slugId(old, slugOf(now, id)) >= 0) return null;
     const a = (was ??= knownCollection(old)).get(slug)!;
-    const b = (is ??= knownCollection(now)).get(slug)!;
+    const b = (is ??= knownCollection(now)).get(slugOf(now, id))!;
     const differ = fields.filter((f) => JSON.stringify(a[f]) !== JSON.stringify(b[f]));
     if (differ.length > 0) out.set(id, differ);
   }
@@ -859,7 +862,15 @@ export function relinked(old: CollectionIndex, target: CollectionName, was: Coll
   if (embedded.length > 0) {
     if (Object.keys(def.derived.properties).length > 0) return no('derived fields beside embedded records');
     if (!embedded.every((f) => embeds.some((e) => e.field === f))) return no('an embedded record kept as text alone');
-    for (const e of embeds) for (let id = 0; id < n; id++) if (changed.has(e.ids[id]!)) mark(id);
+    for (const e of embeds) {
+      for (let id = 0; id < n; id++) {
+        const fields = changed.get(e.ids[id]!);
+        if (fields === undefined) continue;
+        // (Its slug changed: the record names one that is gone; built whole, which reports it.)
+        if (fields.includes('slug')) return no('a slug changed that records hold');
+        mark(id);
+      }
+    }
   }
   // Records a changed record reads back (`referrers`), each with how often it names it.
   const named = new Map<number, { readonly id: number; readonly times: number }[]>();
@@ -869,6 +880,16 @@ export function relinked(old: CollectionIndex, target: CollectionName, was: Coll
     const withEmbeds = { ...now, embeds: now.embeds.map((e) => ({ ...e, index: e.target === def.name ? old : (targets(e.target) ?? null) })) };
     if (withEmbeds.embeds.some((e) => e.index === null)) return no('an embedded collection not indexed');
     for (const [t, fields] of changed) {
+      if (fields.includes('slug')) {
+        // Its slug changed: kept only when no record named it before the edit (`old` is the index those
+        // are read back from: none of its records named the old slug, and none can name the new one).
+        if (t >= was.size) continue;
+        const wasWith = { ...was, embeds: was.embeds.map((e) => ({ ...e, index: e.target === def.name ? old : (targets(e.target) ?? null) })) };
+        if (wasWith.embeds.some((e) => e.index === null)) return no('an embedded collection not indexed');
+        const before = (JSON.parse(detailBytes(wasWith.list, wasWith.detail, wasWith.embeds, t, 20000101).toString('utf8')) as { data: Record<string, unknown> }).data;
+        if (back.some((f) => !Array.isArray(before[f]) || (before[f] as unknown[]).length > 0)) return no('a slug changed that records name');
+        continue;
+      }
       if (!fields.every((f) => of.readByLinks?.includes(f) || embedded.length > 0)) return no(`a field links do not read (${fields.join(', ')})`);
       const data = (JSON.parse(detailBytes(withEmbeds.list, withEmbeds.detail, withEmbeds.embeds, t, 20000101).toString('utf8')) as { data: Record<string, unknown> }).data;
       const times = new Map<number, number>();

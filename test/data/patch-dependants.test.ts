@@ -145,6 +145,15 @@ const EDITS: Edit[] = [
     });
     return [k];
   } },
+  // No record names it: its slug may change (to one no record had), and what holds it is kept.
+  { what: "the added celebrity's slug, which no record names", patched: true, unaffected: [], relinked: ['outfits', 'news', 'movies'], apply: async (d) => {
+    let k = 0;
+    await editLines(d, 'celebrities', (l) => {
+      k = l.findIndex((x) => x.includes('"slug":"added-celebrity"'));
+      l[k] = l[k]!.replace('"slug":"added-celebrity"', '"slug":"added-celebrity-renamed"');
+    });
+    return [k - 1];
+  } },
   { what: "a celebrity's career again", patched: true, unaffected: ['outfits', 'news', 'movies'], apply: async (d) => (await editRecord(d, 'celebrities', 12, (r) => (r.career = 'Again.')), [12]) },
 ];
 
@@ -212,7 +221,10 @@ describe('collections that link to an edited file', () => {
     const data = join(root, 'data-invalid');
     const state = join(root, 'state-invalid');
     await writeDataset(data, { scale: 200 });
-    await sleep(SETTLE_MS);
+    // A celebrity that movies alone name (its outfits and news given to another).
+    const filmsOnly = (await castIn(data, 1))[0]!;
+    const [gone, to] = [(await recordAt(data, 'celebrities', filmsOnly)).slug as string, (await recordAt(data, 'celebrities', filmsOnly === 0 ? 1 : 0)).slug as string];
+    for (const name of ['outfits', 'news'] as const) await editLines(data, name, (l) => l.forEach((x, i) => (l[i] = x.replaceAll(`"celebrity":"${gone}"`, `"celebrity":"${to}"`))));
     const live = await loadSnapshot(data, { cacheDir: state });
     const file = join(data, 'celebrities.json');
     const good = await readFile(file, 'utf8');
@@ -221,6 +233,8 @@ describe('collections that link to an edited file', () => {
       // Outfits, news and movies name it by its old slug.
       ['a slug changed', (d) => editRecord(d, 'celebrities', 5, (r) => (r.slug = 'a-slug-no-one-names'))],
       ["another celebrity's slug", (d) => editRecord(d, 'celebrities', 6, (r) => (r.slug = other))],
+      // (Celebrities built whole, as its filmography is not empty: only the movies name the old slug.)
+      ['the slug of a celebrity that movies alone name', (d) => editRecord(d, 'celebrities', filmsOnly, (r) => (r.slug = 'a-slug-movies-named'))],
       ['a career that is not a string', (d) => editRecord(d, 'celebrities', 7, (r) => (r.career = 12))],
       ['a celebrity removed', (d) => editLines(d, 'celebrities', (l) => l.splice(3, 1))],
     ];
