@@ -644,6 +644,17 @@ export function searchMatches<C>(ix: SearchIndex, query: string, confirm: Confir
     const words = (ix.size + 31) >>> 5;
     return idsOfBits(g.bits.subarray(b * words, (b + 1) * words), g.bitCounts[b]!);
   }
+  return recordsOf(ix, searchGroups(ix, query, confirm, context));
+}
+
+/**
+ * The text groups (TextGroups; records when the trigrams index records) whose folded text contains
+ * the folded `query` of 3 units or more, ascending: searchMatches before its records are put in
+ * order (recordsOf). A search alone pages through the groups' records without that (issue 20:
+ * src/query/execute.ts). Valid until the next call, as searchMatches' answer.
+ */
+export function searchGroups<C>(ix: SearchIndex, query: string, confirm: Confirm<C>, context: C): Int32Array {
+  const len = query.length;
   const g = ix.trigrams;
   const B = blocksFor(groupCount(ix));
   const grouped = ix.groups.starts.length > 0;
@@ -678,7 +689,7 @@ export function searchMatches<C>(ix: SearchIndex, query: string, confirm: Confir
     }
     if (rare !== -1) count = addGram(g, rareSlot, rare, count, B);
   }
-  if (count === 1) return recordsOf(ix, idsOf(g, single, B)); // 3 units: exact
+  if (count === 1) return idsOf(g, single, B); // 3 units: exact
   const lows = g.lows;
   const blocks = g.blocks;
   const at = g.at;
@@ -748,7 +759,7 @@ export function searchMatches<C>(ix: SearchIndex, query: string, confirm: Confir
       if (!unsure || confirm(context, grouped ? ix.groups.ids[ix.groups.starts[id]!]! : id, query, start)) out[k++] = id;
     }
   }
-  return recordsOf(ix, out.subarray(0, k));
+  return out.subarray(0, k);
 }
 
 // The records of the groups a search found, reused by every query like `matched`; and a bit per record
@@ -759,12 +770,12 @@ let marks = new Uint32Array(0);
 let marked = new Uint32Array(0);
 
 /**
- * The records of `found` (ascending group numbers, in `matched`), ascending: `found` itself when
+ * The records of `found` (ascending group numbers, as searchGroups gives them), ascending: `found` itself when
  * groups are records; one group's ids as they are kept; else marked in a bitmap and read back in
  * order through the words marked (O(records + words / 32): the 813 records of a 4-unit slice at 100k
  * read 3,125 words of marks one by one before).
  */
-function recordsOf(ix: SearchIndex, found: Int32Array): Int32Array {
+export function recordsOf(ix: SearchIndex, found: Int32Array): Int32Array {
   const { starts, ids } = ix.groups;
   if (starts.length === 0 || found.length === 0) return found;
   if (found.length === 1) return ids.subarray(starts[found[0]!]!, starts[found[0]! + 1]!);

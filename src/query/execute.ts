@@ -5,7 +5,8 @@ import {
 } from '../data/indexes.ts';
 import { searchBits } from '../data/search-index.ts';
 import type { QueryPlan } from './plan.ts';
-import { searchIds, searchInOrder } from './search-cache.ts';
+import { groupsInOrder, searchGroups, searchIds, searchInOrder } from './search-cache.ts';
+import { scratchInt32 } from '../data/scratch.ts';
 
 export interface PageResult {
   /** Matching records in all. */
@@ -180,6 +181,10 @@ let andBits = new Uint32Array(0);
 export function executeQuery(index: CollectionIndex, plan: QueryPlan): PageResult {
   const order = sortOrder(index, plan.sort);
   const start = (plan.page - 1) * plan.limit;
+  if (plan.search !== null && plan.filters.length === 0 && plan.range === null) {
+    const page = groupsPage(index, plan, order, start);
+    if (page !== null) return page;
+  }
   const c = constraints(index, plan);
   if (c.bits !== null && c.sets.length === 0) return bitsPage(index, plan, order, c.bits, c.bitsTotal, start);
   if (c.rangeSet !== null && c.sets.length === 1 && c.bits === null) {
@@ -219,6 +224,123 @@ export function executeQuery(index: CollectionIndex, plan: QueryPlan): PageResul
   }
   return { total, ids: selectPage(found, sortRank(index, plan.sort), order, start, end) };
 }
+
+/**
+ * The page of a search alone over text groups (a name many records share: src/data/search-index.ts
+ * TextGroups) from the groups it found, their records neither put in order by id nor kept: each
+ * group's records are kept in rank order once per sort (groupRuns), so one group's page is a slice of
+ * them, and several groups' a merge of their runs by rank, a heap of one head per group: O(groups +
+ * end · log groups) rank reads, where recordsOf and the selection read every match (813 for a 4-unit
+ * term at 100k) twice or more. Null when the collection's trigrams index records, the query is under 3
+ * units, or the merge would read more than the selection (deep pages of many groups).
+ */
+function groupsPage(index: CollectionIndex, plan: QueryPlan, order: Int32Array, start: number): PageResult | null {
+  const kept = searchGroups(index, plan.search!);
+  if (kept === null) return null;
+  const { starts, ids: grouped } = index.search.groups;
+  const found = kept.ids;
+  const k = found.length;
+  const total = kept.records;
+  if (start >= total) return { total, ids: EMPTY };
+  const end = Math.min(start + plan.limit, total);
+  const rank = sortRank(index, plan.sort);
+  if (k > 1) {
+    // Asked again in this order: its records in it, kept (as searchInOrder keeps a search's).
+    const sorted = groupsInOrder(kept, starts, grouped, plan.sort, rank, order);
+    if (sorted !== null) return { total, ids: sorted.subarray(start, end) };
+    if (k + end * Math.log2(k) > 2 * total) return null;
+  }
+  const runs = groupRuns(index, order);
+  if (k === 1) {
+    const a = starts[found[0]!]!;
+    return { total, ids: runs.subarray(a + start, a + end) };
+  }
+  if (heapRank.length < k) {
+    heapRank = new Int32Array(Math.max(k, heapRank.length * 2));
+    heapAt = new Int32Array(heapRank.length);
+    heapEnd = new Int32Array(heapRank.length);
+  }
+  const hr = heapRank;
+  const ha = heapAt;
+  const he = heapEnd;
+  for (let i = 0; i < k; i++) {
+    const a = starts[found[i]!]!;
+    hr[i] = rank[runs[a]!]!;
+    ha[i] = a;
+    he[i] = starts[found[i]! + 1]!;
+  }
+  let n = k;
+  for (let i = (n >>> 1) - 1; i >= 0; i--) siftDown(hr, ha, he, i, n);
+  const ids = pageIds(end - start);
+  for (let seen = 0; seen < end; seen++) {
+    // The least rank of all heads: the next record in the order.
+    const at = ha[0]!;
+    if (seen >= start) ids[seen - start] = runs[at]!;
+    if (at + 1 < he[0]!) {
+      ha[0] = at + 1;
+      hr[0] = rank[runs[at + 1]!]!;
+    } else {
+      n--;
+      hr[0] = hr[n]!;
+      ha[0] = ha[n]!;
+      he[0] = he[n]!;
+    }
+    siftDown(hr, ha, he, 0, n);
+  }
+  return { total, ids };
+}
+
+/** Moves heap entry `i` down to its place among `n` (least rank on top); the three arrays move together. */
+function siftDown(hr: Int32Array, ha: Int32Array, he: Int32Array, i: number, n: number): void {
+  const r = hr[i]!;
+  const a = ha[i]!;
+  const e = he[i]!;
+  for (;;) {
+    let child = 2 * i + 1;
+    if (child >= n) break;
+    if (child + 1 < n && hr[child + 1]! < hr[child]!) child++;
+    if (hr[child]! >= r) break;
+    hr[i] = hr[child]!;
+    ha[i] = ha[child]!;
+    he[i] = he[child]!;
+    i = child;
+  }
+  hr[i] = r;
+  ha[i] = a;
+  he[i] = e;
+}
+/** groupsPage's heap: per group, the rank of its next record, where that is in the runs, and where its run ends. */
+let heapRank = new Int32Array(64);
+let heapAt = new Int32Array(64);
+let heapEnd = new Int32Array(64);
+
+/**
+ * The records of each text group of `index` in the rank order of `order`, laid out as the groups' ids
+ * (group g at `starts[g]` to `starts[g + 1]`): made on the first search alone in that order, O(records)
+ * (a pass over the order), and kept with it: 4 bytes per record per sort order searched in. Keyed by
+ * the order's array, then the groups' (a reload or an edit makes new ones), both weakly.
+ */
+function groupRuns(index: CollectionIndex, order: Int32Array): Int32Array {
+  const groups = index.search.groups;
+  let byGroups = runsByOrder.get(order);
+  if (byGroups === undefined) runsByOrder.set(order, (byGroups = new WeakMap()));
+  let runs = byGroups.get(groups.ids);
+  if (runs === undefined) {
+    const { starts, ids } = groups;
+    const count = starts.length - 1;
+    const groupOf = scratchInt32(ids.length);
+    for (let g = 0; g < count; g++) for (let e = starts[g]!; e < starts[g + 1]!; e++) groupOf[ids[e]!] = g;
+    const cursor = starts.slice(0, count);
+    runs = new Int32Array(ids.length);
+    for (let pos = 0; pos < order.length; pos++) {
+      const id = order[pos]!;
+      runs[cursor[groupOf[id]!]!++] = id;
+    }
+    byGroups.set(groups.ids, runs);
+  }
+  return runs;
+}
+const runsByOrder = new WeakMap<Int32Array, WeakMap<Int32Array, Int32Array>>();
 
 /**
  * The page of a range filter alone (reviews' minRating/maxRating): its count is the width of its

@@ -5,7 +5,7 @@
 // ones, so an answer from replaced data is never given, and the old entries age out with no sweep.
 // Per thread (each has its own module), like the AnswerCache of compressed bodies.
 import { searchTextIncludes, type CollectionIndex } from '../data/indexes.ts';
-import { searchMatches, type SearchIndex } from '../data/search-index.ts';
+import { recordsOf, searchGroups as matchingGroups, searchMatches, type SearchIndex } from '../data/search-index.ts';
 import { SecondChance, type Used } from './second-chance.ts';
 
 /** Ids kept in all, 4 bytes each: 8 MB, a few dozen common-word answers at 100k. */
@@ -16,17 +16,25 @@ export const SEARCH_CACHE_ENTRIES = 512;
 const ENTRY_BYTES = 160;
 
 interface Entry extends Used {
-  readonly queries: Map<string, Int32Array>;
+  readonly queries: Map<string, Entry>;
   readonly query: string;
+  /** The answer: ascending record ids (searchIds), or text groups (searchGroups). */
+  readonly ids: Int32Array;
+  /** Records in the answer (its ids, or the records of its groups). */
+  readonly records: number;
   /**
    * The answer in each sort order asked for twice, by sort name (searchInOrder); ASKED_ONCE after the
    * first time. Not keyed by the order's arrays: those are views of the snapshot's buffers, which a
    * kept entry would then hold after a reload replaced them.
    */
-  readonly orders: Map<string, Int32Array>;
+  orders: Map<string, Int32Array> | null;
+  /** Bytes of `orders` (4 per record per order, counted from the first ask). */
+  orderBytes: number;
 }
 
-const byIndex = new WeakMap<SearchIndex, Map<string, Int32Array>>();
+const byIndex = new WeakMap<SearchIndex, Map<string, Entry>>();
+/** The text groups a search found (searchGroups), apart from the records: by index, then query. */
+const groupsByIndex = new WeakMap<SearchIndex, Map<string, Entry>>();
 /** Every kept answer; a hit sets its flag, and the hand evicts those not used since it last passed. */
 const recent = new Map<Int32Array, Entry>();
 const hand = new SecondChance(recent);
@@ -35,8 +43,8 @@ let bytes = 0;
 /** A sort asked for once: its order is made the second time (a first page is a short walk anyway). */
 const ASKED_ONCE = new Int32Array(0);
 
-/** Bytes an entry holds: its ids, once per order made of them too (or asked for once: counted alike). */
-const cost = (ids: Int32Array, orders = 0) => ids.byteLength * (1 + orders) + ENTRY_BYTES;
+/** Bytes an entry holds: its ids, and its answer in each order made of it (or asked for once: counted alike). */
+const cost = (ids: Int32Array, orderBytes = 0) => ids.byteLength + orderBytes + ENTRY_BYTES;
 
 /**
  * The ascending ids of the records of `index` whose folded search text contains the folded, non-empty
@@ -50,17 +58,55 @@ export function searchIds(index: CollectionIndex, query: string): Int32Array {
   if (queries === undefined) byIndex.set(index.search, (queries = new Map()));
   const kept = queries.get(query);
   if (kept !== undefined) {
-    recent.get(kept)!.used = true;
+    kept.used = true;
+    return kept.ids;
+  }
+  // The groups of a search alone asked before: their records, no intersection.
+  const groups = groupsByIndex.get(index.search)?.get(query);
+  // searchMatches answers in an array it reuses: the kept answer is a copy of its own size.
+  const ids = keptCopy(groups !== undefined ? recordsOf(index.search, groups.ids) : searchMatches(index.search, query, searchTextIncludes, index));
+  return keep(queries, query, ids, ids.length).ids;
+}
+
+/** Text groups a search found, as searchGroups keeps them. */
+export interface KeptGroups {
+  /** Ascending group numbers. */
+  readonly ids: Int32Array;
+  /** The records of those groups in all. */
+  readonly records: number;
+}
+
+/**
+ * The ascending text groups (src/data/search-index.ts TextGroups) whose folded text contains the
+ * folded `query`, when the collection's trigrams index groups and the query has 3 units or more;
+ * else null (searchIds then). Kept as searchIds' answers are, apart from them: a search alone is
+ * paged from its groups (src/query/execute.ts), with its records neither put in order nor kept.
+ */
+export function searchGroups(index: CollectionIndex, query: string): KeptGroups | null {
+  const starts = index.search.groups.starts;
+  if (query.length < 3 || starts.length === 0) return null;
+  let queries = groupsByIndex.get(index.search);
+  if (queries === undefined) groupsByIndex.set(index.search, (queries = new Map()));
+  const kept = queries.get(query);
+  if (kept !== undefined) {
+    kept.used = true;
     return kept;
   }
-  // searchMatches answers in an array it reuses: the kept answer is a copy of its own size.
-  const ids = keptCopy(searchMatches(index.search, query, searchTextIncludes, index));
-  if (cost(ids) > SEARCH_CACHE_BYTES) return ids;
-  queries.set(query, ids);
-  recent.set(ids, { queries, query, orders: new Map(), used: false });
+  const groups = keptCopy(matchingGroups(index.search, query, searchTextIncludes, index));
+  let records = 0;
+  for (let i = 0; i < groups.length; i++) records += starts[groups[i]! + 1]! - starts[groups[i]!]!;
+  return keep(queries, query, groups, records);
+}
+
+/** `ids` (of `records` records) kept as the answer to `query` in `queries`, within the bounds: its entry. */
+function keep(queries: Map<string, Entry>, query: string, ids: Int32Array, records: number): Entry {
+  const entry: Entry = { queries, query, ids, records, orders: null, orderBytes: 0, used: false };
+  if (cost(ids) > SEARCH_CACHE_BYTES) return entry;
+  queries.set(query, entry);
+  recent.set(ids, entry);
   bytes += cost(ids);
   evict();
-  return ids;
+  return entry;
 }
 
 /** Answers up to this many ids are copied into a shared slab; larger ones get an array of their own. */
@@ -92,7 +138,7 @@ function evict(): void {
     const [old, entry] = hand.next()!;
     recent.delete(old);
     entry.queries.delete(entry.query);
-    bytes -= cost(old, entry.orders.size);
+    bytes -= cost(old, entry.orderBytes);
   }
 }
 
@@ -107,26 +153,62 @@ function evict(): void {
 export function searchInOrder(ids: Int32Array, sort: string, rank: Int32Array, order: Int32Array): Int32Array | null {
   const entry = recent.get(ids);
   if (entry === undefined) return null;
-  let sorted = entry.orders.get(sort);
-  if (sorted !== undefined && sorted !== ASKED_ONCE) return sorted;
-  if (cost(ids, entry.orders.size + (sorted === undefined ? 1 : 0)) > SEARCH_CACHE_BYTES / 4) return null;
-  if (sorted === undefined) {
-    entry.orders.set(sort, ASKED_ONCE);
-    bytes += ids.byteLength;
-    evict();
-    return null;
-  }
-  const marks = new Uint32Array((order.length + 31) >>> 5);
-  for (let i = 0; i < ids.length; i++) {
-    const r = rank[ids[i]!]!;
-    marks[r >>> 5]! |= 1 << (r & 31);
-  }
-  sorted = new Int32Array(ids.length);
+  return inOrder(entry, sort, () => {
+    const marks = new Uint32Array((order.length + 31) >>> 5);
+    for (let i = 0; i < ids.length; i++) {
+      const r = rank[ids[i]!]!;
+      marks[r >>> 5]! |= 1 << (r & 31);
+    }
+    return marked(marks, ids.length, order);
+  });
+}
+
+/**
+ * The same for kept groups (`kept`, as searchGroups gave them), the records of group g being
+ * `ids[starts[g], starts[g + 1])` (the collection's TextGroups).
+ */
+export function groupsInOrder(kept: KeptGroups, starts: Int32Array, ids: Int32Array, sort: string, rank: Int32Array, order: Int32Array): Int32Array | null {
+  const entry = kept as Entry;
+  if (recent.get(entry.ids) !== entry) return null; // not kept (or no longer)
+  const groups = entry.ids;
+  return inOrder(entry, sort, () => {
+    const marks = new Uint32Array((order.length + 31) >>> 5);
+    for (let i = 0; i < groups.length; i++) {
+      for (let e = starts[groups[i]!]!; e < starts[groups[i]! + 1]!; e++) {
+        const r = rank[ids[e]!]!;
+        marks[r >>> 5]! |= 1 << (r & 31);
+      }
+    }
+    return marked(marks, entry.records, order);
+  });
+}
+
+/** The records at the `count` positions of `order` set in `marks`, in order. */
+function marked(marks: Uint32Array, count: number, order: Int32Array): Int32Array {
+  const sorted = new Int32Array(count);
   let k = 0;
   for (let w = 0; w < marks.length; w++) {
     for (let word = marks[w]!; word !== 0; word &= word - 1) sorted[k++] = order[(w << 5) + 31 - Math.clz32(word & -word)]!;
   }
-  entry.orders.set(sort, sorted);
+  return sorted;
+}
+
+/** The kept answer of `entry` in order `sort`: made by `make` on its second ask. */
+function inOrder(entry: Entry, sort: string, make: () => Int32Array): Int32Array | null {
+  const orders = (entry.orders ??= new Map());
+  let sorted = orders.get(sort);
+  if (sorted !== undefined && sorted !== ASKED_ONCE) return sorted;
+  const more = sorted === undefined ? entry.records * 4 : 0;
+  if (cost(entry.ids, entry.orderBytes + more) > SEARCH_CACHE_BYTES / 4) return null;
+  if (sorted === undefined) {
+    orders.set(sort, ASKED_ONCE);
+    entry.orderBytes += more;
+    bytes += more;
+    evict();
+    return null;
+  }
+  sorted = make();
+  orders.set(sort, sorted);
   return sorted;
 }
 

@@ -1,6 +1,7 @@
 // The indexed engine against the brute-force oracle, on generated data, for random queries.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { fold } from '../../src/data/fold.ts';
 import { generateRecords } from '../../src/generate/generate.ts';
 import { loadLinked } from '../../src/data/load.ts';
 import { loadSnapshot } from '../../src/data/snapshot.ts';
@@ -113,3 +114,44 @@ for (const { name, scale, seed, prngSeed, queries } of SCALES) {
     }
   });
 }
+
+test('a search alone over text groups: pages of one group, of several (merged by rank, or selected when deep), asked three times, in every order', async () => {
+  const data = generateRecords({ scale: 1500, seed: 'oracle-large' });
+  const snapshot = await loadSnapshot(data);
+  const linked = await loadLinked(data);
+  const def = RESOURCE_LIST.find((d) => d.name === 'celebrities')!;
+  const index = snapshot.collections.celebrities;
+  const { starts } = index.search.groups;
+  assert.ok(starts.length > 0, 'the celebrities of this data are grouped by name');
+  const records = linked.celebrities;
+  const texts = records.map((r) => fold(def.searchText(r)!));
+  // A whole name many records share (one group), a first name (several groups) and a 3-unit slice
+  // in many groups (a deep page of it is selected, not merged).
+  const counts = new Map<string, number>();
+  for (const t of texts) counts.set(t, (counts.get(t) ?? 0) + 1);
+  const whole = [...counts].sort((a, b) => b[1] - a[1])[0]![0];
+  const groupsOf = (q: string) => new Set(texts.flatMap((t) => (t.includes(q) ? [t] : []))).size;
+  const first = [...new Set(texts.map((t) => t.split(' ')[0]!))].find((w) => w.length > 3 && groupsOf(w) > 2)!;
+  const common = [...new Set(texts.flatMap((t) => Array.from({ length: t.length - 2 }, (_, i) => t.slice(i, i + 3))))]
+    .map((g) => [g, texts.filter((t) => t.includes(g)).length] as const)
+    .sort((a, b) => b[1] - a[1])[0]![0];
+  assert.ok(counts.get(whole)! > 1 && groupsOf(whole) === 1, `"${whole}": one group of ${counts.get(whole)}`);
+  assert.ok(groupsOf(first) > 1, `"${first}": ${groupsOf(first)} groups`);
+  assert.ok(groupsOf(common) > 64, `"${common}": ${groupsOf(common)} groups`);
+  for (const search of [whole, first, common, whole.toUpperCase(), 'zqxj']) {
+    for (const { name: sort } of def.sorts) {
+      for (const [limit, pages] of [[1, [1, 2, 3]], [7, [1, 2, 5]], [50, [1, 2, 9, 30]]] as const) {
+        for (const page of pages) {
+          const q = { sort, filters: {}, limit, page, search };
+          const qs = toQueryString(q);
+          const want = bruteForce(def, records, q);
+          for (const time of ['first', 'again', 'a third time']) {
+            const got = executeQuery(index, parseListQuery(def, qs));
+            assert.equal(got.total, want.total, `${qs}: total, ${time}`);
+            assert.deepEqual(Array.from(got.ids, (id) => records[id]!.slug), want.page.map((r) => r.slug), `${qs}: page, ${time}`);
+          }
+        }
+      }
+    }
+  }
+});

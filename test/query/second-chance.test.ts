@@ -36,12 +36,31 @@ test('SecondChance: the hand goes on from where it stopped: an entry set since i
   const hand = new SecondChance(map);
   assert.equal(evict(map, hand), 'a');
   map.set('e', { used: false });
+  map.set('f', { used: false });
   map.delete('c');
   map.get('b')!.used = true;
   assert.equal(evict(map, hand), 'd', 'b passed over, c deleted');
-  assert.equal(evict(map, hand), 'e');
-  assert.equal(evict(map, hand), 'b');
+  assert.equal(evict(map, hand), 'e', 'set since, met in turn');
+  assert.equal(evict(map, hand), 'b', 'f the newest: round again, b unused now');
+  assert.equal(evict(map, hand), 'f', 'alone');
   assert.equal(map.size, 0);
+});
+
+test('SecondChance: the newest entry is not the victim while there is another, so a cache whose entries were all used still takes new ones', () => {
+  // Four entries hit, then a new one set and one evicted at a time, as a cache of four does: the hand
+  // that reached the newest took it, and then each one set after it (none was kept again).
+  const map = new Map<number, { used: boolean }>();
+  for (let i = 0; i < 4; i++) map.set(i, { used: true });
+  const hand = new SecondChance(map);
+  const victims: number[] = [];
+  for (let i = 4; i < 12; i++) {
+    map.set(i, { used: false });
+    const victim = hand.next()!;
+    map.delete(victim[0]);
+    victims.push(victim[0]);
+  }
+  assert.deepEqual(victims, [0, 1, 2, 3, 4, 5, 6, 7], 'the oldest first, once their flags are cleared');
+  assert.deepEqual([...map.keys()], [8, 9, 10, 11]);
 });
 
 test('SecondChance: every entry used -> one round clears them all, then the oldest goes', () => {
