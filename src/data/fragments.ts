@@ -6,6 +6,7 @@ import { constants } from 'node:buffer';
 import type { LateField } from '../resources/types.ts';
 import type { ByteSink } from './json-bytes.ts';
 import { sendBuffer } from './send-buffer.ts';
+import type { Scratch } from './scratch.ts';
 
 /**
  * Byte offsets into an arena: 4 bytes each while the arena is under 4 GiB (every arena at 100k),
@@ -59,16 +60,21 @@ export function utcYmd(ms: number): number {
  */
 const GROWING_CHUNK_BYTES = 64 << 10;
 
-/** A typed array of numbers pushed one by one: a first array, doubled up to a chunk, then chunks. */
+/**
+ * A typed array of numbers pushed one by one: a first array, doubled up to a chunk, then chunks:
+ * views of `scratch`'s blocks when it has one (then none of them is the C heap's, whose freed memory
+ * stays resident: scratch.ts), else arrays of their own. Each finish lets go of the chunks.
+ */
 abstract class Growing<A extends Float64Array | Int32Array> {
   /** The chunks before `a`, full. */
-  private readonly full: A[] = [];
+  private full: A[] = [];
   protected a: A;
   protected pos = 0;
   length = 0;
   constructor(
     capacity: number,
     private readonly make: (length: number) => A,
+    private readonly chunkOf: ((length: number) => A) | null,
   ) {
     this.a = make(Math.min(Math.max(capacity, 16), GROWING_CHUNK_BYTES / 8));
   }
@@ -84,7 +90,7 @@ abstract class Growing<A extends Float64Array | Int32Array> {
       return;
     }
     this.full.push(this.a);
-    this.a = this.make(chunk);
+    this.a = this.chunkOf ? this.chunkOf(chunk) : this.make(chunk);
     this.pos = 0;
   }
   /** The value pushed last. */
@@ -108,25 +114,38 @@ abstract class Growing<A extends Float64Array | Int32Array> {
     into.set(this.a.subarray(0, this.pos), at);
     return into;
   }
-  /** The values as an array of exactly `length`: the array itself when it is exactly full, else a copy. */
+  /** Lets go of the values (after a finish or copyTo): nothing may be read or pushed after it. */
+  release(): void {
+    this.full = [];
+    this.a = this.make(0);
+    this.pos = 0;
+    this.length = 0;
+  }
+  /** The values as an array of exactly `length`: the array itself when it is exactly full (and its own), else a copy. */
   finish(): A {
-    if (this.full.length === 0 && this.pos === this.a.length) return this.a;
-    return this.copyTo(this.make(this.length));
+    const a = this.a;
+    const done = this.full.length === 0 && this.pos === a.length && a.byteLength === a.buffer.byteLength ? a : this.copyTo(this.make(this.length));
+    this.release();
+    return done;
   }
   /** The values as a Uint32Array (each one 0 or more). */
   finishU32(): Uint32Array {
-    return this.copyTo(new Uint32Array(this.length));
+    const done = this.copyTo(new Uint32Array(this.length));
+    this.release();
+    return done;
   }
   /** The values as the narrowest RecordOffsets that holds them (recordOffsetsOf), copied once. */
   finishRecordOffsets(): RecordOffsets {
-    return this.copyTo(this.max() > 0xffff ? new Uint32Array(this.length) : new Uint16Array(this.length));
+    const done = this.copyTo(this.max() > 0xffff ? new Uint32Array(this.length) : new Uint16Array(this.length));
+    this.release();
+    return done;
   }
 }
 
 /** A Float64Array pushed one value at a time (Growing); `finish` makes it exactly its length. */
 export class GrowingF64 extends Growing<Float64Array> {
-  constructor(capacity: number) {
-    super(capacity, (n) => new Float64Array(n));
+  constructor(capacity: number, scratch: Scratch | null = null) {
+    super(capacity, (n) => new Float64Array(n), scratch && ((n) => scratch.float64(n, true)));
   }
   push(v: number): void {
     if (this.pos === this.a.length) this.next();
@@ -141,8 +160,8 @@ export class GrowingF64 extends Growing<Float64Array> {
 
 /** An Int32Array pushed one value at a time (Growing); `finish` makes it exactly its length. */
 export class GrowingI32 extends Growing<Int32Array> {
-  constructor(capacity: number) {
-    super(capacity, (n) => new Int32Array(n));
+  constructor(capacity: number, scratch: Scratch | null = null) {
+    super(capacity, (n) => new Int32Array(n), scratch && ((n) => scratch.int32(n, true)));
   }
   push(v: number): void {
     if (this.pos === this.a.length) this.next();
@@ -192,14 +211,16 @@ export class FragmentBuilder implements ByteSink {
   private readonly gaps: GrowingF64 | null;
   private readonly keys: GrowingF64 | null;
 
+  /** `scratch`: where the offsets' chunks come from (Growing). */
   constructor(
     size: number,
     private readonly late: LateField | null,
     bytes = CHUNK_BYTES,
+    scratch: Scratch | null = null,
   ) {
-    this.starts = new GrowingF64(size + 1);
-    this.gaps = late ? new GrowingF64(size) : null;
-    this.keys = late ? new GrowingF64(size) : null;
+    this.starts = new GrowingF64(size + 1, scratch);
+    this.gaps = late ? new GrowingF64(size, scratch) : null;
+    this.keys = late ? new GrowingF64(size, scratch) : null;
     this.buf = Buffer.allocUnsafeSlow(Math.min(Math.max(bytes, 1 << 16), CHUNK_BYTES));
   }
 
