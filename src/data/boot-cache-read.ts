@@ -224,6 +224,12 @@ function view(kind: Kind, buf: ArrayBufferLike, at: number, bytes: number): View
  */
 const GROUP_BYTES = 2 ** 31;
 
+/** Bytes after a section read apart (besides 1/256 of its size) that the arena may grow into. */
+const APART_ROOM = 1 << 20;
+
+/** The memory of the sections read apart: each holds that section alone (and room after it). */
+export const readApart = new WeakSet<ArrayBufferLike>();
+
 /**
  * `stale`: written for files of other identities but the same bytes (content-digest.ts): the index is
  * good, and the file is worth writing again under the current key (else each start hashes the file).
@@ -319,7 +325,10 @@ async function readSections(fh: FileHandle, def: ResourceDefinition, header: Hea
       check(from % 8 === 0 && end >= from && base + end <= size);
       // Not zero-filled (the read overwrites it all), and never from the pool: offset 0 of its own memory.
       // A SharedArrayBuffer is always zero-filled, but in fresh pages the kernel gives zeroed anyway.
-      const group = shared ? Buffer.from(new SharedArrayBuffer(end - from)) : Buffer.allocUnsafeSlow(end - from);
+      // A section read apart has room to grow after it (patch.ts relinked splices its records in place).
+      const room = apart.includes(first) ? APART_ROOM + ((end - from) >>> 8) : 0;
+      const group = (shared ? Buffer.from(new SharedArrayBuffer(end - from + room)) : Buffer.allocUnsafeSlow(end - from + room)).subarray(0, end - from);
+      if (room > 0) readApart.add(group.buffer);
       await readExactly(fh, group, base + from);
       for (let i = first; i <= last; i++) {
         const s = sections[i]!;

@@ -31,6 +31,7 @@ import { searchIndexOfTexts, searchIndexWith, type TextChange } from './search-i
 import type { SearchFrom } from './search-text.ts';
 import { slugTableAt, stringAt, type StringTable } from './string-table.ts';
 import { checkObject, type Findings } from './validate.ts';
+import { readApart } from './boot-cache-read.ts';
 
 /** More changed records than this share of the collection: a full build (the patch's gain is gone). */
 const MAX_CHANGED_SHARE = 0.05;
@@ -143,11 +144,13 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
     const record = def.link(r as SourceRecord, ctx);
     const id = firstIds[linked.length];
     if (back.length > 0 && id !== undefined && id < n) {
-      if (record.slug !== slugOf(old, id)) return { index: null, why: 'a slug others read back changed' };
       // The old detail, its holes filled from the indexes they were made with (`targets`: the same files).
       withEmbeds ??= { ...old, embeds: old.embeds.map((e) => ({ ...e, index: targets(e.target) ?? null })) };
       if (withEmbeds.embeds.some((e) => e.index === null)) return { index: null, why: 'an embedded collection not indexed' };
       const was = (JSON.parse(detailBytes(withEmbeds.list, withEmbeds.detail, withEmbeds.embeds, id, 20000101).toString('utf8')) as { data: Record<string, unknown> }).data;
+      // A slug changed: only of a record no other read back (an empty filmography), to one no record had
+      // (which the unchanged files cannot name either); else built whole (which reports what names the old one).
+      if (record.slug !== slugOf(old, id) && (back.some((f) => !Array.isArray(was[f]) || (was[f] as unknown[]).length > 0) || slugId(old, record.slug) >= 0)) return { index: null, why: 'a slug others read back changed' };
       for (const f of back) (record as Record<string, unknown>)[f] = was[f];
     }
     linked.push(record);
@@ -481,6 +484,29 @@ function sameRecords(old: Fragments, made: Fragments, ids: Int32Array): boolean 
 }
 
 /**
+ * spliceFragments in `old`'s own memory (no late field, `size` = `old`'s records), when its buffer has
+ * room for the result (boot-cache-read.ts reads a base's arenas apart with room after them); else
+ * null. The runs of unchanged records moved left are moved first, in order, those moved right then,
+ * from the last (a run's new place never overlaps the old place of a run not moved yet), then the
+ * changed records written: an edit that keeps each record's length moves nothing. `old`'s bytes are
+ * the result's afterwards.
+ */
+function spliceInPlace(old: Fragments, made: Fragments, ids: Int32Array, size: number): Fragments | null {
+  if (old.gaps !== null || made.gaps !== null || size !== old.starts.length - 1) return null;
+  const runs: number[] = [];
+  const starts = splice(old.starts, made.starts, ids, size, (fromMade, a, b, at) => (fromMade ? undefined : runs.push(a, b, at)));
+  const total = starts[size]!;
+  const length = old.starts[size]!;
+  // (Only an arena alone in its memory: boot-cache-read.ts readApart.)
+  if (!readApart.has(old.bytes.buffer) || total > old.bytes.buffer.byteLength - old.bytes.byteOffset) return null;
+  const all = Buffer.from(old.bytes.buffer, old.bytes.byteOffset, Math.max(total, length));
+  for (let r = 0; r < runs.length; r += 3) if (runs[r + 2]! < runs[r]!) all.copyWithin(runs[r + 2]!, runs[r]!, runs[r + 1]!);
+  for (let r = runs.length - 3; r >= 0; r -= 3) if (runs[r + 2]! > runs[r]!) all.copyWithin(runs[r + 2]!, runs[r]!, runs[r + 1]!);
+  for (let j = 0; j < ids.length; j++) made.bytes.copy(all, starts[ids[j]!]!, made.starts[j]!, made.starts[j + 1]!);
+  return { bytes: all.subarray(0, total), starts: offsetsOf(starts, total), gaps: null, late: null, keys: null };
+}
+
+/**
  * The `size` records of `old` with those of `ids` (ascending) `made`'s records 0, 1, ... (ids past
  * `old`'s: added at the end; no late field).
  */
@@ -783,10 +809,11 @@ export function changedRecords(old: CollectionIndex, now: CollectionIndex, field
   const out = new Map<number, string[]>();
   for (let id = 0; id < old.size; id++) {
     if (same(old.list, now.list, id) && same(old.detail.own, now.detail.own, id)) continue;
+    // (A slug changed: to one no record had, else null; relinked keeps only what holds none of those.)
     const slug = slugOf(old, id);
-    if (slugOf(now, id) !== slug) return null;
+    if (slugOf(now, id) !== slug && slugId(old, slugOf(now, id)) >= 0) return null;
     const a = (was ??= knownCollection(old)).get(slug)!;
-    const b = (is ??= knownCollection(now)).get(slug)!;
+    const b = (is ??= knownCollection(now)).get(slugOf(now, id))!;
     const differ = fields.filter((f) => JSON.stringify(a[f]) !== JSON.stringify(b[f]));
     if (differ.length > 0) out.set(id, differ);
   }
@@ -814,8 +841,10 @@ const MAX_RELINKED_SHARE = 0.25;
  * field's name, as often as the changed record is named there (else: not patched), and written by
  * the index builder; the rest of the index (orders, filters, search) stays as it is, which its sort
  * keys, filter values and search text, compared, allow. `targets`: the indexes the builder embeds.
+ * `owned`: `old` is this load's alone (read from the boot cache for it): an arena is spliced in its
+ * own memory where it has room (spliceInPlace), and `old` is not to be read afterwards.
  */
-export function relinked(old: CollectionIndex, target: CollectionName, was: CollectionIndex, now: CollectionIndex, changed: ReadonlyMap<number, readonly string[]>, targets: Targets): PatchResult {
+export function relinked(old: CollectionIndex, target: CollectionName, was: CollectionIndex, now: CollectionIndex, changed: ReadonlyMap<number, readonly string[]>, targets: Targets, owned = false): PatchResult {
   const def = old.def;
   const of = RESOURCES[target];
   const no = (why: string): PatchResult => ({ index: null, why });
@@ -833,7 +862,15 @@ export function relinked(old: CollectionIndex, target: CollectionName, was: Coll
   if (embedded.length > 0) {
     if (Object.keys(def.derived.properties).length > 0) return no('derived fields beside embedded records');
     if (!embedded.every((f) => embeds.some((e) => e.field === f))) return no('an embedded record kept as text alone');
-    for (const e of embeds) for (let id = 0; id < n; id++) if (changed.has(e.ids[id]!)) mark(id);
+    for (const e of embeds) {
+      for (let id = 0; id < n; id++) {
+        const fields = changed.get(e.ids[id]!);
+        if (fields === undefined) continue;
+        // (Its slug changed: the record names one that is gone; built whole, which reports it.)
+        if (fields.includes('slug')) return no('a slug changed that records hold');
+        mark(id);
+      }
+    }
   }
   // Records a changed record reads back (`referrers`), each with how often it names it.
   const named = new Map<number, { readonly id: number; readonly times: number }[]>();
@@ -843,6 +880,16 @@ export function relinked(old: CollectionIndex, target: CollectionName, was: Coll
     const withEmbeds = { ...now, embeds: now.embeds.map((e) => ({ ...e, index: e.target === def.name ? old : (targets(e.target) ?? null) })) };
     if (withEmbeds.embeds.some((e) => e.index === null)) return no('an embedded collection not indexed');
     for (const [t, fields] of changed) {
+      if (fields.includes('slug')) {
+        // Its slug changed: kept only when no record named it before the edit (`old` is the index those
+        // are read back from: none of its records named the old slug, and none can name the new one).
+        if (t >= was.size) continue;
+        const wasWith = { ...was, embeds: was.embeds.map((e) => ({ ...e, index: e.target === def.name ? old : (targets(e.target) ?? null) })) };
+        if (wasWith.embeds.some((e) => e.index === null)) return no('an embedded collection not indexed');
+        const before = (JSON.parse(detailBytes(wasWith.list, wasWith.detail, wasWith.embeds, t, 20000101).toString('utf8')) as { data: Record<string, unknown> }).data;
+        if (back.some((f) => !Array.isArray(before[f]) || (before[f] as unknown[]).length > 0)) return no('a slug changed that records name');
+        continue;
+      }
       if (!fields.every((f) => of.readByLinks?.includes(f) || embedded.length > 0)) return no(`a field links do not read (${fields.join(', ')})`);
       const data = (JSON.parse(detailBytes(withEmbeds.list, withEmbeds.detail, withEmbeds.embeds, t, 20000101).toString('utf8')) as { data: Record<string, unknown> }).data;
       const times = new Map<number, number>();
@@ -938,13 +985,13 @@ export function relinked(old: CollectionIndex, target: CollectionName, was: Coll
   const kept = copiedOff({ ...old, list: listSame ? old.list : null, detail: { ...old.detail, own: ownSame ? old.detail.own : null } }, arenas);
   const detail: Details = {
     plan,
-    own: ownSame ? kept.detail.own! : spliceFragments(old.detail.own, made.detail.own, ids, n),
+    own: ownSame ? kept.detail.own! : ((owned && spliceInPlace(old.detail.own, made.detail.own, ids, n)) || spliceFragments(old.detail.own, made.detail.own, ids, n)),
     cuts: listSame ? kept.detail.cuts : spliceRecordOffsets(kept.detail.cuts, made.detail.cuts, ids, plan.listCuts.length, n),
     ownCuts: ownSame ? kept.detail.ownCuts : spliceRecordOffsets(kept.detail.ownCuts, made.detail.ownCuts, ids, plan.ownRuns - 1, n),
   };
   const index: CollectionIndex = {
     ...kept,
-    list: listSame ? kept.list! : spliceFragments(old.list, made.list, ids, n),
+    list: listSame ? kept.list! : ((owned && spliceInPlace(old.list, made.list, ids, n)) || spliceFragments(old.list, made.list, ids, n)),
     detail,
     slugs: listSame ? kept.slugs : { ...kept.slugs, at: spliceRecordOffsets(kept.slugs.at, made.slugs.at, ids, 1, n) },
     embeds: kept.embeds.map((e, x) => (e.starts !== null ? spliceHoles(e, made.embeds[x]!, ids, n) : e)),

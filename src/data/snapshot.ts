@@ -365,7 +365,7 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
      * The index of `name` built before an edit of the files numbered `skip` among DEPENDS[name] (the
      * live one, or the boot cache's), with its key; null when there is none.
      */
-    const baseOf = async (name: CollectionName, skip: readonly number[]): Promise<{ readonly index: CollectionIndex; readonly key: string } | null> => {
+    const baseOf = async (name: CollectionName, skip: readonly number[]): Promise<{ readonly index: CollectionIndex; readonly key: string; readonly owned?: boolean } | null> => {
       const live = previous?.collections[name];
       if (was?.[name] !== undefined && live !== undefined && (await sameBut(input, was[name], keys[name], skip))) return { index: live, key: was[name] };
       if (cacheDir === undefined) return null;
@@ -373,7 +373,8 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
       const opened = await openCollectionCache(cacheDir, input, RESOURCES[name], before, options.shared, own ? true : skip);
       if (opened.read === null) return null;
       const index = (await opened.read()).index;
-      return index === null ? null : { index, key: opened.key };
+      // (Read for this load alone: its memory is this load's to change.)
+      return index === null ? null : { index, key: opened.key, owned: true };
     };
     /** The index each collection patched or built in this load was made from (or would have been): what an edit changed of it is told against that. */
     const bases = new Map<CollectionName, { readonly index: CollectionIndex; readonly key: string } | null>();
@@ -404,7 +405,7 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
      * again (patch.ts relinked: `relinked` true); else null (it is built).
      */
     const diffs = new Map<CollectionName, ReturnType<typeof changedRecords>>();
-    const unaffectedOne = async (name: CollectionName, changed: readonly CollectionName[], base: { readonly index: CollectionIndex; readonly key: string }): Promise<{ readonly index: CollectionIndex; readonly relinked: boolean } | null> => {
+    const unaffectedOne = async (name: CollectionName, changed: readonly CollectionName[], base: { readonly index: CollectionIndex; readonly key: string; readonly owned?: boolean }): Promise<{ readonly index: CollectionIndex; readonly relinked: boolean } | null> => {
       const fields = changed.map((d) => bakedFields(RESOURCES[name], d, base.index));
       if (changed.length === 0 || fields.some((f) => f === null)) return null;
       let index = base.index;
@@ -424,7 +425,7 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
         }
         if (differ.size === 0) continue;
         if (changed.length > 1 || options.patch === false) return null;
-        const got = relinked(index, d, old.index, collections[d]!, differ, (t) => collections[t] ?? standIns[t]);
+        const got = relinked(index, d, old.index, collections[d]!, differ, (t) => collections[t] ?? standIns[t], base.owned === true);
         if (got.index === null) {
           unpatched[name] = got.why;
           return null;
@@ -444,11 +445,11 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
     /** Those kept with the records that hold what the edit changed written again (patch.ts relinked). */
     const relinkedNames: CollectionName[] = [];
     /** Those that may be kept: the collections they link to that are rebuilt, and the index each was built as before the edit. */
-    const candidates = new Map<CollectionName, { readonly changed: readonly CollectionName[]; readonly base: { readonly index: CollectionIndex; readonly key: string } }>();
+    const candidates = new Map<CollectionName, { readonly changed: readonly CollectionName[]; readonly base: { readonly index: CollectionIndex; readonly key: string; readonly owned?: boolean } }>();
     // Their indexes before the edit are read side by side, and while the edited file is patched (the
     // reads overlap it on the thread pool: after a celebrity's name edit at 100k, 0.9 GB of outfits,
     // news and movies); only a stand-in (below) is waited for before.
-    const baseReads: { readonly name: CollectionName; readonly changed: readonly CollectionName[]; readonly base: Promise<{ readonly index: CollectionIndex; readonly key: string } | null> }[] = [];
+    const baseReads: { readonly name: CollectionName; readonly changed: readonly CollectionName[]; readonly base: Promise<{ readonly index: CollectionIndex; readonly key: string; readonly owned?: boolean } | null> }[] = [];
     for (const name of inOrder(missing)) {
       const changed = DEPENDS[name].filter((d) => d !== name && missing.has(d));
       if (options.patch === false || changed.length === 0 || changed.some((d) => bakedFields(RESOURCES[name], d) === null)) continue;

@@ -69,6 +69,8 @@ interface Edit {
   readonly unaffected: readonly CollectionName[];
   /** Those kept with the records that hold the edited ones written again (patch.ts relinked); none when absent. */
   readonly relinked?: readonly CollectionName[];
+  /** Made on a restart alone (what it tests reads a base from the boot cache), or on a reload alone (it does not depend on where the base comes from); both when absent. */
+  readonly only?: 'restart' | 'reload';
   apply(data: string): Promise<number[]>;
 }
 
@@ -114,15 +116,19 @@ const EDITS: Edit[] = [
   // Outfits' list items show the picture; news and movies do not.
   { what: "a celebrity's picture", patched: true, unaffected: ['news', 'movies'], relinked: ['outfits'], apply: async (d) => (await editRecord(d, 'celebrities', 9, (r) => (r.profileImage = 'https://images.example.com/other.jpg')), [9]) },
   { what: "a celebrity's name", patched: true, unaffected: [], relinked: ['outfits', 'news', 'movies'], apply: async (d) => (await editRecord(d, 'celebrities', 10, (r) => (r.name = `${r.name as string} Junior`)), [10]) },
+  // On a restart the records after those that hold it move right, then left, in the arenas read from the
+  // boot cache (patch.ts spliceInPlace), each further than the record before it is long.
+  { what: "a celebrity's name made longer than a list item", only: 'restart', patched: true, unaffected: [], relinked: ['outfits', 'news', 'movies'], apply: async (d) => (await editRecord(d, 'celebrities', 10, (r) => (r.name = `${r.name as string}${' Longer'.repeat(300)}`)), [10]) },
+  { what: "a celebrity's name shortened", only: 'restart', patched: true, unaffected: [], relinked: ['outfits', 'news', 'movies'], apply: async (d) => (await editRecord(d, 'celebrities', 10, (r) => (r.name = (r.name as string).split(' ')[0])), [10]) },
   { what: "a celebrity's career, with a name in another case", patched: true, unaffected: [], relinked: ['outfits', 'news', 'movies'], apply: async (d) => (await editRecord(d, 'celebrities', 11, (r) => ((r.career = 'Short.'), (r.name = (r.name as string).toUpperCase()))), [11]) },
   // Two celebrities of one name in one movie: the cast entry of the one renamed cannot be told from the other's.
-  { what: 'a celebrity given the name of one it plays beside', patched: true, unaffected: [], relinked: ['outfits', 'news', 'movies'], apply: async (d) => {
+  { what: 'a celebrity given the name of one it plays beside', only: 'reload', patched: true, unaffected: [], relinked: ['outfits', 'news', 'movies'], apply: async (d) => {
     const [a, b] = await coStars(d);
     const name = (await recordAt(d, 'celebrities', a)).name as string;
     await editRecord(d, 'celebrities', b, (r) => (r.name = name));
     return [b];
   } },
-  { what: 'the other one renamed', patched: true, unaffected: [], relinked: ['outfits', 'news'], apply: async (d) => {
+  { what: 'the other one renamed', only: 'reload', patched: true, unaffected: [], relinked: ['outfits', 'news'], apply: async (d) => {
     const [a] = await coStars(d);
     await editRecord(d, 'celebrities', a, (r) => (r.name = `${r.name as string} Senior`));
     return [a];
@@ -140,6 +146,15 @@ const EDITS: Edit[] = [
       l.splice(close, 0, JSON.stringify(r));
     });
     return [k];
+  } },
+  // No record names it: its slug may change (to one no record had), and what holds it is kept.
+  { what: "the added celebrity's slug, which no record names", patched: true, unaffected: [], relinked: ['outfits', 'news', 'movies'], apply: async (d) => {
+    let k = 0;
+    await editLines(d, 'celebrities', (l) => {
+      k = l.findIndex((x) => x.includes('"slug":"added-celebrity"'));
+      l[k] = l[k]!.replace('"slug":"added-celebrity"', '"slug":"added-celebrity-renamed"');
+    });
+    return [k - 1];
   } },
   { what: "a celebrity's career again", patched: true, unaffected: ['outfits', 'news', 'movies'], apply: async (d) => (await editRecord(d, 'celebrities', 12, (r) => (r.career = 'Again.')), [12]) },
 ];
@@ -168,7 +183,7 @@ describe('collections that link to an edited file', () => {
       await writeDataset(data, { scale: 200 });
       await sleep(SETTLE_MS);
       let live = await loadSnapshot(data, { cacheDir: state });
-      for (const e of EDITS) {
+      for (const e of EDITS.filter((x) => x.only === undefined || x.only === (restart ? 'restart' : 'reload'))) {
         const ids = await e.apply(data);
         const full = await loadSnapshot(data, { cacheDir: 'memory', buildThreads: 'never' });
         const { lines, log } = infoLines();
@@ -208,7 +223,10 @@ describe('collections that link to an edited file', () => {
     const data = join(root, 'data-invalid');
     const state = join(root, 'state-invalid');
     await writeDataset(data, { scale: 200 });
-    await sleep(SETTLE_MS);
+    // A celebrity that movies alone name (its outfits and news given to another).
+    const filmsOnly = (await castIn(data, 1))[0]!;
+    const [gone, to] = [(await recordAt(data, 'celebrities', filmsOnly)).slug as string, (await recordAt(data, 'celebrities', filmsOnly === 0 ? 1 : 0)).slug as string];
+    for (const name of ['outfits', 'news'] as const) await editLines(data, name, (l) => l.forEach((x, i) => (l[i] = x.replaceAll(`"celebrity":"${gone}"`, `"celebrity":"${to}"`))));
     const live = await loadSnapshot(data, { cacheDir: state });
     const file = join(data, 'celebrities.json');
     const good = await readFile(file, 'utf8');
@@ -217,6 +235,8 @@ describe('collections that link to an edited file', () => {
       // Outfits, news and movies name it by its old slug.
       ['a slug changed', (d) => editRecord(d, 'celebrities', 5, (r) => (r.slug = 'a-slug-no-one-names'))],
       ["another celebrity's slug", (d) => editRecord(d, 'celebrities', 6, (r) => (r.slug = other))],
+      // (Celebrities built whole, as its filmography is not empty: only the movies name the old slug.)
+      ['the slug of a celebrity that movies alone name', (d) => editRecord(d, 'celebrities', filmsOnly, (r) => (r.slug = 'a-slug-movies-named'))],
       ['a career that is not a string', (d) => editRecord(d, 'celebrities', 7, (r) => (r.career = 12))],
       ['a celebrity removed', (d) => editLines(d, 'celebrities', (l) => l.splice(3, 1))],
     ];
