@@ -364,18 +364,28 @@ export function writeFragment(f: Fragments, id: number, today: number, out: Buff
   return pos + f.bytes.copy(out, pos, gap, end);
 }
 
-/** The late values of a page's records, reused from send to send (a page is at most a few hundred records). */
+/** The late values of a page's records and their widths in digits, reused from send to send (a page is at most a few hundred records). */
 let pageValues = new Float64Array(256);
+let pageWidths = new Uint8Array(256);
 
 /**
  * `head[0, headLength)`, then records `ids` as served on `today` joined by commas, then `tail` (a
- * few bytes), in one buffer of the exact size: one pass measures (each late value computed once,
- * kept for the second pass), one writes (a copy per record, or two around its late value's digits).
+ * few bytes), in one buffer of the exact size: one pass measures (each late value and its width
+ * computed once, kept for the second pass), one writes (a copy per record, its tail moved right in
+ * place for its late value's digits).
+ *
+ * Each record is copied by `set` of a Uint8Array over its bytes rather than `Buffer#copy`: on Node 20
+ * that makes the same view, after argument checks and property loads that had seen every Buffer of
+ * the process (megamorphic); 20 records at 100k, in one process: 3.8 -> 2.9 µs (Node 26: the same,
+ * 3.1).
  */
 export function joinFragments(f: Fragments, ids: ArrayLike<number>, today: number, head: Buffer, headLength: number, tail: Uint8Array): Buffer {
   const n = ids.length;
   const starts = f.starts;
   const gaps = f.gaps;
+  const bytes = f.bytes;
+  const arena = bytes.buffer;
+  const base = bytes.byteOffset;
   let length = headLength + tail.length + (n > 0 ? n - 1 : 0);
   if (gaps === null) {
     for (let i = 0; i < n; i++) {
@@ -383,33 +393,43 @@ export function joinFragments(f: Fragments, ids: ArrayLike<number>, today: numbe
       length += starts[id + 1]! - starts[id]!;
     }
   } else {
-    if (pageValues.length < n) pageValues = new Float64Array(n);
+    if (pageValues.length < n) {
+      pageValues = new Float64Array(n);
+      pageWidths = new Uint8Array(n);
+    }
     const values = pageValues;
+    const widths = pageWidths;
+    const keys = f.keys!;
+    const late = f.late!;
     for (let i = 0; i < n; i++) {
       const id = ids[i]!;
-      const v = lateValue(f, id, today);
+      const key = keys[id]!;
+      const v = key !== key ? NaN : late.value(key, today);
+      const width = numberLength(v);
       values[i] = v;
-      length += starts[id + 1]! - starts[id]! + numberLength(v);
+      widths[i] = width;
+      length += starts[id + 1]! - starts[id]! + width;
     }
   }
   const out = sendBuffer(length);
-  const bytes = f.bytes;
-  let pos = head.copy(out, 0, 0, headLength);
+  out.set(new Uint8Array(head.buffer, head.byteOffset, headLength), 0);
+  let pos = headLength;
   for (let i = 0; i < n; i++) {
     if (i > 0) out[pos++] = 0x2c; // ,
     const id = ids[i]!;
+    const start = starts[id]!;
+    const size = starts[id + 1]! - start;
+    out.set(new Uint8Array(arena, base + start, size), pos);
     if (gaps === null) {
-      pos += bytes.copy(out, pos, starts[id]!, starts[id + 1]!);
+      pos += size;
     } else {
-      // One copy of the whole record, then its tail moved right by the value's length in place
-      // (copyWithin makes no view; Buffer.copy makes a Uint8Array per call on Node 20), the value between.
-      const end = starts[id + 1]!;
-      const v = pageValues[i]!;
-      const at = pos + gaps[id]! - starts[id]!;
-      const after = pos + bytes.copy(out, pos, starts[id]!, end);
-      const width = numberLength(v);
+      // The whole record copied, then its tail moved right by the value's width in place (copyWithin
+      // makes no view), the value's digits between.
+      const at = pos + gaps[id]! - start;
+      const after = pos + size;
+      const width = pageWidths[i]!;
       out.copyWithin(at + width, at, after);
-      writeNumber(v, out, at);
+      writeNumber(pageValues[i]!, out, at);
       pos = after + width;
     }
   }
