@@ -290,7 +290,11 @@ export async function openCollectionCache(stateDir: string, dataDir: string, def
     if (!stale && !base && digests) digests.forEach((d, i) => typeof d === 'string' && rememberDigest(files[i]!, d));
     const handle = fh;
     fh = null; // the read closes it
-    return { read: () => readSections(handle, def, header, align8(PREFIX_BYTES + jsonLength), size, stale, shared), stale, miss: null, key: header.key };
+    // A collection kept after an edit of a file it links to may have its records that hold what
+    // changed written again (patch.ts relinked): its JSON arenas then read into memory of their own,
+    // so the one replaced is let go without copying the rest of the index off the file's allocation.
+    const apart = Array.isArray(base) ? [header.collection.list.bytes, header.collection.detail.own.bytes] : [];
+    return { read: () => readSections(handle, def, header, align8(PREFIX_BYTES + jsonLength), size, stale, shared, apart), stale, miss: null, key: header.key };
   } catch (err) {
     return { read: null, miss: err instanceof Miss ? err.message : `unreadable: ${(err as Error).message}` };
   } finally {
@@ -299,7 +303,7 @@ export async function openCollectionCache(stateDir: string, dataDir: string, def
 }
 
 /** The sections of a cache file whose header openCollectionCache checked, read and checked; closes `fh`. */
-async function readSections(fh: FileHandle, def: ResourceDefinition, header: Header, base: number, size: number, stale: boolean, shared: boolean): Promise<CacheResult> {
+async function readSections(fh: FileHandle, def: ResourceDefinition, header: Header, base: number, size: number, stale: boolean, shared: boolean, apart: readonly number[] = []): Promise<CacheResult> {
   const crc = crc32!;
   try {
     const views: View[] = [];
@@ -308,7 +312,8 @@ async function readSections(fh: FileHandle, def: ResourceDefinition, header: Hea
       // Sections lie back to back, 8-byte aligned: a run of them is one read into one buffer, and
       // each is a view at its offset in it (aligned for any typed array).
       let last = first;
-      while (last + 1 < sections.length && sections[last + 1]!.offset + sections[last + 1]!.bytes - sections[first]!.offset <= GROUP_BYTES) last++;
+      // (A section of `apart`: read alone, into its own allocation.)
+      while (last + 1 < sections.length && !apart.includes(first) && !apart.includes(last + 1) && sections[last + 1]!.offset + sections[last + 1]!.bytes - sections[first]!.offset <= GROUP_BYTES) last++;
       const from = sections[first]!.offset;
       const end = sections[last]!.offset + sections[last]!.bytes;
       check(from % 8 === 0 && end >= from && base + end <= size);

@@ -12,6 +12,7 @@ import type { CollectionIndex } from './indexes.ts';
 import { fromKeptRecords, fromKnownParts } from './known.ts';
 import { DataError, type KnownCollection } from './load.ts';
 import { buildCollections } from './snapshot.ts';
+import { releaseThreadHeap } from './gc.ts';
 import type { BuildSetup, FromBuildThread, ToBuildThread } from './build-split.ts';
 
 const main = parentPort!;
@@ -67,6 +68,10 @@ try {
   // uses them once sent: the thread ends.
   const buffers = new Set(packed.flatMap((p) => p.views.map((v) => v.buffer)));
   const transfer = [...buffers].filter((b): b is ArrayBuffer => b instanceof ArrayBuffer && (b.byteLength > 8192 || (b as { resizable?: boolean }).resizable === true));
+  // What the builds read goes, then this thread's heap, while the results are all it holds (gc.ts).
+  for (const name of Object.keys(have) as CollectionName[]) delete have[name];
+  for (const name of Object.keys(kept) as CollectionName[]) delete kept[name];
+  releaseThreadHeap();
   main.postMessage({ built: packed } satisfies FromBuildThread, transfer);
 } catch (err) {
   main.postMessage({ error: err instanceof Error ? (err.stack ?? err.message) : String(err), data: err instanceof DataError } satisfies FromBuildThread);

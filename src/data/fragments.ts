@@ -6,6 +6,7 @@ import { constants } from 'node:buffer';
 import type { LateField } from '../resources/types.ts';
 import type { ByteSink } from './json-bytes.ts';
 import { sendBuffer } from './send-buffer.ts';
+import type { Scratch } from './scratch.ts';
 
 /**
  * Byte offsets into an arena: 4 bytes each while the arena is under 4 GiB (every arena at 100k),
@@ -59,16 +60,21 @@ export function utcYmd(ms: number): number {
  */
 const GROWING_CHUNK_BYTES = 64 << 10;
 
-/** A typed array of numbers pushed one by one: a first array, doubled up to a chunk, then chunks. */
+/**
+ * A typed array of numbers pushed one by one: a first array, doubled up to a chunk, then chunks:
+ * views of `scratch`'s blocks when it has one (then none of them is the C heap's, whose freed memory
+ * stays resident: scratch.ts), else arrays of their own. Each finish lets go of the chunks.
+ */
 abstract class Growing<A extends Float64Array | Int32Array> {
   /** The chunks before `a`, full. */
-  private readonly full: A[] = [];
+  private full: A[] = [];
   protected a: A;
   protected pos = 0;
   length = 0;
   constructor(
     capacity: number,
     private readonly make: (length: number) => A,
+    private readonly chunkOf: ((length: number) => A) | null,
   ) {
     this.a = make(Math.min(Math.max(capacity, 16), GROWING_CHUNK_BYTES / 8));
   }
@@ -84,7 +90,7 @@ abstract class Growing<A extends Float64Array | Int32Array> {
       return;
     }
     this.full.push(this.a);
-    this.a = this.make(chunk);
+    this.a = this.chunkOf ? this.chunkOf(chunk) : this.make(chunk);
     this.pos = 0;
   }
   /** The value pushed last. */
@@ -108,25 +114,38 @@ abstract class Growing<A extends Float64Array | Int32Array> {
     into.set(this.a.subarray(0, this.pos), at);
     return into;
   }
-  /** The values as an array of exactly `length`: the array itself when it is exactly full, else a copy. */
+  /** Lets go of the values (after a finish or copyTo): nothing may be read or pushed after it. */
+  release(): void {
+    this.full = [];
+    this.a = this.make(0);
+    this.pos = 0;
+    this.length = 0;
+  }
+  /** The values as an array of exactly `length`: the array itself when it is exactly full (and its own), else a copy. */
   finish(): A {
-    if (this.full.length === 0 && this.pos === this.a.length) return this.a;
-    return this.copyTo(this.make(this.length));
+    const a = this.a;
+    const done = this.full.length === 0 && this.pos === a.length && a.byteLength === a.buffer.byteLength ? a : this.copyTo(this.make(this.length));
+    this.release();
+    return done;
   }
   /** The values as a Uint32Array (each one 0 or more). */
   finishU32(): Uint32Array {
-    return this.copyTo(new Uint32Array(this.length));
+    const done = this.copyTo(new Uint32Array(this.length));
+    this.release();
+    return done;
   }
   /** The values as the narrowest RecordOffsets that holds them (recordOffsetsOf), copied once. */
   finishRecordOffsets(): RecordOffsets {
-    return this.copyTo(this.max() > 0xffff ? new Uint32Array(this.length) : new Uint16Array(this.length));
+    const done = this.copyTo(this.max() > 0xffff ? new Uint32Array(this.length) : new Uint16Array(this.length));
+    this.release();
+    return done;
   }
 }
 
 /** A Float64Array pushed one value at a time (Growing); `finish` makes it exactly its length. */
 export class GrowingF64 extends Growing<Float64Array> {
-  constructor(capacity: number) {
-    super(capacity, (n) => new Float64Array(n));
+  constructor(capacity: number, scratch: Scratch | null = null) {
+    super(capacity, (n) => new Float64Array(n), scratch && ((n) => scratch.float64(n, true)));
   }
   push(v: number): void {
     if (this.pos === this.a.length) this.next();
@@ -141,8 +160,8 @@ export class GrowingF64 extends Growing<Float64Array> {
 
 /** An Int32Array pushed one value at a time (Growing); `finish` makes it exactly its length. */
 export class GrowingI32 extends Growing<Int32Array> {
-  constructor(capacity: number) {
-    super(capacity, (n) => new Int32Array(n));
+  constructor(capacity: number, scratch: Scratch | null = null) {
+    super(capacity, (n) => new Int32Array(n), scratch && ((n) => scratch.int32(n, true)));
   }
   push(v: number): void {
     if (this.pos === this.a.length) this.next();
@@ -192,14 +211,16 @@ export class FragmentBuilder implements ByteSink {
   private readonly gaps: GrowingF64 | null;
   private readonly keys: GrowingF64 | null;
 
+  /** `scratch`: where the offsets' chunks come from (Growing). */
   constructor(
     size: number,
     private readonly late: LateField | null,
     bytes = CHUNK_BYTES,
+    scratch: Scratch | null = null,
   ) {
-    this.starts = new GrowingF64(size + 1);
-    this.gaps = late ? new GrowingF64(size) : null;
-    this.keys = late ? new GrowingF64(size) : null;
+    this.starts = new GrowingF64(size + 1, scratch);
+    this.gaps = late ? new GrowingF64(size, scratch) : null;
+    this.keys = late ? new GrowingF64(size, scratch) : null;
     this.buf = Buffer.allocUnsafeSlow(Math.min(Math.max(bytes, 1 << 16), CHUNK_BYTES));
   }
 
@@ -343,18 +364,28 @@ export function writeFragment(f: Fragments, id: number, today: number, out: Buff
   return pos + f.bytes.copy(out, pos, gap, end);
 }
 
-/** The late values of a page's records, reused from send to send (a page is at most a few hundred records). */
+/** The late values of a page's records and their widths in digits, reused from send to send (a page is at most a few hundred records). */
 let pageValues = new Float64Array(256);
+let pageWidths = new Uint8Array(256);
 
 /**
  * `head[0, headLength)`, then records `ids` as served on `today` joined by commas, then `tail` (a
- * few bytes), in one buffer of the exact size: one pass measures (each late value computed once,
- * kept for the second pass), one writes (a copy per record, or two around its late value's digits).
+ * few bytes), in one buffer of the exact size: one pass measures (each late value and its width
+ * computed once, kept for the second pass), one writes (a copy per record, its tail moved right in
+ * place for its late value's digits).
+ *
+ * Each record is copied by `set` of a Uint8Array over its bytes rather than `Buffer#copy`: on Node 20
+ * that makes the same view, after argument checks and property loads that had seen every Buffer of
+ * the process (megamorphic); 20 records at 100k, in one process: 3.8 -> 2.9 µs (Node 26: the same,
+ * 3.1).
  */
 export function joinFragments(f: Fragments, ids: ArrayLike<number>, today: number, head: Buffer, headLength: number, tail: Uint8Array): Buffer {
   const n = ids.length;
   const starts = f.starts;
   const gaps = f.gaps;
+  const bytes = f.bytes;
+  const arena = bytes.buffer;
+  const base = bytes.byteOffset;
   let length = headLength + tail.length + (n > 0 ? n - 1 : 0);
   if (gaps === null) {
     for (let i = 0; i < n; i++) {
@@ -362,33 +393,43 @@ export function joinFragments(f: Fragments, ids: ArrayLike<number>, today: numbe
       length += starts[id + 1]! - starts[id]!;
     }
   } else {
-    if (pageValues.length < n) pageValues = new Float64Array(n);
+    if (pageValues.length < n) {
+      pageValues = new Float64Array(n);
+      pageWidths = new Uint8Array(n);
+    }
     const values = pageValues;
+    const widths = pageWidths;
+    const keys = f.keys!;
+    const late = f.late!;
     for (let i = 0; i < n; i++) {
       const id = ids[i]!;
-      const v = lateValue(f, id, today);
+      const key = keys[id]!;
+      const v = key !== key ? NaN : late.value(key, today);
+      const width = numberLength(v);
       values[i] = v;
-      length += starts[id + 1]! - starts[id]! + numberLength(v);
+      widths[i] = width;
+      length += starts[id + 1]! - starts[id]! + width;
     }
   }
   const out = sendBuffer(length);
-  const bytes = f.bytes;
-  let pos = head.copy(out, 0, 0, headLength);
+  out.set(new Uint8Array(head.buffer, head.byteOffset, headLength), 0);
+  let pos = headLength;
   for (let i = 0; i < n; i++) {
     if (i > 0) out[pos++] = 0x2c; // ,
     const id = ids[i]!;
+    const start = starts[id]!;
+    const size = starts[id + 1]! - start;
+    out.set(new Uint8Array(arena, base + start, size), pos);
     if (gaps === null) {
-      pos += bytes.copy(out, pos, starts[id]!, starts[id + 1]!);
+      pos += size;
     } else {
-      // One copy of the whole record, then its tail moved right by the value's length in place
-      // (copyWithin makes no view; Buffer.copy makes a Uint8Array per call on Node 20), the value between.
-      const end = starts[id + 1]!;
-      const v = pageValues[i]!;
-      const at = pos + gaps[id]! - starts[id]!;
-      const after = pos + bytes.copy(out, pos, starts[id]!, end);
-      const width = numberLength(v);
+      // The whole record copied, then its tail moved right by the value's width in place (copyWithin
+      // makes no view), the value's digits between.
+      const at = pos + gaps[id]! - start;
+      const after = pos + size;
+      const width = pageWidths[i]!;
       out.copyWithin(at + width, at, after);
-      writeNumber(v, out, at);
+      writeNumber(pageValues[i]!, out, at);
       pos = after + width;
     }
   }

@@ -131,3 +131,15 @@ function shrinkYoung(): void {
     gc!({ type: 'minor' });
   }
 }
+
+/**
+ * Before a worker thread ends, once what it keeps is let go: its heap's pages given back now. Node
+ * 26's V8 keeps an ended thread's pages mapped and resident (a build thread at 100k: 137 MiB at
+ * ready after a first start, in 256 KiB mappings; a script's thread that filled 180 MiB: 247 MB RSS
+ * after it ended, with or without --no-memory-pool or any collection on the main thread) unless a
+ * last-resort collection in that thread released them first (then 73 MB). Node 20's V8 unmaps them
+ * when the thread ends: nothing to do there.
+ */
+export function releaseThreadHeap(): void {
+  if (!OLD_V8) collectGarbage();
+}

@@ -501,7 +501,9 @@ export function indexBuilder(
   const late = def.late ?? null;
   const plan = detailPlan(def, targets !== undefined);
   const embedded = plan !== null && targets !== undefined ? embedFields(def) : [];
-  const embedIds = embedded.map(() => new GrowingI32(hint.records));
+  // Where the growing arrays' chunks and finish's working arrays come from: let go at the end of finish.
+  const scratch = new Scratch();
+  const embedIds = embedded.map(() => new GrowingI32(hint.records, scratch));
   /** The embedded collections' indexes, looked up at the first record (they are indexed before this one starts). */
   let embedTargets: CollectionIndex[] | null = null;
   const targetsOf = (): CollectionIndex[] =>
@@ -511,13 +513,13 @@ export function indexBuilder(
       return t;
     });
   const listLate = late && def.listFields.some((f) => f === late.field) ? late : null;
-  const list = new FragmentBuilder(hint.records, listLate, hint.bytes);
-  const own = new FragmentBuilder(hint.records, plan === null && late && def.detailFields.some((f) => f === late.field) ? late : null, hint.bytes);
+  const list = new FragmentBuilder(hint.records, listLate, hint.bytes, scratch);
+  const own = new FragmentBuilder(hint.records, plan === null && late && def.detailFields.some((f) => f === late.field) ? late : null, hint.bytes, scratch);
   const cutsPerRecord = plan?.listCuts.length ?? 0;
   const ownCutsPerRecord = plan === null ? 0 : plan.ownRuns - 1;
   // Pushed in order: record after record, each its `cutsPerRecord` (`ownCutsPerRecord`) cuts.
-  const cuts = new GrowingI32(hint.records * cutsPerRecord);
-  const ownCuts = new GrowingI32(hint.records * ownCutsPerRecord);
+  const cuts = new GrowingI32(hint.records * cutsPerRecord, scratch);
+  const ownCuts = new GrowingI32(hint.records * ownCutsPerRecord, scratch);
   const open = `{"success":true,"version":"v1","resource":"${def.name}","data":`;
   const ids: string[] = [];
   const slugs: string[] = [];
@@ -526,9 +528,9 @@ export function indexBuilder(
   const sf = searchField(def);
   const searchFieldName = sf >= 0 ? (def.listFields[sf] as string) : null;
   const fromField: boolean[] = [];
-  const sortKeys = def.sorts.map((s) => (s.type === 'number' ? new GrowingF64(hint.records) : ([] as (string | null)[])));
+  const sortKeys = def.sorts.map((s) => (s.type === 'number' ? new GrowingF64(hint.records, scratch) : ([] as (string | null)[])));
   const rangeFilter = def.filters.find((f) => f.kind === 'range') ?? null;
-  const rangeValues = new GrowingF64(rangeFilter ? hint.records : 0);
+  const rangeValues = new GrowingF64(rangeFilter ? hint.records : 0, scratch);
   const sorts = def.sorts;
   /** Per sort, an earlier sort with the same key function, or -1; and this record's keys. */
   const sharedKey = sorts.map((s, i) => sorts.findIndex((t, j) => j < i && t.key === s.key));
@@ -554,9 +556,9 @@ export function indexBuilder(
     return { head: compileFieldsWriter(def, def.listFields.slice(from, lateAt), k > 0), lateKey: key, tail: compileFieldsWriter(def, def.listFields.slice(lateAt + 1, to), true) };
   });
   // A refs run's holes: per record, how many (CSR), and per hole where it lies in the record's text.
-  const refsStarts = embedded.map((e) => (e.refs ? new GrowingI32(hint.records + 1) : null));
+  const refsStarts = embedded.map((e) => (e.refs ? new GrowingI32(hint.records + 1, scratch) : null));
   for (const g of refsStarts) g?.push(0);
-  const refsAt = embedded.map((e) => (e.refs ? new GrowingI32(hint.records) : null));
+  const refsAt = embedded.map((e) => (e.refs ? new GrowingI32(hint.records, scratch) : null));
   /**
    * A refs run's array, each item's leading fields left out where they are, byte for byte, the text
    * of its record's list item there (a hole: that record's id and where it goes); else written.
@@ -722,15 +724,15 @@ export function indexBuilder(
   const finish = (): CollectionIndex => {
     const size = ids.length;
     if (cuts.length !== size * cutsPerRecord || ownCuts.length !== size * ownCutsPerRecord) throw new Error(`${def.name}: list or detail cuts out of step with the records`);
-    // The working arrays of the orders below: views of one block let go with it (scratch.ts).
-    const scratch = new Scratch();
     const idRank = idRanks(ids, scratch);
     ids.length = 0;
     const orders: Int32Array[] = [];
     const ranks: Int32Array[] = [];
     def.sorts.forEach((s, i) => {
       const k = sortKeys[i]!;
-      const order = buildOrder(k instanceof GrowingF64 ? k.copyTo(scratch.float64(k.length)) : k, s.dir, idRank, scratch);
+      const keys = k instanceof GrowingF64 ? k.copyTo(scratch.float64(k.length)) : k;
+      if (k instanceof GrowingF64) k.release();
+      const order = buildOrder(keys, s.dir, idRank, scratch);
       const rank = new Int32Array(size);
       for (let pos = 0; pos < size; pos++) rank[order[pos]!] = pos;
       orders.push(order);
@@ -773,6 +775,8 @@ export function indexBuilder(
       starts: refs ? refsStarts[k]!.finishU32() : null,
       at: refs ? refsAt[k]!.finishRecordOffsets() : null,
     }));
+    // Every growing array is finished (each let go of its chunks) and the orders are built.
+    scratch.release();
     return {
       def,
       size,

@@ -470,6 +470,16 @@ function addedIdsUnique(old: CollectionIndex, ids: Int32Array, linked: readonly 
   return true;
 }
 
+/** Whether `made`'s records 0, 1, ... are, byte for byte (and where their late values go), records `ids` of `old`. */
+function sameRecords(old: Fragments, made: Fragments, ids: Int32Array): boolean {
+  for (let k = 0; k < ids.length; k++) {
+    const id = ids[k]!;
+    if (old.bytes.compare(made.bytes, made.starts[k]!, made.starts[k + 1]!, old.starts[id]!, old.starts[id + 1]!) !== 0) return false;
+    if (old.gaps !== null && (made.gaps === null || old.gaps[id]! - old.starts[id]! !== made.gaps[k]! - made.starts[k]!)) return false;
+  }
+  return true;
+}
+
 /**
  * The `size` records of `old` with those of `ids` (ascending) `made`'s records 0, 1, ... (ids past
  * `old`'s: added at the end; no late field).
@@ -918,22 +928,25 @@ export function relinked(old: CollectionIndex, target: CollectionName, was: Coll
     if (slugOf(made, k) !== slugOf(old, ids[k]!)) return no('a slug read back otherwise');
     if (made.embeds.some((e, x) => e.starts === null && e.ids[k] !== old.embeds[x]!.ids[ids[k]!])) return no('an embedded record changed');
   }
-  // What is kept of `old` copied off the memory of its arenas (a boot cache file is one allocation), as patchCollection does.
-  const arenas = new Set([old.list.bytes.buffer, old.detail.own.bytes.buffer]);
-  const kept = copiedOff({ ...old, list: null, detail: { ...old.detail, own: null } }, arenas);
-  const per = plan.listCuts.length;
+  // An arena none of whose records changed is kept (a movie's list item does not show its cast, an
+  // outfit's detail-only text not its celebrity); what is kept of `old` is copied off the memory of
+  // the others (a boot cache file is one allocation: then everything is), as patchCollection does.
+  const listSame = sameRecords(old.list, made.list, ids);
+  const ownSame = sameRecords(old.detail.own, made.detail.own, ids);
+  if (listSame && ownSame) return { index: old, records: 0 };
+  const arenas = new Set([...(listSame ? [] : [old.list.bytes.buffer]), ...(ownSame ? [] : [old.detail.own.bytes.buffer])]);
+  const kept = copiedOff({ ...old, list: listSame ? old.list : null, detail: { ...old.detail, own: ownSame ? old.detail.own : null } }, arenas);
   const detail: Details = {
     plan,
-    own: spliceFragments(old.detail.own, made.detail.own, ids, n),
-    cuts: spliceRecordOffsets(kept.detail.cuts, made.detail.cuts, ids, per, n),
-    ownCuts: spliceRecordOffsets(kept.detail.ownCuts, made.detail.ownCuts, ids, plan.ownRuns - 1, n),
+    own: ownSame ? kept.detail.own! : spliceFragments(old.detail.own, made.detail.own, ids, n),
+    cuts: listSame ? kept.detail.cuts : spliceRecordOffsets(kept.detail.cuts, made.detail.cuts, ids, plan.listCuts.length, n),
+    ownCuts: ownSame ? kept.detail.ownCuts : spliceRecordOffsets(kept.detail.ownCuts, made.detail.ownCuts, ids, plan.ownRuns - 1, n),
   };
-  const list = spliceFragments(old.list, made.list, ids, n);
   const index: CollectionIndex = {
     ...kept,
-    list,
+    list: listSame ? kept.list! : spliceFragments(old.list, made.list, ids, n),
     detail,
-    slugs: { ...kept.slugs, at: spliceRecordOffsets(kept.slugs.at, made.slugs.at, ids, 1, n) },
+    slugs: listSame ? kept.slugs : { ...kept.slugs, at: spliceRecordOffsets(kept.slugs.at, made.slugs.at, ids, 1, n) },
     embeds: kept.embeds.map((e, x) => (e.starts !== null ? spliceHoles(e, made.embeds[x]!, ids, n) : e)),
   };
   return { index, records: ids.length };

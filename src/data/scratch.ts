@@ -56,17 +56,23 @@ export class Scratch {
     return [this.block, at];
   }
 
-  /** An Int32Array of `length` zeros. */
-  int32(length: number): Int32Array {
-    if (length * 4 < SCRATCH_FROM) return new Int32Array(length);
+  /** An Int32Array of `length` zeros; `shared`: a view of a block even when small. */
+  int32(length: number, shared = false): Int32Array {
+    if (length * 4 < SCRATCH_FROM && !shared) return new Int32Array(length);
     const [buf, at] = this.take(Math.ceil(length / 2) * 8);
     return new Int32Array(buf, at, length);
   }
 
-  /** A Float64Array of `length` zeros. */
-  float64(length: number): Float64Array {
-    if (length * 8 < SCRATCH_FROM) return new Float64Array(length);
+  /** A Float64Array of `length` zeros; `shared`: a view of a block even when small. */
+  float64(length: number, shared = false): Float64Array {
+    if (length * 8 < SCRATCH_FROM && !shared) return new Float64Array(length);
     const [buf, at] = this.take(length * 8);
     return new Float64Array(buf, at, length);
+  }
+
+  /** Lets go of the current block: it goes once the arrays handed out from it do. */
+  release(): void {
+    this.block = null;
+    this.at = 0;
   }
 }
