@@ -209,6 +209,7 @@ export const serve: CommandGroup = async (args, io) => {
         if (next === signal && Date.now() - first < DUPLICATE_MS) return;
         process.off('SIGTERM', again);
         process.off('SIGINT', again);
+        logOut.flush(); // a death by signal runs no 'exit' listener: the batched lines would be lost
         process.kill(process.pid, next);
       };
       process.on('SIGTERM', again);

@@ -141,6 +141,22 @@ describe('SIGTERM on a serve process under load', () => {
     assert.ok(Date.now() - started < DEFAULTS.shutdownDeadlineMs, 'no deadline wait without connections');
     assert.doesNotMatch(serve.stderr(), /shutdown deadline reached/);
   });
+
+  it('a second signal while draining ends the process at once, its batched log lines written first', async () => {
+    const serve = await spawnServe(['--insecure-http', '--port', '0', '--state', join(tmp.dir, 'state-two'), '--data', join(tmp.dir, 'data')]);
+    const stuck = await partialRequest(serve.url, 'GET /api/v1/celebrities HTTP/1.1\r\n'); // holds the drain open
+    await new Promise((r) => setTimeout(r, 100));
+    serve.child.kill('SIGTERM');
+    // Draining once /healthz answers 503 or the port refuses: then a SIGINT is a second signal (another
+    // one, not npm's copy of the first), sent within the log's 100 ms batch of "shutting down" on a quiet
+    // machine (a slower one flushes first and proves less, never fails).
+    await within(5000, () => request(serve.url, '/healthz').then((r) => r.status === 503, () => true));
+    serve.child.kill('SIGINT');
+    assert.deepEqual(await serve.exited, { code: null, signal: 'SIGINT' }, serve.stderr());
+    // "shutting down" is an info line, batched: a death by signal runs no 'exit' listener.
+    assert.match(serve.stderr(), /shutting down/);
+    stuck.socket.destroy();
+  });
 });
 
 describe('service.close', () => {
