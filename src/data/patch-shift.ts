@@ -22,7 +22,7 @@ import { memberKey, memberString } from './json-bytes.ts';
 import { knownCollection } from './known.ts';
 import type { KnownCollections } from './load.ts';
 import { groupCount, RECORD_GROUP } from './record-groups.ts';
-import { buildSearchIndex } from './search-index.ts';
+import { buildSearchIndex, searchIndexRenumbered, type TextAt } from './search-index.ts';
 import type { SearchFrom } from './search-text.ts';
 import { slugTableAt, stringAt, type StringTable } from './string-table.ts';
 import { checkObject, type Findings } from './validate.ts';
@@ -313,11 +313,17 @@ export function shiftedIndex(def: ResourceDefinition, old: CollectionIndex, matc
     withValue.sort((a, b) => byId[a]! - byId[b]! || a - b);
     range = { param: old.range.param, ids: withValue, values: Float64Array.from(withValue, (i) => byId[i]!), byId };
   }
-  // The search index built from every record's text, as a full build does.
-  const texts = new Array<string>(size);
-  for (let i = 0; i < size; i++) texts[i] = oldOf[i]! >= 0 ? searchTextOf(old, oldOf[i]!) : searchTextOf(made, madeOf[i]!);
-  const search = buildSearchIndex(texts);
-  texts.length = 0;
+  // The search index: every posting's ids renumbered, the grams of the texts read and of those gone
+  // moved in and out; where the trigrams index groups of texts, built from every record's text.
+  const removed: TextAt[] = [];
+  for (let id = 0; id < n; id++) if (newOf[id]! < 0) removed.push({ id, text: searchTextOf(old, id) });
+  const added: TextAt[] = Array.from(ids, (id, k) => ({ id, text: searchTextOf(made, k) }));
+  let search = searchIndexRenumbered(old.search, newOf, size, removed, added);
+  if (search === null) {
+    const texts = new Array<string>(size);
+    for (let i = 0; i < size; i++) texts[i] = oldOf[i]! >= 0 ? searchTextOf(old, oldOf[i]!) : searchTextOf(made, madeOf[i]!);
+    search = buildSearchIndex(texts);
+  }
   let searchFrom: SearchFrom | null = null;
   if (old.searchFrom !== null) {
     const derived = new Uint32Array((size + 31) >>> 5);

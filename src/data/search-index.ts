@@ -815,3 +815,134 @@ export function recordsOf(ix: SearchIndex, found: Int32Array): Int32Array {
   }
   return out.subarray(0, k);
 }
+
+/** A record's text: of one removed (its number before) or added (its number now) when records move (searchIndexRenumbered). */
+export interface TextAt {
+  readonly id: number;
+  readonly text: string;
+}
+
+/**
+ * `ix` for records numbered anew (issue 19: records inserted or removed in the middle of a file,
+ * patch-shift.ts): record i before is record `newOf[i]` now (ascending where kept; -1: removed, its
+ * text in `removed`), records `added` (their numbers now, ascending) are new, `size` records in all.
+ * Every posting's ids mapped, the grams of the added and removed texts put in and taken out: the
+ * slots, bitmaps, blocks and trigram positions buildSearchIndex lays out for the new texts. Null
+ * where the trigrams index groups of texts (the caller builds from every text); grouped or not is
+ * kept as it was (as searchIndexWith keeps it).
+ */
+export function searchIndexRenumbered(ix: SearchIndex, newOf: Int32Array, size: number, removed: readonly TextAt[], added: readonly TextAt[]): SearchIndex | null {
+  if (ix.groups.starts.length > 0) return null;
+  // The first old record whose number changes: postings of none after it are copied as they are.
+  let same = 0;
+  while (same < newOf.length && newOf[same] === same) same++;
+  const grams = (g: GramPostings, n: 1 | 2 | 3) => gramsRenumbered(g, ix.size, size, newOf, same, removed, added, n);
+  return { size, unigrams: grams(ix.unigrams, 1), bigrams: grams(ix.bigrams, 2), trigrams: grams(ix.trigrams, 3), groups: ix.groups };
+}
+
+/** `g` (over `was` records) renumbered by `newOf` (the identity below `same`), with `removed` and `added`'s grams: see searchIndexRenumbered. */
+function gramsRenumbered(g: GramPostings, was: number, n: number, newOf: Int32Array, same: number, removed: readonly TextAt[], added: readonly TextAt[], size: 1 | 2 | 3): GramPostings {
+  const edits: GramEdit[] = [];
+  for (const { id, text } of removed) for (const key of gramsIn(text, size).keys()) edits.push({ key, id, at: -1, add: false });
+  for (const { id, text } of added) for (const [key, at] of gramsIn(text, size)) edits.push({ key, id, at, add: true });
+  // (Removals counted only; additions merged by their new numbers.)
+  edits.sort((a, b) => a.key - b.key || Number(a.add) - Number(b.add) || a.id - b.id);
+  const words = (n + 31) >>> 5;
+  const B = blocksFor(n);
+  const oldWords = (was + 31) >>> 5;
+  const oldB = blocksFor(was);
+  const oldCount = (s: number): number => (g.bitsAt[s]! >= 0 ? g.bitCounts[g.bitsAt[s]!]! : g.offsets[s + 1]! - g.offsets[s]!);
+  const slotOld: number[] = [];
+  const slotKey: number[] = [];
+  const editFrom: number[] = [];
+  const editTo: number[] = [];
+  const counts: number[] = [];
+  const keys = g.keys;
+  let e = 0;
+  for (let s = 0; s <= keys.length; s++) {
+    const bound = s < keys.length ? keys[s]! : Infinity;
+    while (e < edits.length && edits[e]!.key < bound) {
+      const from = e;
+      const key = edits[e]!.key;
+      let count = 0;
+      for (; e < edits.length && edits[e]!.key === key; e++) count += edits[e]!.add ? 1 : 0;
+      if (count > 0) slotOld.push(-1), slotKey.push(key), editFrom.push(from), editTo.push(e), counts.push(count);
+    }
+    if (s === keys.length) break;
+    const from = e;
+    let count = oldCount(s);
+    for (; e < edits.length && edits[e]!.key === bound; e++) count += edits[e]!.add ? 1 : -1;
+    if (count > 0) slotOld.push(s), slotKey.push(bound), editFrom.push(from), editTo.push(e), counts.push(count);
+  }
+  const slots = slotKey.length;
+  const bitsAt = new Int32Array(slots).fill(-1);
+  const offsets = new Int32Array(slots + 1);
+  let dense = 0;
+  for (let r = 0; r < slots; r++) {
+    if (size < 3 && counts[r]! * 32 >= n) bitsAt[r] = dense++;
+    offsets[r + 1] = offsets[r]! + (bitsAt[r]! >= 0 ? 0 : counts[r]!);
+  }
+  const bits = new Uint32Array(dense * words);
+  const bitCounts = new Int32Array(dense);
+  const lows = new Uint16Array(offsets[slots]!);
+  const at = size === 3 ? new Uint8Array(lows.length) : NO_POSITIONS;
+  const blocks = new Int32Array(slots * B);
+  const ids: number[] = [];
+  const ats: number[] = [];
+  for (let r = 0; r < slots; r++) {
+    const s = slotOld[r]!;
+    const o = offsets[r]!;
+    if (bitsAt[r]! >= 0) blocks.fill(o, r * B, (r + 1) * B);
+    // A posting of ids only below the first record renumbered, and no edit: copied as it is.
+    if (s >= 0 && editFrom[r] === editTo[r] && g.bitsAt[s]! < 0 && bitsAt[r]! < 0) {
+      const a = g.offsets[s]!;
+      const b = g.offsets[s + 1]!;
+      let h = oldB - 1;
+      while (h > 0 && g.blocks[s * oldB + h]! >= b) h--;
+      if (b === a || ((h << 16) | g.lows[b - 1]!) < same) {
+        lows.set(g.lows.subarray(a, b), o);
+        if (size === 3) at.set(g.at.subarray(a, b), o);
+        for (let k = 0; k < B; k++) blocks[r * B + k] = k < oldB ? g.blocks[s * oldB + k]! - a + o : o + counts[r]!;
+        continue;
+      }
+    }
+    ids.length = 0;
+    ats.length = 0;
+    // Additions of this slot (after its removals in the edits' order), merged by their new numbers.
+    let x = editFrom[r]!;
+    while (x < editTo[r]! && !edits[x]!.add) x++;
+    const take = (old: number, p: number) => {
+      const id = newOf[old]!;
+      if (id < 0) return;
+      for (; x < editTo[r]! && edits[x]!.id < id; x++) ids.push(edits[x]!.id), ats.push(edits[x]!.at);
+      ids.push(id), ats.push(p);
+    };
+    if (s >= 0 && g.bitsAt[s]! >= 0) {
+      const base = g.bitsAt[s]! * oldWords;
+      for (let w = 0; w < oldWords; w++) {
+        for (let word = g.bits[base + w]!; word !== 0; word &= word - 1) take((w << 5) + 31 - Math.clz32(word & -word), 0);
+      }
+    } else if (s >= 0) {
+      for (let h = 0; h < oldB; h++) {
+        const end = h + 1 < oldB ? g.blocks[s * oldB + h + 1]! : g.offsets[s + 1]!;
+        for (let c = g.blocks[s * oldB + h]!; c < end; c++) take((h << 16) | g.lows[c]!, size === 3 ? g.at[c]! : 0);
+      }
+    }
+    for (; x < editTo[r]!; x++) ids.push(edits[x]!.id), ats.push(edits[x]!.at);
+    if (bitsAt[r]! >= 0) {
+      const base = bitsAt[r]! * words;
+      for (const id of ids) bits[base + (id >>> 5)]! |= 1 << (id & 31);
+      bitCounts[bitsAt[r]!] = ids.length;
+      continue;
+    }
+    let h = 0;
+    for (let k = 0; k < ids.length; k++) {
+      const id = ids[k]!;
+      for (; h <= id >>> 16; h++) blocks[r * B + h] = o + k;
+      lows[o + k] = id & 0xffff;
+      if (size === 3) at[o + k] = ats[k]!;
+    }
+    for (; h < B; h++) blocks[r * B + h] = o + ids.length;
+  }
+  return { keys: Float64Array.from(slotKey), offsets, lows, blocks, at, bitsAt, bits, bitCounts };
+}
