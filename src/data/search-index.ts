@@ -852,6 +852,18 @@ function gramsRenumbered(g: GramPostings, was: number, n: number, newOf: Int32Ar
   const oldWords = (was + 31) >>> 5;
   const oldB = blocksFor(was);
   const oldCount = (s: number): number => (g.bitsAt[s]! >= 0 ? g.bitCounts[g.bitsAt[s]!]! : g.offsets[s + 1]! - g.offsets[s]!);
+  // The runs of kept records: old first, new first, count (for bitmaps).
+  const runs: number[] = [];
+  for (let i = 0; i < was; ) {
+    if (newOf[i]! < 0) {
+      i++;
+      continue;
+    }
+    let j = i + 1;
+    while (j < was && newOf[j] === newOf[i]! + (j - i)) j++;
+    runs.push(i, newOf[i]!, j - i);
+    i = j;
+  }
   const slotOld: number[] = [];
   const slotKey: number[] = [];
   const editFrom: number[] = [];
@@ -887,62 +899,95 @@ function gramsRenumbered(g: GramPostings, was: number, n: number, newOf: Int32Ar
   const lows = new Uint16Array(offsets[slots]!);
   const at = size === 3 ? new Uint8Array(lows.length) : NO_POSITIONS;
   const blocks = new Int32Array(slots * B);
-  const ids: number[] = [];
-  const ats: number[] = [];
   for (let r = 0; r < slots; r++) {
     const s = slotOld[r]!;
     const o = offsets[r]!;
-    if (bitsAt[r]! >= 0) blocks.fill(o, r * B, (r + 1) * B);
-    // A posting of ids only below the first record renumbered, and no edit: copied as it is.
-    if (s >= 0 && editFrom[r] === editTo[r] && g.bitsAt[s]! < 0 && bitsAt[r]! < 0) {
-      const a = g.offsets[s]!;
-      const b = g.offsets[s + 1]!;
-      let h = oldB - 1;
-      while (h > 0 && g.blocks[s * oldB + h]! >= b) h--;
-      if (b === a || ((h << 16) | g.lows[b - 1]!) < same) {
-        lows.set(g.lows.subarray(a, b), o);
-        if (size === 3) at.set(g.at.subarray(a, b), o);
-        for (let k = 0; k < B; k++) blocks[r * B + k] = k < oldB ? g.blocks[s * oldB + k]! - a + o : o + counts[r]!;
-        continue;
-      }
-    }
-    ids.length = 0;
-    ats.length = 0;
+    const xe = editTo[r]!;
     // Additions of this slot (after its removals in the edits' order), merged by their new numbers.
     let x = editFrom[r]!;
-    while (x < editTo[r]! && !edits[x]!.add) x++;
-    const take = (old: number, p: number) => {
-      const id = newOf[old]!;
-      if (id < 0) return;
-      for (; x < editTo[r]! && edits[x]!.id < id; x++) ids.push(edits[x]!.id), ats.push(edits[x]!.at);
-      ids.push(id), ats.push(p);
+    while (x < xe && !edits[x]!.add) x++;
+    if (bitsAt[r]! >= 0) {
+      blocks.fill(o, r * B, (r + 1) * B);
+      const base = bitsAt[r]! * words;
+      bitCounts[bitsAt[r]!] = counts[r]!;
+      if (s >= 0 && g.bitsAt[s]! >= 0) {
+        // A bitmap from a bitmap: the bits of each run of kept records moved as they are.
+        const from = g.bitsAt[s]! * oldWords;
+        for (let k = 0; k < runs.length; k += 3) copyBits(g.bits, from, runs[k]!, bits, base, runs[k + 1]!, runs[k + 2]!);
+      } else if (s >= 0) {
+        for (let h = 0; h < oldB; h++) {
+          const end = h + 1 < oldB ? g.blocks[s * oldB + h + 1]! : g.offsets[s + 1]!;
+          for (let c = g.blocks[s * oldB + h]!; c < end; c++) {
+            const id = newOf[(h << 16) | g.lows[c]!]!;
+            if (id >= 0) bits[base + (id >>> 5)]! |= 1 << (id & 31);
+          }
+        }
+      }
+      for (; x < xe; x++) bits[base + (edits[x]!.id >>> 5)]! |= 1 << (edits[x]!.id & 31);
+      continue;
+    }
+    // Ids: written in order, old ones renumbered and the additions merged in; a block with no entry
+    // of the slot starts where the next one does.
+    let k = 0;
+    let hb = 0;
+    const put = (id: number, p: number): void => {
+      for (; hb <= id >>> 16; hb++) blocks[r * B + hb] = o + k;
+      lows[o + k] = id & 0xffff;
+      if (size === 3) at[o + k] = p;
+      k++;
     };
     if (s >= 0 && g.bitsAt[s]! >= 0) {
       const base = g.bitsAt[s]! * oldWords;
       for (let w = 0; w < oldWords; w++) {
-        for (let word = g.bits[base + w]!; word !== 0; word &= word - 1) take((w << 5) + 31 - Math.clz32(word & -word), 0);
+        for (let word = g.bits[base + w]!; word !== 0; word &= word - 1) {
+          const id = newOf[(w << 5) + 31 - Math.clz32(word & -word)]!;
+          if (id < 0) continue;
+          for (; x < xe && edits[x]!.id < id; x++) put(edits[x]!.id, edits[x]!.at);
+          put(id, 0);
+        }
       }
     } else if (s >= 0) {
-      for (let h = 0; h < oldB; h++) {
-        const end = h + 1 < oldB ? g.blocks[s * oldB + h + 1]! : g.offsets[s + 1]!;
-        for (let c = g.blocks[s * oldB + h]!; c < end; c++) take((h << 16) | g.lows[c]!, size === 3 ? g.at[c]! : 0);
+      const a = g.offsets[s]!;
+      const b = g.offsets[s + 1]!;
+      // Entries of ids below `same` copied as they are (so are their blocks'starts); the rest renumbered.
+      const hs = same >>> 16;
+      let split = a;
+      if (hs < oldB) {
+        split = g.blocks[s * oldB + hs]!;
+        const end = hs + 1 < oldB ? g.blocks[s * oldB + hs + 1]! : b;
+        const low = same & 0xffff;
+        while (split < end && g.lows[split]! < low) split++;
+      } else split = b;
+      if (split > a) {
+        lows.set(g.lows.subarray(a, split), o);
+        if (size === 3) at.set(g.at.subarray(a, split), o);
+        k = split - a;
+        for (; hb <= Math.min(hs, oldB - 1, B - 1); hb++) blocks[r * B + hb] = g.blocks[s * oldB + hb]! - a + o;
+      }
+      for (let h = hs; h < oldB; h++) {
+        const end = h + 1 < oldB ? g.blocks[s * oldB + h + 1]! : b;
+        for (let c = Math.max(split, g.blocks[s * oldB + h]!); c < end; c++) {
+          const id = newOf[(h << 16) | g.lows[c]!]!;
+          if (id < 0) continue;
+          for (; x < xe && edits[x]!.id < id; x++) put(edits[x]!.id, edits[x]!.at);
+          put(id, size === 3 ? g.at[c]! : 0);
+        }
       }
     }
-    for (; x < editTo[r]!; x++) ids.push(edits[x]!.id), ats.push(edits[x]!.at);
-    if (bitsAt[r]! >= 0) {
-      const base = bitsAt[r]! * words;
-      for (const id of ids) bits[base + (id >>> 5)]! |= 1 << (id & 31);
-      bitCounts[bitsAt[r]!] = ids.length;
-      continue;
-    }
-    let h = 0;
-    for (let k = 0; k < ids.length; k++) {
-      const id = ids[k]!;
-      for (; h <= id >>> 16; h++) blocks[r * B + h] = o + k;
-      lows[o + k] = id & 0xffff;
-      if (size === 3) at[o + k] = ats[k]!;
-    }
-    for (; h < B; h++) blocks[r * B + h] = o + ids.length;
+    for (; x < xe; x++) put(edits[x]!.id, edits[x]!.at);
+    for (; hb < B; hb++) blocks[r * B + hb] = o + k;
   }
   return { keys: Float64Array.from(slotKey), offsets, lows, blocks, at, bitsAt, bits, bitCounts };
+}
+
+/** Bits `from` to `from + count - 1` of the bitmap at word `src` of `a` set at bits `to`... of the bitmap at word `dst` of `b` (whose bits there are 0). */
+function copyBits(a: Uint32Array, src: number, from: number, b: Uint32Array, dst: number, to: number, count: number): void {
+  for (let k = 0; k < count; ) {
+    const f = from + k;
+    const t = to + k;
+    const n = Math.min(count - k, 32 - (f & 31), 32 - (t & 31));
+    const v = (a[src + (f >>> 5)]! >>> (f & 31)) & (n === 32 ? -1 : (1 << n) - 1);
+    b[dst + (t >>> 5)]! |= v << (t & 31);
+    k += n;
+  }
 }

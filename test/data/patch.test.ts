@@ -512,6 +512,8 @@ describe('a search index with a few texts changed (search-index.ts searchIndexWi
     // Each round: [at, removed count, inserted texts] applied in order (numbers of the texts before the round).
     const rounds: [number, number, string[]][][] = [
       [[100, 0, ['zqxj inserted é 中文 ж']]],
+      // Past 65,536: postings copied up to there, their blocks' starts too.
+      [[65_537, 1, ['late insert ж', 'another late one']]],
       [[5, 3, []], [40_000, 0, ['ab', '', 'abcabcabc abc']]],
       [[0, 1, ['first one now']], [65_000, 200, []]],
       [[10, 0, Array.from({ length: 300 }, (_, k) => `many ж new ${k}`)]],
