@@ -254,6 +254,16 @@ const EDITS: Edit[] = [
       return ids;
     },
   },
+  {
+    what: 'a record inserted and the next but one given other likes (in the group that did not match)',
+    name: 'outfits',
+    patched: true,
+    apply: async (d) => {
+      const ids = await insertRecords(d, 'outfits', 150, 1);
+      await editRecord(d, 'outfits', 152, (r) => (r.likesCount = 12_345));
+      return [...ids, 152];
+    },
+  },
   { what: 'review ratings inserted in the middle (a range value)', name: 'reviews', patched: true, apply: (d) => insertRecords(d, 'reviews', 20, 2, { rating: 3.3 }) },
   // Built whole: news' popular sort's key (`views`) is not served, so an inserted record's place cannot be found.
   { what: 'a news item inserted in the middle', name: 'news', patched: false, apply: (d) => insertRecords(d, 'news', 20, 1) },
