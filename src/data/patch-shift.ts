@@ -297,13 +297,7 @@ export function shiftedIndex(def: ResourceDefinition, old: CollectionIndex, matc
     if (idsNow.has(linked[k]!._id)) return no('an _id another record has');
     idsNow.add(linked[k]!._id);
   }
-  const idKey = memberKey('_id');
-  for (let id = 0; id < n && idsNow.size > 0; id++) {
-    if (newOf[id]! < 0) continue;
-    const item = listItem(old.list, id);
-    const plain = memberString(item, idKey);
-    if (idsNow.has(plain ?? (JSON.parse(item.toString('utf8')) as { _id: unknown })._id)) return no('an _id another record has');
-  }
+  if (idsNow.size > 0 && !idsUnique(old, idsNow, newOf)) return no('an _id another record has');
 
   const orders = ordersOf(old, made, linked, ids, oldOf, madeOf, newOf, size);
   if (orders === null) return no('a sort key not read back from the JSON');
@@ -455,6 +449,40 @@ function keptAsTheyWere(old: CollectionIndex, made: CollectionIndex, ids: Int32A
     for (let p = 0; p < pairs.length; p++) if (a[p]!.length !== b[p]!.length || a[p]!.some((key) => !b[p]!.includes(key))) differ.add(p);
   }
   return pairs.filter((_, p) => !differ.has(p));
+}
+
+/** `_id`s of a few records read as plain text: each looked for in the list items' bytes (a native search), not each item's read. */
+const FEW_IDS = 8;
+const PLAIN_ID = /^[\x20-\x7e]*$/;
+
+/** True when no record of `old` kept (`newOf` >= 0) has one of `ids` as its `_id`. */
+function idsUnique(old: CollectionIndex, ids: ReadonlySet<unknown>, newOf: Int32Array): boolean {
+  const key = memberKey('_id');
+  const idOf = (id: number): unknown => {
+    const item = listItem(old.list, id);
+    return memberString(item, key) ?? (JSON.parse(item.toString('utf8')) as { _id: unknown })._id;
+  };
+  if (ids.size <= FEW_IDS && [...ids].every((x) => typeof x === 'string' && PLAIN_ID.test(x) && !x.includes('"') && !x.includes('\\'))) {
+    // Such an `_id` is written as these bytes in its record's list item whoever wrote it (no escape):
+    // each place they stand is checked to be a kept record's own `_id`.
+    const { bytes, starts } = old.list;
+    for (const x of ids) {
+      const needle = Buffer.from(`${JSON.stringify('_id')}:${JSON.stringify(x)}`);
+      for (let at = bytes.indexOf(needle); at >= 0; at = bytes.indexOf(needle, at + 1)) {
+        let lo = 0;
+        let hi = old.size - 1;
+        while (lo < hi) {
+          const mid = (lo + hi + 1) >>> 1;
+          if (starts[mid]! <= at) lo = mid;
+          else hi = mid - 1;
+        }
+        if (newOf[lo]! >= 0 && idOf(lo) === x) return false;
+      }
+    }
+    return true;
+  }
+  for (let id = 0; id < old.size; id++) if (newOf[id]! >= 0 && ids.has(idOf(id))) return false;
+  return true;
 }
 
 /** Record `id`'s list item (no late field). */
