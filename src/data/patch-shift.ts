@@ -642,6 +642,8 @@ function ordersOf(old: CollectionIndex, made: CollectionIndex, linked: readonly 
   return orders;
 }
 
+const NO_KEYS: readonly string[] = [];
+
 type FilterDef = Exclude<ResourceDefinition['filters'][number], { kind: 'range' }>;
 
 /**
@@ -671,11 +673,20 @@ function keysOf(old: CollectionIndex, t: PostingTable, linked: readonly LinkedRe
   };
   const out = new Array<readonly string[]>(size);
   const seen = new Set<string>();
+  const madeKeys = linked.map(listed);
+  // No record with two keys or more: which keys came first does not matter (one array per key).
+  let several = madeKeys.some((k) => k.length > 1);
+  for (let id = 0; id < n && !several; id++) several = counts[id + 1]! - counts[id]! > 1;
+  const single: (readonly string[])[] = [];
   for (let id = 0; id < size; id++) {
     let keys: readonly string[];
     const j = madeOf[id]!;
-    if (j >= 0) keys = listed(linked[j]!);
-    else {
+    if (j >= 0) keys = madeKeys[j]!;
+    else if (!several) {
+      const o = oldOf[id]!;
+      out[id] = counts[o + 1] === counts[o] ? NO_KEYS : (single[members[counts[o]!]!] ??= [keyOf(members[counts[o]!]!)]);
+      continue;
+    } else {
       const o = oldOf[id]!;
       keys = Array.from(members.subarray(counts[o]!, counts[o + 1]!), keyOf);
       if (keys.length > 1) {
