@@ -17,7 +17,7 @@ import type { CollectionName, LinkContext, LinkedRecord, ResourceDefinition, Sou
 import type { Details, Embed } from './detail-layout.ts';
 import { offsetsOf, type Fragments, type RecordOffsets } from './fragments.ts';
 import { fold } from './fold.ts';
-import { indexBuilder, PostingCollector, searchTextOf, slugId, slugOf, type CollectionIndex, type PostingTable, type RangeIndex, type Targets } from './indexes.ts';
+import { indexBuilder, PostingCollector, searchTextOf, slugId, slugOf, SMALL_POSTING, type CollectionIndex, type PostingTable, type RangeIndex, type Targets } from './indexes.ts';
 import { memberKey, memberString } from './json-bytes.ts';
 import { knownCollection } from './known.ts';
 import type { KnownCollections } from './load.ts';
@@ -311,6 +311,13 @@ export function shiftedIndex(def: ResourceDefinition, old: CollectionIndex, matc
   for (let x = 0; x < old.postings.length; x++) {
     const t = old.postings[x]!;
     const m = made.postings[x]!;
+    // A table where each record holds one key at most, none new or gone: its postings renumbered.
+    const madeKeys = t.embed >= 0 ? made.embeds[t.embed]!.ids : m.keys === null ? null : keyNumbers(t.keys!, m);
+    const renumbered = madeKeys === null ? null : postingsRenumbered(t, madeKeys, ids, newOf, size, orders, ranks);
+    if (renumbered !== null) {
+      postings.push(renumbered);
+      continue;
+    }
     const c = new PostingCollector(equality[x]!, t.embed);
     if (t.embed >= 0) {
       const e = remapIds(old.embeds[t.embed]!.ids, made.embeds[t.embed]!.ids, oldOf, madeOf, size);
@@ -643,6 +650,126 @@ function ordersOf(old: CollectionIndex, made: CollectionIndex, linked: readonly 
 }
 
 const NO_KEYS: readonly string[] = [];
+
+/**
+ * The key number in `keys` (an old table's) of each record of table `m` (of the records read): -1
+ * for none; null when a record holds two or more, or one `keys` has not.
+ */
+function keyNumbers(keys: StringTable, m: PostingTable): Int32Array | null {
+  const numbers = new Map<string, number>();
+  for (let k = 0; k + 1 < keys.starts.length; k++) numbers.set(stringAt(keys, k), k);
+  const out = new Int32Array(m.ids.length === 0 ? 0 : Math.max(...m.ids) + 1).fill(-1);
+  for (let k = 0; k + 1 < m.offsets.length; k++) {
+    const number = numbers.get(stringAt(m.keys!, k));
+    if (number === undefined) return null;
+    for (let e = m.offsets[k]!; e < m.offsets[k + 1]!; e++) {
+      if (out[m.ids[e]!] !== -1) return null;
+      out[m.ids[e]!] = number;
+    }
+  }
+  return out;
+}
+
+/**
+ * Filter table `t` of the old index for the new numbering (record i before is record `newOf[i]`, -1:
+ * gone; the records read, numbers `ids`, hold the keys `madeKeys`: a key number of `t`, or -1, or past
+ * its length none), as PostingCollector.finish lays out the table of the same records: each posting's
+ * ids mapped and the records read merged in, its lists in each order (`orders`, `ranks`: the new ones)
+ * mapped with those records put by their ranks, bitmaps made for the new count. Null where that is
+ * not the layout a build makes: a record holding two keys or more, a key whose first record is no
+ * longer in the place its number says, a key no record holds now (a keyed table), or a posting
+ * passing SMALL_POSTING either way.
+ */
+function postingsRenumbered(t: PostingTable, madeKeys: Int32Array, ids: Int32Array, newOf: Int32Array, size: number, orders: readonly Int32Array[], ranks: readonly Int32Array[]): PostingTable | null {
+  const K = t.offsets.length - 1;
+  const keyOfMade = (j: number) => (j < madeKeys.length ? madeKeys[j]! : -1);
+  // Records read, by key: counts, then their ids ascending (ids are).
+  const madeCount = new Int32Array(K + 1);
+  for (let j = 0; j < ids.length; j++) {
+    const k = keyOfMade(j);
+    if (k >= K) return null;
+    if (k >= 0) madeCount[k + 1]!++;
+  }
+  for (let k = 0; k < K; k++) madeCount[k + 1]! += madeCount[k]!;
+  const madeIds = new Int32Array(madeCount[K]!);
+  const cursor = madeCount.slice(0, K);
+  for (let j = 0; j < ids.length; j++) if (keyOfMade(j) >= 0) madeIds[cursor[keyOfMade(j)]!++] = ids[j]!;
+  const held = new Uint8Array(newOf.length);
+  const offsets = new Int32Array(K + 1);
+  let lastFirst = -1;
+  for (let k = 0; k < K; k++) {
+    let count = madeCount[k + 1]! - madeCount[k]!;
+    let first = count > 0 ? madeIds[madeCount[k]!]! : size;
+    for (let e = t.offsets[k]!; e < t.offsets[k + 1]!; e++) {
+      const id = t.ids[e]!;
+      if (held[id] === 1) return null;
+      held[id] = 1;
+      const now = newOf[id]!;
+      if (now >= 0) {
+        count++;
+        if (now < first) first = now;
+      }
+    }
+    if (t.keys !== null) {
+      // Keys are numbered by the record that holds each first.
+      if (count === 0 || first <= lastFirst) return null;
+      lastFirst = first;
+    }
+    offsets[k + 1] = offsets[k]! + count;
+  }
+  const out = new Int32Array(offsets[K]!);
+  for (let k = 0; k < K; k++) {
+    let o = offsets[k]!;
+    let m = madeCount[k]!;
+    for (let e = t.offsets[k]!; e < t.offsets[k + 1]!; e++) {
+      const now = newOf[t.ids[e]!]!;
+      if (now < 0) continue;
+      while (m < madeCount[k + 1]! && madeIds[m]! < now) out[o++] = madeIds[m++]!;
+      out[o++] = now;
+    }
+    while (m < madeCount[k + 1]!) out[o++] = madeIds[m++]!;
+  }
+  // Lists in each order: the same postings long enough as before.
+  let large = 0;
+  for (let k = 0; k < K; k++) if (offsets[k + 1]! - offsets[k]! > SMALL_POSTING) large++;
+  if (large !== t.sortedKeys.length) return null;
+  for (let j = 0; j < large; j++) if (offsets[t.sortedKeys[j]! + 1]! - offsets[t.sortedKeys[j]!]! <= SMALL_POSTING) return null;
+  const sortedOffsets = new Int32Array(large + 1);
+  for (let j = 0; j < large; j++) sortedOffsets[j + 1] = sortedOffsets[j]! + offsets[t.sortedKeys[j]! + 1]! - offsets[t.sortedKeys[j]!]!;
+  const sorted = orders.map((_, s) => {
+    const rank = ranks[s]!;
+    const was = t.sorted[s]!;
+    const list = new Int32Array(sortedOffsets[large]!);
+    for (let j = 0; j < large; j++) {
+      const k = t.sortedKeys[j]!;
+      const adds = Array.from(madeIds.subarray(madeCount[k]!, madeCount[k + 1]!)).sort((a, b) => rank[a]! - rank[b]!);
+      let o = sortedOffsets[j]!;
+      let m = 0;
+      for (let e = t.sortedOffsets[j]!; e < t.sortedOffsets[j + 1]!; e++) {
+        const now = newOf[was[e]!]!;
+        if (now < 0) continue;
+        while (m < adds.length && rank[adds[m]!]! < rank[now]!) list[o++] = adds[m++]!;
+        list[o++] = now;
+      }
+      while (m < adds.length) list[o++] = adds[m++]!;
+    }
+    return list;
+  });
+  // Bitmaps of the postings that hold at least 1/64 of the records, as finish makes them.
+  const words = (size + 31) >>> 5;
+  let dense = 0;
+  for (let k = 0; k < K; k++) if ((offsets[k + 1]! - offsets[k]!) * 64 >= size) dense++;
+  const bitsAt = new Int32Array(dense === 0 ? 0 : K).fill(-1);
+  const bits = new Uint32Array(dense * words);
+  dense = 0;
+  for (let k = 0; k < bitsAt.length; k++) {
+    if ((offsets[k + 1]! - offsets[k]!) * 64 < size) continue;
+    bitsAt[k] = dense;
+    for (let e = offsets[k]!; e < offsets[k + 1]!; e++) bits[dense * words + (out[e]! >>> 5)]! |= 1 << (out[e]! & 31);
+    dense++;
+  }
+  return { param: t.param, keys: t.keys, embed: t.embed, offsets, ids: out, sortedKeys: t.sortedKeys, sortedOffsets, sorted, bitsAt, bits };
+}
 
 type FilterDef = Exclude<ResourceDefinition['filters'][number], { kind: 'range' }>;
 

@@ -239,6 +239,16 @@ const EDITS: Edit[] = [
   { what: 'three records inserted in the middle, one with a new category and the first likes', name: 'outfits', patched: true, apply: (d) => insertRecords(d, 'outfits', 200, 3, { category: 'Inserted Category', likesCount: 1_000_000 }) },
   { what: 'records removed in the middle, a group and more', name: 'outfits', patched: true, apply: async (d) => (await removeRecords(d, 'outfits', 100, RECORD_GROUP + 6), []) },
   { what: 'a record inserted first', name: 'outfits', patched: true, apply: (d) => insertRecords(d, 'outfits', 0, 1) },
+  {
+    what: 'a record inserted first with the category and brand of the last (keys numbered by their first records: in another order now)',
+    name: 'outfits',
+    patched: true,
+    apply: async (d) => {
+      const lines = (await readFile(join(d, 'outfits.json'), 'utf8')).split('\n');
+      const last = JSON.parse(lines[lines.lastIndexOf(']') - 1]!) as { category?: string; brand?: string };
+      return insertRecords(d, 'outfits', 0, 1, { _id: 'insertedWithLastKeys', slug: 'inserted-with-last-keys', category: last.category, brand: last.brand });
+    },
+  },
   { what: 'the first record removed', name: 'outfits', patched: true, apply: async (d) => (await removeRecords(d, 'outfits', 0, 1), []) },
   { what: 'a whole group inserted at a group boundary', name: 'outfits', patched: true, apply: (d) => insertRecords(d, 'outfits', 2 * RECORD_GROUP, RECORD_GROUP) },
   // Groups numbered anew: their digests unknown, so a sort key and a filter value edited in one are compared record by record.
