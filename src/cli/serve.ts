@@ -197,9 +197,6 @@ export const serve: CommandGroup = async (args, io) => {
     };
     const stop = (signal: NodeJS.Signals) => {
       log.info('shutting down', { signal, deadlineMs: DEFAULTS.shutdownDeadlineMs });
-      process.off('SIGHUP', onHup);
-      process.off('SIGTERM', stop);
-      process.off('SIGINT', stop);
       // A second SIGTERM/SIGINT ends the process at once, as an impatient operator expects. Under
       // `npm start` a Ctrl-C reaches both npm and this process (the terminal signals the whole
       // process group) and npm forwards its copy: the same signal again within DUPLICATE_MS is
@@ -212,9 +209,15 @@ export const serve: CommandGroup = async (args, io) => {
         logOut.flush(); // a death by signal runs no 'exit' listener: the batched lines would be lost
         process.kill(process.pid, next);
       };
+      // The new listeners go on before the old ones come off: a signal that loses its last listener,
+      // even for a moment, is no longer watched by Node, and its default action (death) applies.
+      // npm's copy of a Ctrl-C arriving in that moment killed the process without its log lines.
       process.on('SIGTERM', again);
       process.on('SIGINT', again);
       process.on('SIGHUP', () => log.warn('SIGHUP ignored: shutting down'));
+      process.off('SIGHUP', onHup);
+      process.off('SIGTERM', stop);
+      process.off('SIGINT', stop);
       watcher?.close();
       running
         .close()
@@ -229,8 +232,8 @@ export const serve: CommandGroup = async (args, io) => {
         })
         .then(resolve);
     };
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
+    process.on('SIGTERM', stop); // not once(): it would come off before stop() puts the next ones on
+    process.on('SIGINT', stop);
     process.on('SIGHUP', onHup);
   });
   // Only now is the server ready: a script that signals as soon as it reads these lines is heard.

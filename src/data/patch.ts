@@ -32,6 +32,7 @@ import type { SearchFrom } from './search-text.ts';
 import { slugTableAt, stringAt, type StringTable } from './string-table.ts';
 import { checkObject, type Findings } from './validate.ts';
 import { readApart } from './boot-cache-read.ts';
+import { ShiftMatcher, shiftedIndex, unknownDigest } from './patch-shift.ts';
 
 /** More changed records than this share of the collection: a full build (the patch's gain is gone). */
 const MAX_CHANGED_SHARE = 0.05;
@@ -73,7 +74,11 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
   const changedTexts: string[] = [];
   let tooMany = false;
   const limit = Math.max(RECORD_GROUP * 4, Math.ceil(n * MAX_CHANGED_SHARE));
+  // Records inserted or removed in the middle: the records matched to the old groups wherever they moved (patch-shift.ts).
+  const matcher = new ShiftMatcher(old, limit);
+  matcher.slugIdOf = (slug) => slugId(old, slug);
   digester.onGroup = (g, digest) => {
+    matcher.fixed(g, digest);
     const same = g < groupCount(n) && digest.every((w, k) => w === was.sources![4 * g + k]);
     if (!same && !tooMany) {
       changedGroups.push(g);
@@ -95,8 +100,10 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
           const piece = { bytes: buf, starts: starts.slice(k, m), ends: ends.slice(k, m) };
           pending.push(piece);
           digester.slices(buf, piece.starts, piece.ends);
+          matcher.slices(buf, piece.starts, piece.ends);
           k = m;
         }
+        matcher.keep(buf);
         pending = pending.map((p) => {
           if (p.bytes !== buf) return p;
           const from = p.starts[0]!;
@@ -113,6 +120,8 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
   const size = digester.count;
   if (size === 0 || n === 0) return { index: null, why: `${size} records where there were ${n}` };
   const sources = digester.finish(size)!;
+  const moved = matcher.finish();
+  if (moved !== null) return matcher.tooMany ? { index: null, why: 'too many records changed' } : shiftedIndex(def, old, moved, size, sources, targets, known);
   if (tooMany) return { index: null, why: 'too many records changed' };
   if (changedGroups.length === 0 && size === n) return { index: { ...old, groups: { ...was, sources } }, records: 0 };
 
@@ -167,8 +176,9 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
   let keysChanged = false;
   for (let j = 0; j < changedGroups.length; j++) {
     const g = changedGroups[j]!;
-    if (made.groups!.keys[2 * j] !== was.keys[2 * g] || made.groups!.keys[2 * j + 1] !== was.keys[2 * g + 1]) keysChanged = true;
-    if (made.groups!.sorts[2 * j] !== was.sorts[2 * g] || made.groups!.sorts[2 * j + 1] !== was.sorts[2 * g + 1]) sortsChanged = true;
+    // (A group numbered anew after records moved has digests unknown: patch-shift.ts.)
+    if (made.groups!.keys[2 * j] !== was.keys[2 * g] || made.groups!.keys[2 * j + 1] !== was.keys[2 * g + 1] || (g < groupCount(n) && unknownDigest(was.keys, g))) keysChanged = true;
+    if (made.groups!.sorts[2 * j] !== was.sorts[2 * g] || made.groups!.sorts[2 * j + 1] !== was.sorts[2 * g + 1] || (g < groupCount(n) && unknownDigest(was.sorts, g))) sortsChanged = true;
   }
   if ((made.detail.plan === null) !== (old.detail.plan === null) || made.embeds.length !== old.embeds.length || (made.range === null) !== (old.range === null)) return { index: null, why: 'another layout' };
   if ((made.searchFrom === null) !== (old.searchFrom === null)) return { index: null, why: 'another layout' };

@@ -68,6 +68,32 @@ async function removeLast(data: string, name: CollectionName, count: number): Pr
   });
 }
 
+/**
+ * `count` records inserted before record `at` of a data file: copies of the records from there, each
+ * with its own `_id`, slug and title (and `fields` set); the ids they get.
+ */
+async function insertRecords(data: string, name: CollectionName, at: number, count: number, fields: Record<string, unknown> = {}): Promise<number[]> {
+  await editLines(data, name, (lines) => {
+    const added = Array.from({ length: count }, (_, k) => {
+      const r = JSON.parse(lines[at + 1 + k]!.replace(/,$/, '')) as Record<string, unknown>;
+      r._id = `inserted${at}x${k}`;
+      r.slug = `inserted-record-${at}-${k}`;
+      r.title = `Inserted Record ${at} ${k} ${k % 2 === 0 ? 'Qzx' : ''}`;
+      Object.assign(r, fields);
+      return `${JSON.stringify(r)},`;
+    });
+    lines.splice(at + 1, 0, ...added);
+  });
+  return Array.from({ length: count }, (_, k) => at + k);
+}
+
+/** Records `at` to `at + count - 1` of a data file removed (not the last). */
+async function removeRecords(data: string, name: CollectionName, at: number, count: number): Promise<void> {
+  await editLines(data, name, (lines) => {
+    lines.splice(at + 1, count);
+  });
+}
+
 const flipFirst = (s: string) => (s[0] === s[0]!.toUpperCase() ? s[0]!.toLowerCase() : s[0]!.toUpperCase()) + s.slice(1);
 
 /** An edit, the collection and records it touches, and whether it is patched (else built whole). */
@@ -207,8 +233,30 @@ const EDITS: Edit[] = [
   },
   // Built whole: the last group's sort digest covered the removed records too, so the others' keys must be read back, and news' `views` is not served.
   { what: 'a news item removed from the end', name: 'news', patched: false, apply: async (d) => (await removeLast(d, 'news', 2), []) },
-  { what: 'a record removed', name: 'outfits', patched: false, apply: async (d) => (await editLines(d, 'outfits', (l) => l.splice(30, 1)), []) },
-  { what: 'a record added', name: 'outfits', patched: false, apply: async (d) => (await editLines(d, 'outfits', (l) => l.splice(30, 0, l[31]!.replace(/"slug":"/, '"slug":"copy-').replace(/"_id":"/, '"_id":"c'))), [29]) },
+  // Records removed or inserted in the middle: every later record numbered anew (patch-shift.ts).
+  { what: 'a record removed', name: 'outfits', patched: true, apply: async (d) => (await editLines(d, 'outfits', (l) => l.splice(30, 1)), []) },
+  { what: 'a record added', name: 'outfits', patched: true, apply: async (d) => (await editLines(d, 'outfits', (l) => l.splice(30, 0, l[31]!.replace(/"slug":"/, '"slug":"copy-').replace(/"_id":"/, '"_id":"c'))), [29]) },
+  { what: 'three records inserted in the middle, one with a new category and the first likes', name: 'outfits', patched: true, apply: (d) => insertRecords(d, 'outfits', 200, 3, { category: 'Inserted Category', likesCount: 1_000_000 }) },
+  { what: 'records removed in the middle, a group and more', name: 'outfits', patched: true, apply: async (d) => (await removeRecords(d, 'outfits', 100, RECORD_GROUP + 6), []) },
+  { what: 'a record inserted first', name: 'outfits', patched: true, apply: (d) => insertRecords(d, 'outfits', 0, 1) },
+  { what: 'the first record removed', name: 'outfits', patched: true, apply: async (d) => (await removeRecords(d, 'outfits', 0, 1), []) },
+  { what: 'a whole group inserted at a group boundary', name: 'outfits', patched: true, apply: (d) => insertRecords(d, 'outfits', 2 * RECORD_GROUP, RECORD_GROUP) },
+  // Groups numbered anew: their digests unknown, so a sort key and a filter value edited in one are compared record by record.
+  { what: 'a sort key and a filter value in a group numbered anew', name: 'outfits', patched: true, apply: async (d) => (await editRecord(d, 'outfits', 250, (r) => ((r.likesCount = 7), (r.category = 'Other Category Now'))), [250]) },
+  {
+    what: 'a record inserted and another removed further on, a record moved',
+    name: 'outfits',
+    patched: true,
+    apply: async (d) => {
+      const ids = await insertRecords(d, 'outfits', 10, 1);
+      await removeRecords(d, 'outfits', 300, 2);
+      await editLines(d, 'outfits', (l) => l.splice(400, 0, ...l.splice(40, 1)));
+      return ids;
+    },
+  },
+  { what: 'review ratings inserted in the middle (a range value)', name: 'reviews', patched: true, apply: (d) => insertRecords(d, 'reviews', 20, 2, { rating: 3.3 }) },
+  // Built whole: news' popular sort's key (`views`) is not served, so an inserted record's place cannot be found.
+  { what: 'a news item inserted in the middle', name: 'news', patched: false, apply: (d) => insertRecords(d, 'news', 20, 1) },
 ];
 
 describe('a patch after an edit', () => {
@@ -251,6 +299,9 @@ describe('a patch after an edit', () => {
       assert.ok(line, `${e.what}: ${reload.lines.join('\n')}`);
       assert.equal(line.includes(`"patched":["${e.name}"]`), e.patched, `${e.what}: ${line}`);
       assertSameAnswers(full, reloaded, ids);
+      // Every order and the range index as a full build lays them out (the pages above read a few places of each).
+      assert.deepEqual(reloaded.collections[e.name].orders, full.collections[e.name].orders, `${e.what}: orders`);
+      assert.deepEqual(reloaded.collections[e.name].range, full.collections[e.name].range, `${e.what}: range`);
       live = reloaded;
     }
   });
@@ -310,6 +361,10 @@ describe('a patch after an edit', () => {
         await appendRecords(d, 'outfits', 1);
         await editLines(d, 'outfits', (l) => (l[l.lastIndexOf(']') - 1] = l[l.lastIndexOf(']') - 1]!.replace(/"_id":"[^"]*"/, `"_id":${JSON.stringify(first._id)}`)));
       }],
+      // Inserted in the middle (every later record numbered anew): a slug or an _id another record has.
+      ["a record inserted in the middle with another record's slug", (d) => insertRecords(d, 'outfits', 100, 1, { slug: other })],
+      ["a record inserted in the middle with another record's _id", (d) => insertRecords(d, 'outfits', 100, 1, { _id: (JSON.parse(good.split('\n')[300]!.replace(/,$/, '')) as { _id: string })._id })],
+      ['a record inserted in the middle with a title that is not a string', (d) => insertRecords(d, 'outfits', 100, 1, { title: 7 })],
     ];
     for (const [what, edit] of invalid) {
       await edit(data);
@@ -365,7 +420,7 @@ describe('a patch after an edit', () => {
     await writeDataset(data, { scale: 200 });
     await sleep(SETTLE_MS);
     await loadSnapshot(data, { cacheDir: state });
-    const edits = ['a title letter in the other case', 'two records in two groups, one shorter', 'a sort key', 'a title (search text and sort key)', 'news titles (texts grouped: one joins another group, one leaves its own)', 'a filter value', 'a slug', 'records added at the end, past a group', 'records removed from the end, a group and more'];
+    const edits = ['a title letter in the other case', 'two records in two groups, one shorter', 'a sort key', 'a title (search text and sort key)', 'news titles (texts grouped: one joins another group, one leaves its own)', 'a filter value', 'a slug', 'records added at the end, past a group', 'records removed from the end, a group and more', 'a record added', 'records removed in the middle, a group and more', 'a record inserted first', 'a sort key and a filter value in a group numbered anew', 'review ratings inserted in the middle (a range value)'];
     let full: Snapshot | undefined;
     for (const e of edits.map((what) => EDITS.find((x) => x.what === what)!)) {
       const ids = { [e.name]: await e.apply(data) };

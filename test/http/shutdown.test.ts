@@ -6,11 +6,12 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { DEFAULTS } from '../../src/config.ts';
 import { startService, type Service } from '../../src/service.ts';
 import { fixture } from '../helpers/fixture.ts';
 import { createKey, request, tempDir, writeData } from '../helpers/serve-harness.ts';
-import { runCli, spawnServe } from '../helpers/serve-process.ts';
+import { runCli, spawnListening, spawnServe } from '../helpers/serve-process.ts';
 import { captureLog, within } from '../helpers/state.ts';
 
 /** Opens a raw connection and sends the first part of a request, leaving it unfinished. */
@@ -140,6 +141,22 @@ describe('SIGTERM on a serve process under load', () => {
     // Waiting for the deadline would take at least DEFAULTS.shutdownDeadlineMs, and log that it cut something.
     assert.ok(Date.now() - started < DEFAULTS.shutdownDeadlineMs, 'no deadline wait without connections');
     assert.doesNotMatch(serve.stderr(), /shutdown deadline reached/);
+  });
+
+  it('SIGTERM, SIGINT and SIGHUP stay watched from listening to exit: a signal in between is never a death', async () => {
+    // npm forwards its copy of a Ctrl-C that the process group also got: one arriving while a signal
+    // had no listener killed the server by the default action, its log lines lost (a train's flake).
+    const watch = fileURLToPath(new URL('../helpers/signal-watch.mjs', import.meta.url));
+    const bin = fileURLToPath(new URL('../../bin/celebrity-api', import.meta.url));
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      const args = [bin, 'serve', '--insecure-http', '--port', '0', '--state', join(tmp.dir, `state-watch-${signal}`), '--data', join(tmp.dir, 'data')];
+      const env = { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import ${watch}` };
+      const serve = await spawnListening(process.execPath, args, { env });
+      serve.child.kill(signal);
+      assert.deepEqual(await serve.exited, { code: 0, signal: null }, serve.stderr());
+      assert.match(serve.stderr(), /stopped/);
+      assert.doesNotMatch(serve.stderr(), /signal watch dropped/);
+    }
   });
 
   it('a second signal while draining ends the process at once, its batched log lines written first', async () => {
