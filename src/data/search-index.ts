@@ -21,6 +21,7 @@
 // record g and nothing more is kept.
 
 import { scratchInt32 } from './scratch.ts';
+import { StringKeys } from './string-keys.ts';
 
 export interface GramPostings {
   /** Distinct gram keys, ascending; a key's index is its slot. */
@@ -260,20 +261,18 @@ function buildGrams(texts: readonly string[], size: 1 | 2 | 3): GramPostings {
  * bytes each: low id and position) weigh less than the groups' arrays (4 bytes per record and group).
  */
 export function groupTexts(texts: readonly string[]): { readonly distinct: readonly string[]; readonly groups: TextGroups } {
-  const seen = new Map<string, number>();
+  // Not a Map (string-keys.ts): the distinct texts are its keys, numbered in order.
+  const seen = new StringKeys();
   const groupOf = new Int32Array(texts.length);
-  const distinct: string[] = [];
   let saved = 0;
   for (let id = 0; id < texts.length; id++) {
     const t = texts[id]!;
-    let g = seen.get(t);
-    if (g === undefined) {
-      g = distinct.length;
-      seen.set(t, g);
-      distinct.push(t);
-    } else if (t.length > 2) saved += t.length - 2;
+    const before = seen.size;
+    const g = seen.add(t);
+    if (g < before && t.length > 2) saved += t.length - 2;
     groupOf[id] = g;
   }
+  const distinct = seen.keys();
   if (saved * 3 <= (texts.length + distinct.length + 1) * 4) return { distinct: texts, groups: { starts: EMPTY, ids: EMPTY } };
   const starts = new Int32Array(distinct.length + 1);
   for (let id = 0; id < texts.length; id++) starts[groupOf[id]! + 1]!++;
