@@ -122,8 +122,8 @@ describe('celebrities inserted in the middle', () => {
     const old = live.collections.outfits;
     const buffers = new Set<ArrayBufferLike>();
     const collect = (v: unknown): void => {
-      // (Not Buffer.from's pool of small buffers, shared by any.)
-      if (ArrayBuffer.isView(v)) v.buffer.byteLength > 8192 && buffers.add(v.buffer);
+      // (Not Buffer.from's pool of small buffers, shared by any: only the memory of arrays of 4 KiB or more.)
+      if (ArrayBuffer.isView(v)) v.byteLength >= 4096 && buffers.add(v.buffer);
       else if (Array.isArray(v)) v.forEach(collect);
       else if (v !== null && typeof v === 'object') for (const [k, x] of Object.entries(v)) if (k !== 'def' && k !== 'index') collect(x);
     };
