@@ -22,7 +22,7 @@ import { memberKey, memberString } from './json-bytes.ts';
 import { knownCollection } from './known.ts';
 import type { KnownCollections } from './load.ts';
 import { groupCount, RECORD_GROUP } from './record-groups.ts';
-import { buildSearchIndex } from './search-index.ts';
+import { buildSearchIndex, searchIndexRenumbered, type TextAt } from './search-index.ts';
 import type { SearchFrom } from './search-text.ts';
 import { slugTableAt, stringAt, type StringTable } from './string-table.ts';
 import { checkObject, type Findings } from './validate.ts';
@@ -228,7 +228,7 @@ export function shiftedIndex(def: ResourceDefinition, old: CollectionIndex, matc
       newOf[r.from + k] = r.at + k;
     }
   }
-  const ids = Int32Array.from(matched.ids);
+  let ids = Int32Array.from(matched.ids);
   const madeOf = new Int32Array(size).fill(-1);
   for (let k = 0; k < ids.length; k++) {
     if (ids[k]! >= size || oldOf[ids[k]!] !== -1 || (k > 0 && ids[k]! <= ids[k - 1]!)) return no('records counted twice');
@@ -238,7 +238,7 @@ export function shiftedIndex(def: ResourceDefinition, old: CollectionIndex, matc
 
   // The records read, as a full load takes them: parsed, validated, references checked, linked.
   const ctx: LinkContext = { get: (c: CollectionName, slug: string) => known[c]?.get(slug), referrers: () => [] };
-  const linked: LinkedRecord[] = [];
+  let linked: LinkedRecord[] = [];
   for (const text of matched.texts) {
     let r: unknown;
     try {
@@ -256,12 +256,35 @@ export function shiftedIndex(def: ResourceDefinition, old: CollectionIndex, matc
     }
     linked.push(def.link(r as SourceRecord, ctx));
   }
-  const builder = indexBuilder(def, { records: linked.length, bytes: 0 }, targets);
-  for (const r of linked) builder.add(r);
-  const made = builder.finish();
+  const build = (records: readonly LinkedRecord[]) => {
+    const builder = indexBuilder(def, { records: records.length, bytes: 0 }, targets);
+    for (const r of records) builder.add(r);
+    return builder.finish();
+  };
+  let made = build(linked);
   if ((made.detail.plan === null) !== (old.detail.plan === null) || made.embeds.length !== old.embeds.length || (made.range === null) !== (old.range === null)) return no('another layout');
   if ((made.searchFrom === null) !== (old.searchFrom === null) || made.postings.length !== old.postings.length) return no('another layout');
   if (made.list.gaps !== null || made.detail.own.gaps !== null) return no('a late field');
+  // The records read that are, in everything the index holds of them, the old record of their slug
+  // (the rest of a group that did not match as a whole: one record inserted in it leaves 64 as they
+  // were) are taken as those old records, where the numbering stays ascending: fewer records to put
+  // in the orders and the search index.
+  const kept = keptAsTheyWere(old, made, ids, newOf);
+  if (kept.length > 0) {
+    const oldOf2 = oldOf.slice();
+    for (const [k, o] of kept) oldOf2[ids[k]!] = o;
+    let last = -1;
+    let ascending = true;
+    for (let i = 0; i < size && ascending; i++) if (oldOf2[i]! >= 0) (ascending = oldOf2[i]! > last), (last = oldOf2[i]!);
+    if (ascending) {
+      const gone = new Set(kept.map(([k]) => k));
+      for (const [k, o] of kept) (oldOf[ids[k]!] = o), (newOf[o] = ids[k]!), (madeOf[ids[k]!] = -1);
+      linked = linked.filter((_, k) => !gone.has(k));
+      ids = ids.filter((_, k) => !gone.has(k));
+      ids.forEach((id, k) => (madeOf[id] = k));
+      made = build(linked);
+    }
+  }
 
   // A slug or `_id` of a record read that another record has (invalid: built whole, which reports it).
   const slugs = new Set<string>();
@@ -275,7 +298,7 @@ export function shiftedIndex(def: ResourceDefinition, old: CollectionIndex, matc
     idsNow.add(linked[k]!._id);
   }
   const idKey = memberKey('_id');
-  for (let id = 0; id < n; id++) {
+  for (let id = 0; id < n && idsNow.size > 0; id++) {
     if (newOf[id]! < 0) continue;
     const item = listItem(old.list, id);
     const plain = memberString(item, idKey);
@@ -313,11 +336,17 @@ export function shiftedIndex(def: ResourceDefinition, old: CollectionIndex, matc
     withValue.sort((a, b) => byId[a]! - byId[b]! || a - b);
     range = { param: old.range.param, ids: withValue, values: Float64Array.from(withValue, (i) => byId[i]!), byId };
   }
-  // The search index built from every record's text, as a full build does.
-  const texts = new Array<string>(size);
-  for (let i = 0; i < size; i++) texts[i] = oldOf[i]! >= 0 ? searchTextOf(old, oldOf[i]!) : searchTextOf(made, madeOf[i]!);
-  const search = buildSearchIndex(texts);
-  texts.length = 0;
+  // The search index: every posting's ids renumbered, the grams of the texts read and of those gone
+  // moved in and out; where the trigrams index groups of texts, built from every record's text.
+  const removed: TextAt[] = [];
+  for (let id = 0; id < n; id++) if (newOf[id]! < 0) removed.push({ id, text: searchTextOf(old, id) });
+  const added: TextAt[] = Array.from(ids, (id, k) => ({ id, text: searchTextOf(made, k) }));
+  let search = searchIndexRenumbered(old.search, newOf, size, removed, added);
+  if (search === null) {
+    const texts = new Array<string>(size);
+    for (let i = 0; i < size; i++) texts[i] = oldOf[i]! >= 0 ? searchTextOf(old, oldOf[i]!) : searchTextOf(made, madeOf[i]!);
+    search = buildSearchIndex(texts);
+  }
   let searchFrom: SearchFrom | null = null;
   if (old.searchFrom !== null) {
     const derived = new Uint32Array((size + 31) >>> 5);
@@ -374,6 +403,58 @@ export function shiftedIndex(def: ResourceDefinition, old: CollectionIndex, matc
     groups: { sources, keys, sorts },
   };
   return { index, records: ids.length };
+}
+
+/**
+ * The records of `made` (records `ids` now) that hold, in every part of the index, what the old
+ * record of their slug holds (one not kept otherwise: `newOf` -1): the same list item, detail-only
+ * text and offsets into them, embedded ids, range value, search text, and keys in each filter table
+ * (sort keys are read from the JSON, the same); with that old record's number.
+ */
+function keptAsTheyWere(old: CollectionIndex, made: CollectionIndex, ids: Int32Array, newOf: Int32Array): [number, number][] {
+  const pairs: [number, number][] = [];
+  const sameBytes = (a: Fragments, i: number, b: Fragments, j: number) => a.bytes.compare(b.bytes, b.starts[j]!, b.starts[j + 1]!, a.starts[i]!, a.starts[i + 1]!) === 0;
+  const sameOffsets = (a: RecordOffsets, i: number, b: RecordOffsets, j: number, per: number) => {
+    for (let x = 0; x < per; x++) if (a[i * per + x] !== b[j * per + x]) return false;
+    return true;
+  };
+  const plan = old.detail.plan;
+  const per = plan?.listCuts.length ?? 0;
+  const ownPer = plan === null ? 0 : plan.ownRuns - 1;
+  for (let k = 0; k < ids.length; k++) {
+    const o = slugId(old, slugOf(made, k));
+    if (o < 0 || newOf[o]! >= 0) continue;
+    if (!sameBytes(old.list, o, made.list, k) || !sameBytes(old.detail.own, o, made.detail.own, k)) continue;
+    if (!sameOffsets(old.detail.cuts, o, made.detail.cuts, k, per) || !sameOffsets(old.detail.ownCuts, o, made.detail.ownCuts, k, ownPer) || !sameOffsets(old.slugs.at, o, made.slugs.at, k, 1)) continue;
+    if (old.embeds.some((e, x) => e.ids[o] !== made.embeds[x]!.ids[k])) continue;
+    if (old.range !== null && !Object.is(old.range.byId[o], made.range!.byId[k])) continue;
+    if (searchTextOf(old, o) !== searchTextOf(made, k)) continue;
+    if (old.searchFrom !== null && bitOf(old.searchFrom.derived, o) !== bitOf(made.searchFrom!.derived, k)) continue;
+    pairs.push([k, o]);
+  }
+  if (pairs.length === 0) return pairs;
+  // Keys in each keyed filter table, in the order the table numbers them (embedded ids are compared above).
+  const keysIn = (t: PostingTable, records: ReadonlyMap<number, number>): string[][] => {
+    const out = Array.from({ length: records.size }, () => [] as string[]);
+    for (let key = 0; key + 1 < t.offsets.length; key++) {
+      for (let e = t.offsets[key]!; e < t.offsets[key + 1]!; e++) {
+        const at = records.get(t.ids[e]!);
+        if (at !== undefined) out[at]!.push(stringAt(t.keys!, key));
+      }
+    }
+    return out;
+  };
+  const oldAt = new Map(pairs.map(([, o], x) => [o, x]));
+  const madeAt = new Map(pairs.map(([k], x) => [k, x]));
+  const differ = new Set<number>();
+  for (let x = 0; x < old.postings.length; x++) {
+    if (old.postings[x]!.keys === null) continue;
+    if (made.postings[x]!.keys === null) return [];
+    const a = keysIn(old.postings[x]!, oldAt);
+    const b = keysIn(made.postings[x]!, madeAt);
+    for (let p = 0; p < pairs.length; p++) if (a[p]!.length !== b[p]!.length || a[p]!.some((key) => !b[p]!.includes(key))) differ.add(p);
+  }
+  return pairs.filter((_, p) => !differ.has(p));
 }
 
 /** Record `id`'s list item (no late field). */

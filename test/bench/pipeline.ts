@@ -6,8 +6,10 @@
 // least disturbed on a shared machine: two runs of the same code agree within about 5%).
 //   npm run bench:pipeline -- DATA_DIR [--against OTHER_CHECKOUT] [--rounds 40] [--slice-ms 60] [--only a,b] [--gc] [--kept N] [--cache DIR]
 // With --against, that checkout's server (an older commit, say) runs beside this one: A/B of a change.
-// `--only "first request"` runs the two scenarios of a page compressed per request (br, gzip), each
-// request a target never asked before; the bare handler sends the first side's compressed bytes.
+// `--only "first request"` runs the first-request scenarios, the two of a page compressed per request
+// (br, gzip) among them: each request a target never asked before, and for filter + sort a page other
+// than the last (distinct pages in turn, more than any cache holds at 100k); the bare handler sends
+// the first side's first bytes.
 // --gc: also the collections per 10,000 requests of each side (v8.GCProfiler over each slice).
 // --kept N: before the scenarios, N other list pages asked twice on each of our sides, so they are kept
 // (src/http/kept-pages.ts) as on a busy server, whose store holds about a thousand: a cache's costs
@@ -296,7 +298,25 @@ const names = new Set<string>();
 }
 const fours = new Set<string>();
 for (const n of names) for (let i = 0; i + 4 <= n.length; i++) if (!n.slice(i, i + 4).includes(' ')) fours.add(n.slice(i, i + 4));
-const termLists: Record<string, string[]> = { names: [...names], fours: [...fours] };
+// Distinct filter + sort pages as `npm run bench` asks them (test/bench/run.ts filterPages): every
+// nationality found, each of its full pages in each sort, page 1 of all first; each request one in turn
+// with a `&v=` never sent before: a first request for its answer, its 20 records others than the last.
+const pages: string[] = [];
+{
+  const at = async (query: string) => JSON.parse((await once(sides[0]!, request(`/api/v1/celebrities?${query}`, sides[0]!.key))).toString('utf8').split('\r\n\r\n')[1]!);
+  const total = (await at('limit=1')).pagination.total as number;
+  const nationalities = new Set<string>();
+  for (let i = 0; i < 20; i++) for (const r of (await at(`limit=100&sort=name_asc&page=${1 + Math.floor((i * total) / 2000)}`)).data as { nationality: unknown }[]) if (typeof r.nationality === 'string') nationalities.add(r.nationality);
+  const counts: [string, number][] = [];
+  for (const n of [...nationalities].sort()) counts.push([q(n), (await at(`limit=1&nationality=${q(n)}`)).pagination.total as number]);
+  for (let page = 1; pages.length < 24_000; page++) {
+    const before = pages.length;
+    for (const [n, count] of counts) if (page * 20 <= count) for (const sort of ['name_asc', 'latest', 'name_desc', 'oldest']) pages.push(`/api/v1/celebrities?nationality=${n}&sort=${sort}&page=${page}`);
+    if (pages.length === before) break;
+  }
+}
+/** Suffixes of `path`, URL-encoded: search terms, or whole targets (pages, with an empty path). */
+const termLists: Record<string, string[]> = { names: [...names].map(q), fours: [...fours].map(q), pages };
 /** Each: name, path, which key (true: the account's; false: a malformed one, 401; 'spent': quota used up, 429), encoding, targets in turn. */
 const scenarios: [string, string, boolean | 'spent', string?, number?, string?][] = [
   ['one-item page', '/api/v1/celebrities?limit=1', true],
@@ -311,13 +331,14 @@ const scenarios: [string, string, boolean | 'spent', string?, number?, string?][
   // Never asked before: not kept (src/http/kept-pages.ts), built and kept now. Run by default beside
   // the rows above, which ask the same target again and again.
   ['list default page (first request)', '/api/v1/celebrities?limit=20', true, ''],
-  ['filter + sort (first request)', `/api/v1/celebrities?nationality=${q(pick.nationality)}&sort=name_asc`, true, ''],
+  // Distinct pages of a filter + sort in turn (above), each a first request for its answer.
+  [`filter + sort (first request, ${pages.length} pages)`, '', true, '', undefined, 'pages'],
   // A term in turn (above), each request a first search of its term.
   [`search rare (full name) (first request, ${names.size} terms)`, '/api/v1/celebrities?search=', true, '', undefined, 'names'],
   [`search 4 units (first request, ${fours.size} terms)`, '/api/v1/celebrities?search=', true, '', undefined, 'fours'],
   // Compressed per request, never asked before (--only "first request"): not kept by the AnswerCache.
-  ['filter + sort, br (first request)', `/api/v1/celebrities?nationality=${q(pick.nationality)}&sort=name_asc`, true, 'br'],
-  ['filter + sort, gzip (first request)', `/api/v1/celebrities?nationality=${q(pick.nationality)}&sort=name_asc`, true, 'gzip'],
+  ['filter + sort, br (first request)', '', true, 'br', undefined, 'pages'],
+  ['filter + sort, gzip (first request)', '', true, 'gzip', undefined, 'pages'],
 ];
 const only = flags.only?.split(',') ?? null;
 console.log(`CPU µs per request, best of ${ROUNDS} slices of ${SLICE_MS} ms each side (Node ${process.version}, ${DATA}, ${flags.kept} other pages kept, load ${os.loadavg()[0]!.toFixed(1)})`);
@@ -327,9 +348,9 @@ for (const [name, path, good, encoding, cycle, terms] of scenarios) {
   const list = terms === undefined ? null : termLists[terms]!;
   const requests: Requests[] = sides.map((s) =>
     s === bare
-      ? request(list !== null ? `${path}${q(list[0]!)}&v=0` : cycle === undefined ? path : `${path}1`, null, encoding)
+      ? request(list !== null ? `${path}${list[0]!}&v=0` : cycle === undefined ? path : `${path}1`, null, encoding)
       : list !== null
-        ? new RequestQueue((n) => request(`${path}${q(list[n % list.length]!)}&v=${++fresh}`, s.key))
+        ? new RequestQueue((n) => request(`${path}${list[n % list.length]!}&v=${++fresh}`, s.key, encoding))
         : cycle !== undefined
         ? new RequestQueue((n) => request(`${path}${n + 1}`, s.key), cycle)
         : encoding !== undefined

@@ -147,7 +147,17 @@ interface Scenario {
    * a first request for its term. The baseline sends the first term's body every time.
    */
   readonly terms?: readonly string[];
+  /**
+   * Distinct answers asked in turn: these targets (filter + sort pages, every nationality, sort and
+   * page: about 20,000 at 100k, more than the kept pages, the AnswerCache or any cache by query could
+   * hold), each with `&v=` and a number never sent before, so each request is a first request for its
+   * answer, with its own 20 records. The baseline answers PAGE_SAMPLES of those bodies in turn.
+   */
+  readonly pages?: readonly string[];
 }
+
+/** Bodies of a `pages` scenario the baseline holds and sends in turn (spread over the targets). */
+const PAGE_SAMPLES = 64;
 
 let scriptRuns = 0;
 
@@ -184,6 +194,7 @@ async function scenarios(url: string, key: string): Promise<Scenario[]> {
   // A deep page inside the data at every scale (issue 20): three quarters of the way through.
   const deep = Math.max(2, Math.floor((first.pagination.total as number) / 20 * 0.75));
   const terms = await searchTerms(url, key);
+  const pages = await filterPages(url, key);
   const q = encodeURIComponent;
   return [
     { name: 'list default page', path: '/api/v1/celebrities', key: 'good', status: 200, target: 0.85, quick: true },
@@ -192,7 +203,8 @@ async function scenarios(url: string, key: string): Promise<Scenario[]> {
     { name: 'list default page, first request', path: '/api/v1/celebrities?limit=20&v=', key: 'good', status: 200, target: 0.85, quick: true, distinct: true },
     { name: `deep page (page=${deep})`, path: `/api/v1/celebrities?page=${deep}`, key: 'good', status: 200, target: 0.85, quick: true },
     { name: 'filter + sort', path: `/api/v1/celebrities?nationality=${q(pick.nationality)}&sort=name_asc`, key: 'good', status: 200, target: 0.85, quick: true },
-    { name: 'filter + sort, first request', path: `/api/v1/celebrities?nationality=${q(pick.nationality)}&sort=name_asc&v=`, key: 'good', status: 200, target: 0.85, distinct: true },
+    // Distinct pages of a filter + sort in turn (filterPages), each a first request for its answer.
+    { name: 'filter + sort, first request', path: '/api/v1/celebrities', key: 'good', status: 200, target: 0.85, pages },
     { name: 'two filters', path: `/api/v1/celebrities?occupation=${q(pick.occupation[0]!)}&nationality=${q(pick.nationality)}`, key: 'good', status: 200, target: 0.85 },
     { name: 'search common (an)', path: '/api/v1/celebrities?search=an', key: 'good', status: 200, target: 0.8, quick: true },
     { name: 'search rare (full name)', path: `/api/v1/celebrities?search=${q(pick.name)}`, key: 'good', status: 200, target: 0.8, quick: true },
@@ -209,8 +221,8 @@ async function scenarios(url: string, key: string): Promise<Scenario[]> {
     // Compressed per request: the same answer asked again (kept by its tag), and first requests.
     { name: 'filter + sort, br (asked again)', path: `/api/v1/celebrities?nationality=${q(pick.nationality)}&sort=name_asc`, key: 'good', status: 200, target: 0.85, encoding: 'br' },
     { name: 'filter + sort, gzip (asked again)', path: `/api/v1/celebrities?nationality=${q(pick.nationality)}&sort=name_asc`, key: 'good', status: 200, target: 0.85, encoding: 'gzip' },
-    { name: 'filter + sort, br (first request)', path: `/api/v1/celebrities?nationality=${q(pick.nationality)}&sort=name_asc&v=`, key: 'good', status: 200, target: 0.5, encoding: 'br', distinct: true },
-    { name: 'filter + sort, gzip (first request)', path: `/api/v1/celebrities?nationality=${q(pick.nationality)}&sort=name_asc&v=`, key: 'good', status: 200, target: 0.5, encoding: 'gzip', distinct: true },
+    { name: 'filter + sort, br (first request)', path: '/api/v1/celebrities', key: 'good', status: 200, target: 0.5, encoding: 'br', pages },
+    { name: 'filter + sort, gzip (first request)', path: '/api/v1/celebrities', key: 'good', status: 200, target: 0.5, encoding: 'gzip', pages },
     { name: 'detail, gzip (kept)', path: `/api/v1/celebrities/${long}`, key: 'good', status: 200, target: null, encoding: 'gzip' },
   ];
 }
@@ -232,11 +244,16 @@ interface Row {
  * second turn and these rows measured kept pages, not searches).
  */
 async function termTargets(dir: string, path: string, terms: readonly string[]): Promise<string> {
+  return targetsInTurn(dir, terms.map((t) => path + encodeURIComponent(t)), '&v=');
+}
+
+/** A wrk script that sends `paths` in turn, over and over, each followed by `v` and a number never sent before. */
+async function targetsInTurn(dir: string, paths: readonly string[], v: string): Promise<string> {
   const file = join(dir, `targets-${++scriptRuns}.lua`);
-  const paths = terms.map((t) => JSON.stringify(path + encodeURIComponent(t)));
   const lua = [
-    `local paths = { ${paths.join(', ')} }`, 'local i = 0', `local n = ${scriptRuns * 1_000_000}`, 'request = function()', '  i = i % #paths + 1', '  n = n + 1',
-    '  return wrk.format(nil, paths[i] .. "&v=" .. n)', 'end', '',
+    // Each script starts at another place in the list, so that short slices do not all ask its head.
+    `local paths = { ${paths.map((p) => JSON.stringify(p)).join(', ')} }`, `local i = ${(scriptRuns * 7919) % paths.length}`, `local n = ${scriptRuns * 1_000_000}`, 'request = function()', '  i = i % #paths + 1', '  n = n + 1',
+    `  return wrk.format(nil, paths[i] .. ${JSON.stringify(v)} .. n)`, 'end', '',
   ];
   await writeFile(file, lua.join('\n'));
   return file;
@@ -257,6 +274,32 @@ async function searchTerms(url: string, key: string): Promise<{ names: string[];
   const fours = new Set<string>();
   for (const n of names) for (let i = 0; i + 4 <= n.length; i++) if (!n.slice(i, i + 4).includes(' ')) fours.add(n.slice(i, i + 4));
   return { names: [...names], fours: [...fours] };
+}
+
+/**
+ * Distinct filter + sort pages of the celebrities: for every nationality found in the data, each of
+ * its full pages (the default limit, 20 records) in each of the four sorts, page 1 of every filter and sort first, then
+ * page 2, and so on (at most 24,000). A single-filter page is a slice of the filter's posting kept in
+ * every sort order (src/query/execute.ts), so a deep page costs what page 1 does, but its 20 records
+ * are others: the join reads memory no earlier request of the run warmed.
+ */
+async function filterPages(url: string, key: string): Promise<string[]> {
+  const at = async (query: string) => JSON.parse((await fetchOnce(`${url}/api/v1/celebrities?${query}`, { 'x-api-key': key })).body.toString()) as { data: { nationality: string | null }[]; pagination: { total: number } };
+  const total = (await at('limit=1')).pagination.total;
+  const nationalities = new Set<string>();
+  for (let i = 0; i < 20; i++) for (const r of (await at(`limit=100&sort=name_asc&page=${1 + Math.floor((i * total) / 2000)}`)).data) if (typeof r.nationality === 'string') nationalities.add(r.nationality);
+  const counts: [string, number][] = [];
+  for (const n of [...nationalities].sort()) counts.push([encodeURIComponent(n), (await at(`limit=1&nationality=${encodeURIComponent(n)}`)).pagination.total]);
+  const targets: string[] = [];
+  for (let page = 1; targets.length < 24_000; page++) {
+    const before = targets.length;
+    for (const [n, count] of counts) {
+      if (page * 20 > count) continue; // full pages only: 20 records each, as the baseline's bodies
+      for (const sort of ['name_asc', 'latest', 'name_desc', 'oldest']) targets.push(`/api/v1/celebrities?nationality=${n}&sort=${sort}&page=${page}`);
+    }
+    if (targets.length === before) break;
+  }
+  return targets;
 }
 
 /**
@@ -296,7 +339,7 @@ async function measureTransport(wrk: string, scale: number, transport: 'https' |
     for (const [i, s] of list.entries()) {
       const headers: Record<string, string> = { 'x-api-key': keyOf[s.key], ...(s.encoding ? { 'accept-encoding': s.encoding } : {}) };
       // A scenario of distinct answers: `path` ends in `v=`, and the sample is one of its spellings.
-      const first = s.terms !== undefined ? s.path + encodeURIComponent(s.terms[0]!) : s.distinct === undefined ? s.path : `${s.path}0`;
+      const first = s.pages !== undefined ? `${s.pages[0]!}&v=0` : s.terms !== undefined ? s.path + encodeURIComponent(s.terms[0]!) : s.distinct === undefined ? s.path : `${s.path}0`;
       const sample = await fetchOnce(ours.url + first, headers);
       if (sample.status !== s.status) throw new Error(`${s.name}: expected ${s.status}, got ${sample.status}: ${sample.body.toString().slice(0, 300)}`);
       if (sample.encoding !== s.encoding) throw new Error(`${s.name}: expected Content-Encoding ${s.encoding ?? 'none'}, got ${sample.encoding ?? 'none'}`);
@@ -304,19 +347,29 @@ async function measureTransport(wrk: string, scale: number, transport: 'https' |
       const total = s.status === 200 && plain.includes('"pagination"') ? (JSON.parse(plain.toString()).pagination.total as number) : null;
       const basePath = `/s/${i}`;
       await baseline.set(basePath, s.status, sample.body, sameHeaders(sample.rawHeaders));
+      // Distinct pages: the baseline holds PAGE_SAMPLES of their bodies (each with its own headers), sent in turn.
+      const samples: string[] = [];
+      for (let k = 0; s.pages !== undefined && k < Math.min(PAGE_SAMPLES, s.pages.length); k++) {
+        const one = await fetchOnce(`${ours.url}${s.pages[Math.floor((k * s.pages.length) / Math.min(PAGE_SAMPLES, s.pages.length))]!}&v=s${k}`, headers);
+        await baseline.set(`${basePath}/${k}`, one.status, one.body, sameHeaders(one.rawHeaders));
+        samples.push(`${basePath}/${k}`);
+      }
       // First requests: wrk sends targets never sent before (the baseline its path + `?v=` and numbers).
       const scriptOf = async (url: string) =>
-        s.terms !== undefined && url.startsWith(ours.url)
+        s.pages !== undefined
+          ? { script: await targetsInTurn(state, url.startsWith(ours.url) ? s.pages : samples, url.startsWith(ours.url) ? '&v=' : '?v=') }
+          : s.terms !== undefined && url.startsWith(ours.url)
           ? { script: await termTargets(state, s.path, s.terms) }
           : s.distinct === undefined && s.terms === undefined ? {} : { script: await newTargets(state, url.startsWith(ours.url) ? s.path : `${basePath}?v=`) };
       const load = async (pid: number, url: string, h: Record<string, string>) => slice(wrk, pid, { url, seconds: SECONDS / ROUNDS, connections: CONNECTIONS, headers: h, ...(await scriptOf(url)) });
       const warm = async (url: string, h: Record<string, string>) => runLoad(wrk, { url, seconds: WARMUP, connections: CONNECTIONS, headers: h, ...(await scriptOf(url)) });
       const family = s.encoding ? 'celebrity_api_compressed_answers_total' : 'celebrity_api_kept_pages_total';
-      const before = s.distinct === undefined && s.terms === undefined ? null : await cacheCounts(ours.url, family);
+      const before = s.distinct === undefined && s.terms === undefined && s.pages === undefined ? null : await cacheCounts(ours.url, family);
       // Ours and the baseline alternate in ROUNDS short slices, so that drift on a shared machine
       // (other jobs, thermal) lands on both sides of the ratio rather than on one.
       await warm(ours.url + s.path, headers);
       if (s.terms !== undefined) log(`${s.name}: ${s.terms.length} distinct terms in turn (the search cache keeps ${SEARCH_CACHE_ENTRIES})`);
+      if (s.pages !== undefined) log(`${s.name}: ${s.pages.length} distinct pages in turn; the baseline sends ${samples.length} of their bodies in turn`);
       // The baseline gets the same headers, the API key and Accept-Encoding, so both sides read the
       // same request bytes (until 2026-11-29 it got no key: 69 bytes and one header less to parse).
       const baseHeaders = headers;

@@ -12,7 +12,7 @@ import { knownCollection } from '../../src/data/known.ts';
 import { loadLinked } from '../../src/data/load.ts';
 import { patchable, patchCollection } from '../../src/data/patch.ts';
 import { RECORD_GROUP } from '../../src/data/record-groups.ts';
-import { buildSearchIndex, searchIndexWith } from '../../src/data/search-index.ts';
+import { buildSearchIndex, searchIndexRenumbered, searchIndexWith } from '../../src/data/search-index.ts';
 import { RESOURCE_LIST, RESOURCES } from '../../src/resources/index.ts';
 import { loadSnapshot, type Snapshot } from '../../src/data/snapshot.ts';
 import { writeDataset } from '../../src/generate/write-dataset.ts';
@@ -252,6 +252,16 @@ const EDITS: Edit[] = [
       await removeRecords(d, 'outfits', 300, 2);
       await editLines(d, 'outfits', (l) => l.splice(400, 0, ...l.splice(40, 1)));
       return ids;
+    },
+  },
+  {
+    what: 'a record inserted and the next but one given other likes (in the group that did not match)',
+    name: 'outfits',
+    patched: true,
+    apply: async (d) => {
+      const ids = await insertRecords(d, 'outfits', 150, 1);
+      await editRecord(d, 'outfits', 152, (r) => (r.likesCount = 12_345));
+      return [...ids, 152];
     },
   },
   { what: 'review ratings inserted in the middle (a range value)', name: 'reviews', patched: true, apply: (d) => insertRecords(d, 'reviews', 20, 2, { rating: 3.3 }) },
@@ -499,6 +509,51 @@ describe('a search index with a few texts changed (search-index.ts searchIndexWi
       texts = now;
     }
     assert.ok(texts.length < 65_536);
+  });
+
+  it('with records numbered anew (inserted and removed in the middle): every posting renumbered, as a build of the new texts (searchIndexRenumbered)', () => {
+    const next = random(23);
+    const words = ['red', 'gown', 'silk', 'blue', 'coat', 'met', 'gala', 'look'];
+    const text = (i: number) => `${words[Math.floor(next() * words.length)]!} ${words[Math.floor(next() * words.length)]!} ${i.toString(36)}`;
+    let texts = Array.from({ length: 65_540 }, (_, i) => text(i));
+    // A unit in just over 1/32 of the texts (a bitmap), most of them late: removals in front undo it, insertions redo it.
+    for (let i = 0; i < Math.ceil(65_540 / 32) + 3; i++) texts[65_539 - i * 31] += ' ж';
+    let ix = buildSearchIndex(texts);
+    // Each round: [at, removed count, inserted texts] applied in order (numbers of the texts before the round).
+    const rounds: [number, number, string[]][][] = [
+      [[100, 0, ['zqxj inserted é 中文 ж']]],
+      // Past 65,536: postings copied up to there, their blocks' starts too.
+      [[65_537, 1, ['late insert ж', 'another late one']]],
+      [[5, 3, []], [40_000, 0, ['ab', '', 'abcabcabc abc']]],
+      [[0, 1, ['first one now']], [65_000, 200, []]],
+      [[10, 0, Array.from({ length: 300 }, (_, k) => `many ж new ${k}`)]],
+      [[0, 0, ['again at the first place']], [65_300, 300, ['near the end ж']]],
+    ];
+    for (const round of rounds) {
+      const newOf = new Int32Array(texts.length);
+      const now: string[] = [];
+      const removed: { id: number; text: string }[] = [];
+      const added: { id: number; text: string }[] = [];
+      let r = 0;
+      for (let i = 0; i < texts.length; i++) {
+        const edit = round[r]?.[0] === i ? round[r++] : undefined;
+        for (const t of edit?.[2] ?? []) added.push({ id: now.length, text: t }), now.push(t);
+        if (edit !== undefined && edit[1] > 0) {
+          for (let k = 0; k < edit[1]; k++) (newOf[i + k] = -1), removed.push({ id: i + k, text: texts[i + k]! });
+          i += edit[1] - 1;
+          continue;
+        }
+        newOf[i] = now.length;
+        now.push(texts[i]!);
+      }
+      const got = searchIndexRenumbered(ix, newOf, now.length, removed, added)!;
+      const want = buildSearchIndex(now);
+      assert.equal(want.groups.starts.length, 0);
+      assert.deepEqual(got, want);
+      ix = got;
+      texts = now;
+    }
+    assert.ok(texts.length < 65_536 && ix.unigrams.bitCounts.length > 0);
   });
 
   it('is null where the trigrams index groups of texts (the caller builds from every text)', () => {
