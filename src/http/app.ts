@@ -2,6 +2,7 @@
 // and parameters (404/405/400) -> 200. One instance per server; no closures per request.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { utcYmd } from '../data/fragments.ts';
+import { releaseSendBuffer } from '../data/send-buffer.ts';
 import { slugId } from '../data/indexes.ts';
 import type { Snapshot } from '../data/snapshot.ts';
 import { errorBody, ERRORS, type ErrorCode } from '../errors.ts';
@@ -173,6 +174,10 @@ export class App {
     } else {
       return send(res, 200, body, base, extra);
     }
+    // The plain body was read whole by the compressor (synchronously) and is not sent: a body built
+    // in the send slab for this request gives its bytes back now, so the next one is built in memory
+    // still in the CPU's caches (send() gives back only the compressed body, never from the slab).
+    releaseSendBuffer(body);
     extra.push('Content-Encoding', encoding);
     if (tag !== -1) extra[tag + 1] = encodedTag(extra[tag + 1]!, encoding);
     send(res, 200, out, base, extra);
