@@ -163,6 +163,11 @@ export class App {
       encoding = accepted === 'gzip' ? 'gzip' : 'br';
       out = packedOrNow(this.openapiPacked, 0, encoding, body);
     } else if ((r.kind === 'list' || r.kind === 'detail') && snapshot !== null) {
+      // The plain body is not sent: a body built in the send slab for this request gives its bytes
+      // back now, so the next one (or this answer's compressed form, when it is not kept) is made in
+      // memory still in the CPU's caches. Safe: every way below reads it whole, synchronously, before
+      // anything else is made in the slab (compressNow); nothing keeps it (kept pages keep a copy).
+      releaseSendBuffer(body);
       // An answer made from the data before a reload is compressed, not kept.
       const bodies = snapshot === this.o.snapshot() ? this.compressed(snapshot) : null;
       const page = bodies !== null && r.kind === 'list' ? bodies.page(r.collection, query) : null;
@@ -170,14 +175,10 @@ export class App {
       if (page !== null) out = packedOrNow(page, bodies!.day(r.collection, today), encoding, body);
       else if (bodies !== null && r.kind === 'detail') out = bodies.detail(r.collection, slugId(snapshot.collections[r.collection], r.slug), bodies.day(r.collection, today), encoding, body);
       else if (bodies !== null && tag !== -1) out = this.answers.get(extra[tag + 1]!, req.url!, encoding, body);
-      else out = compressNow(body, encoding);
+      else out = compressNow(body, encoding, false);
     } else {
       return send(res, 200, body, base, extra);
     }
-    // The plain body was read whole by the compressor (synchronously) and is not sent: a body built
-    // in the send slab for this request gives its bytes back now, so the next one is built in memory
-    // still in the CPU's caches (send() gives back only the compressed body, never from the slab).
-    releaseSendBuffer(body);
     extra.push('Content-Encoding', encoding);
     if (tag !== -1) extra[tag + 1] = encodedTag(extra[tag + 1]!, encoding);
     send(res, 200, out, base, extra);
