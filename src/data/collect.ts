@@ -3,6 +3,7 @@
 import { open, readFile, stat } from 'node:fs/promises';
 import type { ResourceDefinition, SourceRecord } from '../resources/types.ts';
 import { NOT_AN_ARRAY, readRecords, RecordsError } from './records.ts';
+import { StringKeys } from './string-keys.ts';
 import type { SourceDigester } from './record-groups.ts';
 import { checkObject, timestampNormalizer, type Findings, type Problem, type RefSite } from './validate.ts';
 
@@ -19,7 +20,8 @@ export interface Collected {
   readonly records: SourceRecord[];
   /** The references of record i (file index), or undefined when it holds none. Empty unless `keep`. */
   readonly refs: (RefSite[] | undefined)[];
-  readonly slugs: Set<string>;
+  /** Not a Set: string-keys.ts. */
+  readonly slugs: StringKeys;
   /** Problems of the file as a whole, or of its records, in file order. */
   readonly problems: Problem[];
   /** False when the file could not be read as an array: references into it are not checked. */
@@ -101,8 +103,8 @@ export interface CollectOptions {
 
 /** Validates records one at a time, in file order, into a Collected. */
 class Collector {
-  readonly out: Collected = { records: [], refs: [], slugs: new Set(), problems: [], readable: true };
-  private readonly ids = new Set<string>();
+  readonly out: Collected = { records: [], refs: [], slugs: new StringKeys(), problems: [], readable: true };
+  private readonly ids = new StringKeys();
   /** For a file validated earlier (options.validated): what validation would change in a record, or nothing. */
   private readonly normalize: ((record: Record<string, unknown>) => void) | null | undefined;
 
@@ -129,14 +131,14 @@ class Collector {
     const found: Findings = { problems: [], refs: [] };
     checkObject(def.source, r, '', found);
     for (const [field, reason] of found.problems) out.problems.push({ file: def.file, index, field, reason });
-    // One hash lookup each (add, then the size tells whether it was there), not has() and add().
+    // One hash lookup each (add, then the id tells whether it was there), not has() and add().
     if (typeof r._id === 'string') {
       const before = this.ids.size;
-      if (this.ids.add(r._id).size === before) out.problems.push({ file: def.file, index, field: '_id', reason: `duplicate _id ${JSON.stringify(r._id)}` });
+      if (this.ids.add(r._id) < before) out.problems.push({ file: def.file, index, field: '_id', reason: `duplicate _id ${JSON.stringify(r._id)}` });
     }
     if (typeof r.slug === 'string') {
       const before = out.slugs.size;
-      if (out.slugs.add(r.slug).size === before) out.problems.push({ file: def.file, index, field: 'slug', reason: `duplicate slug ${JSON.stringify(r.slug)}` });
+      if (out.slugs.add(r.slug) < before) out.problems.push({ file: def.file, index, field: 'slug', reason: `duplicate slug ${JSON.stringify(r.slug)}` });
     }
     const refs = found.refs.length > 0 ? found.refs : undefined;
     if (this.options.keep) {
@@ -151,7 +153,7 @@ class Collector {
 export function collectArray(def: ResourceDefinition, list: unknown, options: CollectOptions): Collected {
   if (!Array.isArray(list)) {
     const reason = list === undefined ? 'collection missing' : NOT_AN_ARRAY;
-    return { records: [], refs: [], slugs: new Set(), problems: [{ file: def.file, index: null, field: null, reason }], readable: false };
+    return { records: [], refs: [], slugs: new StringKeys(), problems: [{ file: def.file, index: null, field: null, reason }], readable: false };
   }
   const c = new Collector(def, options);
   (list as unknown[]).forEach((rec, i) => c.add(rec, i));
@@ -178,6 +180,6 @@ export async function collectFile(def: ResourceDefinition, path: string, options
       err instanceof RecordsError
         ? await recordsProblem(def, path, err)
         : { file: def.file, index: null, field: null, reason: code === 'ENOENT' ? 'file not found' : `cannot read: ${code}` };
-    return { records: [], refs: [], slugs: new Set(), problems: [problem], readable: false };
+    return { records: [], refs: [], slugs: new StringKeys(), problems: [problem], readable: false };
   }
 }

@@ -9,6 +9,7 @@ import { fragment, FragmentBuilder, fragmentLength, GrowingF64, GrowingI32, join
 import { buildSearchIndex, type SearchIndex } from './search-index.ts';
 import { numberOrder } from './sort-order.ts';
 import { Scratch } from './scratch.ts';
+import { StringKeys } from './string-keys.ts';
 import { IndexDigest, type RecordGroups, type SourceDigester } from './record-groups.ts';
 import { writeAscii, writeByte, writeNull } from './json-bytes.ts';
 import { compileFieldsWriter, compileShapes, propsWriter } from './shape.ts';
@@ -351,7 +352,8 @@ type EqualityFilter = Exclude<ResourceDefinition['filters'][number], { kind: 'ra
  * (`embed` >= 0, the number of that embed), the key number is the embedded record's id (`addId`).
  */
 export class PostingCollector {
-  private readonly number = new Map<string, number>();
+  /** Key numbers by key (not a Map: string-keys.ts). */
+  private readonly number = new StringKeys();
   private readonly counts: number[] = [];
   private readonly members: number[] = [];
   private readonly perRecord: number[] = [0];
@@ -397,11 +399,8 @@ export class PostingCollector {
 
   /** Adds `key` (as the table holds it) to the record being added, whose keys start at `members[seen]`. */
   private addKey(key: string, seen: number): void {
-    let k = this.number.get(key);
-    if (k === undefined) {
-      this.number.set(key, (k = this.counts.length));
-      this.counts.push(0);
-    }
+    const k = this.number.add(key);
+    if (k === this.counts.length) this.counts.push(0);
     // The same key twice in one record counts once.
     for (let m = seen; m < this.members.length; m++) if (this.members[m] === k) return;
     this.counts[k]!++;
@@ -464,7 +463,7 @@ export class PostingCollector {
       bits.set(bitmapOf(ids.subarray(offsets[k]!, offsets[k + 1]!), size), bitsAt[k]! * words);
     }
     const sorted = orders.map((order) => fill(order, sortedStarts, sortedOffsets[large]!));
-    const keyTable = this.embed >= 0 ? null : stringTable([...this.number.keys()]);
+    const keyTable = this.embed >= 0 ? null : stringTable(this.number.keys());
     return { param: this.filter.param, keys: keyTable, embed: this.embed, offsets, ids, sortedKeys, sortedOffsets, sorted, bitsAt, bits };
   }
 }

@@ -9,6 +9,7 @@ import { detailPlan, ownFieldsJson } from './detail-layout.ts';
 import { slugTable, type SlugTable } from './string-table.ts';
 import { slugId, type CollectionIndex } from './indexes.ts';
 import { scratchBuffer } from './scratch.ts';
+import { StringKeys } from './string-keys.ts';
 
 /**
  * The source fields a record decoded from served JSON holds: those served under their own name, as
@@ -160,9 +161,10 @@ export function fromKeptRecords(def: ResourceDefinition, records: readonly Sourc
   const bytes = scratchBuffer(text.length);
   bytes.write(text, 0, 'latin1');
   const index = { def, size: slugs.length, slugs: slugTable(bytes, starts, slugs), list: { bytes, starts } } as unknown as CollectionIndex;
-  const bySlug = new Map<string, SourceRecord>();
-  for (const r of records) bySlug.set(r.slug, r);
-  return { index, known: { has: (slug) => bySlug.has(slug), get: (slug) => bySlug.get(slug) } };
+  // Not a Map (string-keys.ts); the slugs are distinct (valid records), so a slug's id is its record's.
+  const bySlug = new StringKeys(slugs.length);
+  for (const s of slugs) bySlug.add(s);
+  return { index, known: { has: (slug) => bySlug.has(slug), get: (slug) => records[bySlug.find(slug)] } };
 }
 
 /** Whether `ix` holds, record by record, the slugs `slugs` (those fromKeptRecords was given). */

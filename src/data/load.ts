@@ -8,6 +8,7 @@ import { RESOURCE_LIST } from '../resources/index.ts';
 import type { Schema } from '../resources/schema.ts';
 import type { Backref, CollectionName, LinkContext, LinkedRecord, ResourceDefinition, SourceRecord } from '../resources/types.ts';
 import { collectArray, collectFile, type Collected, type EachRecord } from './collect.ts';
+import { StringKeys } from './string-keys.ts';
 import { SourceDigester } from './record-groups.ts';
 import { formatProblem, type Problem } from './validate.ts';
 
@@ -116,13 +117,19 @@ export function collectionsToRead(only: ReadonlySet<CollectionName> | null, know
 class Links implements LinkContext {
   constructor(private readonly known: KnownCollections) {}
   private readonly records = new Map<CollectionName, readonly SourceRecord[]>();
-  private readonly ids = new Map<CollectionName, Map<string, number>>();
+  /** Record ids by slug (not a Map: string-keys.ts). */
+  private readonly ids = new Map<CollectionName, StringKeys>();
   /** `${target}>${from}` -> referring records by target record id, in file order. */
   private readonly back = new Map<string, Backref[][]>();
 
   add(def: ResourceDefinition, got: Collected): void {
-    const ids = new Map<string, number>();
-    got.records.forEach((r, id) => ids.set(r.slug, id));
+    // Valid data (the caller checks): each record has its own slug, so the slugs as read number the
+    // records in file order; from an array of records that are not all objects, numbered again.
+    let ids = got.slugs;
+    if (ids.size !== got.records.length) {
+      ids = new StringKeys(got.records.length);
+      for (const r of got.records) ids.add(r.slug);
+    }
     this.records.set(def.name, got.records);
     this.ids.set(def.name, ids);
     // Valid data only (the caller checks): every record an object, so record i is refs[i]'s.
@@ -136,7 +143,7 @@ class Links implements LinkContext {
       got.refs.forEach((sites, i) => {
         for (const site of sites ?? []) {
           if (site.collection !== target.name) continue;
-          (table[this.ids.get(target.name)!.get(site.slug)!] ??= []).push({ record: got.records[i]!, holder: site.holder });
+          (table[this.ids.get(target.name)!.find(site.slug)] ??= []).push({ record: got.records[i]!, holder: site.holder });
         }
       });
     }
@@ -161,13 +168,13 @@ class Links implements LinkContext {
   get(collection: CollectionName, slug: string): SourceRecord | undefined {
     const ids = this.ids.get(collection);
     if (ids === undefined) return this.known[collection]?.get(slug);
-    const id = ids.get(slug);
-    return id === undefined ? undefined : this.records.get(collection)![id];
+    const id = ids.find(slug);
+    return id < 0 ? undefined : this.records.get(collection)![id];
   }
 
   referrers(collection: CollectionName, slug: string, from: CollectionName): readonly Backref[] {
-    const id = this.ids.get(collection)?.get(slug);
-    return (id !== undefined && this.back.get(`${collection}>${from}`)?.[id]) || NONE;
+    const id = this.ids.get(collection)?.find(slug) ?? -1;
+    return (id >= 0 && this.back.get(`${collection}>${from}`)?.[id]) || NONE;
   }
 }
 
@@ -305,7 +312,7 @@ async function pass<T>(input: DataInput, index: Indexer<T>, only: ReadonlySet<Co
     for (const [name, c] of got) {
       if (!done.has(name)) continue;
       const referred = pending.some((d) => refTargets(d.source).has(name));
-      if (c.records.length > 0 || (!referred && c.slugs.size > 0)) got.set(name, { ...c, records: [], refs: [], slugs: referred ? c.slugs : new Set() });
+      if (c.records.length > 0 || (!referred && c.slugs.size > 0)) got.set(name, { ...c, records: [], refs: [], slugs: referred ? c.slugs : new StringKeys() });
     }
   }
   if (failed) {

@@ -21,6 +21,7 @@
 // record g and nothing more is kept.
 
 import { scratchInt32 } from './scratch.ts';
+import { StringKeys } from './string-keys.ts';
 
 export interface GramPostings {
   /** Distinct gram keys, ascending; a key's index is its slot. */
@@ -82,7 +83,7 @@ export function blocksFor(records: number): number {
 }
 const U16 = 65536;
 
-function gramKey(text: string, at: number, size: 1 | 2 | 3): number {
+export function gramKey(text: string, at: number, size: 1 | 2 | 3): number {
   if (size === 1) return text.charCodeAt(at);
   const k = text.charCodeAt(at) * U16 + text.charCodeAt(at + 1);
   return size === 2 ? k : k * U16 + text.charCodeAt(at + 2); // < 2^48: exact in a double
@@ -260,20 +261,18 @@ function buildGrams(texts: readonly string[], size: 1 | 2 | 3): GramPostings {
  * bytes each: low id and position) weigh less than the groups' arrays (4 bytes per record and group).
  */
 export function groupTexts(texts: readonly string[]): { readonly distinct: readonly string[]; readonly groups: TextGroups } {
-  const seen = new Map<string, number>();
+  // Not a Map (string-keys.ts): the distinct texts are its keys, numbered in order.
+  const seen = new StringKeys();
   const groupOf = new Int32Array(texts.length);
-  const distinct: string[] = [];
   let saved = 0;
   for (let id = 0; id < texts.length; id++) {
     const t = texts[id]!;
-    let g = seen.get(t);
-    if (g === undefined) {
-      g = distinct.length;
-      seen.set(t, g);
-      distinct.push(t);
-    } else if (t.length > 2) saved += t.length - 2;
+    const before = seen.size;
+    const g = seen.add(t);
+    if (g < before && t.length > 2) saved += t.length - 2;
     groupOf[id] = g;
   }
+  const distinct = seen.keys();
   if (saved * 3 <= (texts.length + distinct.length + 1) * 4) return { distinct: texts, groups: { starts: EMPTY, ids: EMPTY } };
   const starts = new Int32Array(distinct.length + 1);
   for (let id = 0; id < texts.length; id++) starts[groupOf[id]! + 1]!++;
@@ -325,7 +324,7 @@ export function searchIndexOfTexts(ix: SearchIndex, texts: readonly string[], ch
 }
 
 /** The grams of `text` of `size` units: key -> its position as buildGrams keeps it (trigrams; 0 for the others). */
-function gramsIn(text: string, size: 1 | 2 | 3): Map<number, number> {
+export function gramsIn(text: string, size: 1 | 2 | 3): Map<number, number> {
   const out = new Map<number, number>();
   for (let i = 0; i + size <= text.length; i++) {
     const k = gramKey(text, i, size);
@@ -344,7 +343,7 @@ interface GramEdit {
 }
 
 /** `g` (over `was` records, `n` now) with the grams of `changes` moved: see searchIndexWith. */
-function gramsWith(g: GramPostings, was: number, n: number, changes: readonly TextChange[], size: 1 | 2 | 3): GramPostings {
+export function gramsWith(g: GramPostings, was: number, n: number, changes: readonly TextChange[], size: 1 | 2 | 3): GramPostings {
   const edits: GramEdit[] = [];
   for (const { id, was, now } of changes) {
     const before = gramsIn(was, size);
@@ -518,7 +517,7 @@ export function gramsConsistent(g: GramPostings, size: number, positions: boolea
 }
 
 /** The slot of `key`, or -1. */
-function slotOf(g: GramPostings, key: number): number {
+export function slotOf(g: GramPostings, key: number): number {
   const keys = g.keys;
   let lo = 0;
   let hi = keys.length - 1;
@@ -814,4 +813,180 @@ export function recordsOf(ix: SearchIndex, found: Int32Array): Int32Array {
     }
   }
   return out.subarray(0, k);
+}
+
+/** A record's text: of one removed (its number before) or added (its number now) when records move (searchIndexRenumbered). */
+export interface TextAt {
+  readonly id: number;
+  readonly text: string;
+}
+
+/**
+ * `ix` for records numbered anew (issue 19: records inserted or removed in the middle of a file,
+ * patch-shift.ts): record i before is record `newOf[i]` now (ascending where kept; -1: removed, its
+ * text in `removed`), records `added` (their numbers now, ascending) are new, `size` records in all.
+ * Every posting's ids mapped, the grams of the added and removed texts put in and taken out: the
+ * slots, bitmaps, blocks and trigram positions buildSearchIndex lays out for the new texts. Null
+ * where the trigrams index groups of texts (the caller builds from every text); grouped or not is
+ * kept as it was (as searchIndexWith keeps it).
+ */
+export function searchIndexRenumbered(ix: SearchIndex, newOf: Int32Array, size: number, removed: readonly TextAt[], added: readonly TextAt[]): SearchIndex | null {
+  if (ix.groups.starts.length > 0) return null;
+  // The first old record whose number changes: postings of none after it are copied as they are.
+  let same = 0;
+  while (same < newOf.length && newOf[same] === same) same++;
+  const grams = (g: GramPostings, n: 1 | 2 | 3) => gramsRenumbered(g, ix.size, size, newOf, same, removed, added, n);
+  return { size, unigrams: grams(ix.unigrams, 1), bigrams: grams(ix.bigrams, 2), trigrams: grams(ix.trigrams, 3), groups: ix.groups };
+}
+
+/** `g` (over `was` records) renumbered by `newOf` (the identity below `same`), with `removed` and `added`'s grams: see searchIndexRenumbered. */
+function gramsRenumbered(g: GramPostings, was: number, n: number, newOf: Int32Array, same: number, removed: readonly TextAt[], added: readonly TextAt[], size: 1 | 2 | 3): GramPostings {
+  const edits: GramEdit[] = [];
+  for (const { id, text } of removed) for (const key of gramsIn(text, size).keys()) edits.push({ key, id, at: -1, add: false });
+  for (const { id, text } of added) for (const [key, at] of gramsIn(text, size)) edits.push({ key, id, at, add: true });
+  // (Removals counted only; additions merged by their new numbers.)
+  edits.sort((a, b) => a.key - b.key || Number(a.add) - Number(b.add) || a.id - b.id);
+  const words = (n + 31) >>> 5;
+  const B = blocksFor(n);
+  const oldWords = (was + 31) >>> 5;
+  const oldB = blocksFor(was);
+  const oldCount = (s: number): number => (g.bitsAt[s]! >= 0 ? g.bitCounts[g.bitsAt[s]!]! : g.offsets[s + 1]! - g.offsets[s]!);
+  // The runs of kept records: old first, new first, count (for bitmaps).
+  const runs: number[] = [];
+  for (let i = 0; i < was; ) {
+    if (newOf[i]! < 0) {
+      i++;
+      continue;
+    }
+    let j = i + 1;
+    while (j < was && newOf[j] === newOf[i]! + (j - i)) j++;
+    runs.push(i, newOf[i]!, j - i);
+    i = j;
+  }
+  const slotOld: number[] = [];
+  const slotKey: number[] = [];
+  const editFrom: number[] = [];
+  const editTo: number[] = [];
+  const counts: number[] = [];
+  const keys = g.keys;
+  let e = 0;
+  for (let s = 0; s <= keys.length; s++) {
+    const bound = s < keys.length ? keys[s]! : Infinity;
+    while (e < edits.length && edits[e]!.key < bound) {
+      const from = e;
+      const key = edits[e]!.key;
+      let count = 0;
+      for (; e < edits.length && edits[e]!.key === key; e++) count += edits[e]!.add ? 1 : 0;
+      if (count > 0) slotOld.push(-1), slotKey.push(key), editFrom.push(from), editTo.push(e), counts.push(count);
+    }
+    if (s === keys.length) break;
+    const from = e;
+    let count = oldCount(s);
+    for (; e < edits.length && edits[e]!.key === bound; e++) count += edits[e]!.add ? 1 : -1;
+    if (count > 0) slotOld.push(s), slotKey.push(bound), editFrom.push(from), editTo.push(e), counts.push(count);
+  }
+  const slots = slotKey.length;
+  const bitsAt = new Int32Array(slots).fill(-1);
+  const offsets = new Int32Array(slots + 1);
+  let dense = 0;
+  for (let r = 0; r < slots; r++) {
+    if (size < 3 && counts[r]! * 32 >= n) bitsAt[r] = dense++;
+    offsets[r + 1] = offsets[r]! + (bitsAt[r]! >= 0 ? 0 : counts[r]!);
+  }
+  const bits = new Uint32Array(dense * words);
+  const bitCounts = new Int32Array(dense);
+  const lows = new Uint16Array(offsets[slots]!);
+  const at = size === 3 ? new Uint8Array(lows.length) : NO_POSITIONS;
+  const blocks = new Int32Array(slots * B);
+  for (let r = 0; r < slots; r++) {
+    const s = slotOld[r]!;
+    const o = offsets[r]!;
+    const xe = editTo[r]!;
+    // Additions of this slot (after its removals in the edits' order), merged by their new numbers.
+    let x = editFrom[r]!;
+    while (x < xe && !edits[x]!.add) x++;
+    if (bitsAt[r]! >= 0) {
+      blocks.fill(o, r * B, (r + 1) * B);
+      const base = bitsAt[r]! * words;
+      bitCounts[bitsAt[r]!] = counts[r]!;
+      if (s >= 0 && g.bitsAt[s]! >= 0) {
+        // A bitmap from a bitmap: the bits of each run of kept records moved as they are.
+        const from = g.bitsAt[s]! * oldWords;
+        for (let k = 0; k < runs.length; k += 3) copyBits(g.bits, from, runs[k]!, bits, base, runs[k + 1]!, runs[k + 2]!);
+      } else if (s >= 0) {
+        for (let h = 0; h < oldB; h++) {
+          const end = h + 1 < oldB ? g.blocks[s * oldB + h + 1]! : g.offsets[s + 1]!;
+          for (let c = g.blocks[s * oldB + h]!; c < end; c++) {
+            const id = newOf[(h << 16) | g.lows[c]!]!;
+            if (id >= 0) bits[base + (id >>> 5)]! |= 1 << (id & 31);
+          }
+        }
+      }
+      for (; x < xe; x++) bits[base + (edits[x]!.id >>> 5)]! |= 1 << (edits[x]!.id & 31);
+      continue;
+    }
+    // Ids: written in order, old ones renumbered and the additions merged in; a block with no entry
+    // of the slot starts where the next one does.
+    let k = 0;
+    let hb = 0;
+    const put = (id: number, p: number): void => {
+      for (; hb <= id >>> 16; hb++) blocks[r * B + hb] = o + k;
+      lows[o + k] = id & 0xffff;
+      if (size === 3) at[o + k] = p;
+      k++;
+    };
+    if (s >= 0 && g.bitsAt[s]! >= 0) {
+      const base = g.bitsAt[s]! * oldWords;
+      for (let w = 0; w < oldWords; w++) {
+        for (let word = g.bits[base + w]!; word !== 0; word &= word - 1) {
+          const id = newOf[(w << 5) + 31 - Math.clz32(word & -word)]!;
+          if (id < 0) continue;
+          for (; x < xe && edits[x]!.id < id; x++) put(edits[x]!.id, edits[x]!.at);
+          put(id, 0);
+        }
+      }
+    } else if (s >= 0) {
+      const a = g.offsets[s]!;
+      const b = g.offsets[s + 1]!;
+      // Entries of ids below `same` copied as they are (so are their blocks'starts); the rest renumbered.
+      const hs = same >>> 16;
+      let split = a;
+      if (hs < oldB) {
+        split = g.blocks[s * oldB + hs]!;
+        const end = hs + 1 < oldB ? g.blocks[s * oldB + hs + 1]! : b;
+        const low = same & 0xffff;
+        while (split < end && g.lows[split]! < low) split++;
+      } else split = b;
+      if (split > a) {
+        lows.set(g.lows.subarray(a, split), o);
+        if (size === 3) at.set(g.at.subarray(a, split), o);
+        k = split - a;
+        for (; hb <= Math.min(hs, oldB - 1, B - 1); hb++) blocks[r * B + hb] = g.blocks[s * oldB + hb]! - a + o;
+      }
+      for (let h = hs; h < oldB; h++) {
+        const end = h + 1 < oldB ? g.blocks[s * oldB + h + 1]! : b;
+        for (let c = Math.max(split, g.blocks[s * oldB + h]!); c < end; c++) {
+          const id = newOf[(h << 16) | g.lows[c]!]!;
+          if (id < 0) continue;
+          for (; x < xe && edits[x]!.id < id; x++) put(edits[x]!.id, edits[x]!.at);
+          put(id, size === 3 ? g.at[c]! : 0);
+        }
+      }
+    }
+    for (; x < xe; x++) put(edits[x]!.id, edits[x]!.at);
+    for (; hb < B; hb++) blocks[r * B + hb] = o + k;
+  }
+  return { keys: Float64Array.from(slotKey), offsets, lows, blocks, at, bitsAt, bits, bitCounts };
+}
+
+/** Bits `from` to `from + count - 1` of the bitmap at word `src` of `a` set at bits `to`... of the bitmap at word `dst` of `b` (whose bits there are 0). */
+function copyBits(a: Uint32Array, src: number, from: number, b: Uint32Array, dst: number, to: number, count: number): void {
+  for (let k = 0; k < count; ) {
+    const f = from + k;
+    const t = to + k;
+    const n = Math.min(count - k, 32 - (f & 31), 32 - (t & 31));
+    const v = (a[src + (f >>> 5)]! >>> (f & 31)) & (n === 32 ? -1 : (1 << n) - 1);
+    b[dst + (t >>> 5)]! |= v << (t & 31);
+    k += n;
+  }
 }

@@ -12,7 +12,7 @@ import { knownCollection } from '../../src/data/known.ts';
 import { loadLinked } from '../../src/data/load.ts';
 import { patchable, patchCollection } from '../../src/data/patch.ts';
 import { RECORD_GROUP } from '../../src/data/record-groups.ts';
-import { buildSearchIndex, searchIndexWith } from '../../src/data/search-index.ts';
+import { buildSearchIndex, searchIndexRenumbered, searchIndexWith } from '../../src/data/search-index.ts';
 import { RESOURCE_LIST, RESOURCES } from '../../src/resources/index.ts';
 import { loadSnapshot, type Snapshot } from '../../src/data/snapshot.ts';
 import { writeDataset } from '../../src/generate/write-dataset.ts';
@@ -239,6 +239,16 @@ const EDITS: Edit[] = [
   { what: 'three records inserted in the middle, one with a new category and the first likes', name: 'outfits', patched: true, apply: (d) => insertRecords(d, 'outfits', 200, 3, { category: 'Inserted Category', likesCount: 1_000_000 }) },
   { what: 'records removed in the middle, a group and more', name: 'outfits', patched: true, apply: async (d) => (await removeRecords(d, 'outfits', 100, RECORD_GROUP + 6), []) },
   { what: 'a record inserted first', name: 'outfits', patched: true, apply: (d) => insertRecords(d, 'outfits', 0, 1) },
+  {
+    what: 'a record inserted first with the category and brand of the last (keys numbered by their first records: in another order now)',
+    name: 'outfits',
+    patched: true,
+    apply: async (d) => {
+      const lines = (await readFile(join(d, 'outfits.json'), 'utf8')).split('\n');
+      const last = JSON.parse(lines[lines.lastIndexOf(']') - 1]!) as { category?: string; brand?: string };
+      return insertRecords(d, 'outfits', 0, 1, { _id: 'insertedWithLastKeys', slug: 'inserted-with-last-keys', category: last.category, brand: last.brand });
+    },
+  },
   { what: 'the first record removed', name: 'outfits', patched: true, apply: async (d) => (await removeRecords(d, 'outfits', 0, 1), []) },
   { what: 'a whole group inserted at a group boundary', name: 'outfits', patched: true, apply: (d) => insertRecords(d, 'outfits', 2 * RECORD_GROUP, RECORD_GROUP) },
   // Groups numbered anew: their digests unknown, so a sort key and a filter value edited in one are compared record by record.
@@ -254,9 +264,21 @@ const EDITS: Edit[] = [
       return ids;
     },
   },
+  {
+    what: 'a record inserted and the next but one given other likes (in the group that did not match)',
+    name: 'outfits',
+    patched: true,
+    apply: async (d) => {
+      const ids = await insertRecords(d, 'outfits', 150, 1);
+      await editRecord(d, 'outfits', 152, (r) => (r.likesCount = 12_345));
+      return [...ids, 152];
+    },
+  },
   { what: 'review ratings inserted in the middle (a range value)', name: 'reviews', patched: true, apply: (d) => insertRecords(d, 'reviews', 20, 2, { rating: 3.3 }) },
   // Built whole: news' popular sort's key (`views`) is not served, so an inserted record's place cannot be found.
   { what: 'a news item inserted in the middle', name: 'news', patched: false, apply: (d) => insertRecords(d, 'news', 20, 1) },
+  // Removed: no record to place, so no key to read (the others keep their places).
+  { what: 'news items removed in the middle', name: 'news', patched: true, apply: async (d) => (await removeRecords(d, 'news', 40, 2), []) },
 ];
 
 describe('a patch after an edit', () => {
@@ -339,6 +361,40 @@ describe('a patch after an edit', () => {
     const got = await patchCollection(data, RESOURCES.outfits, live.collections.outfits, (t) => live.collections[t], known, { chunkBytes: 3000 });
     assert.ok(got.index !== null, got.index === null ? got.why : '');
     assertSameAnswers(full, { ...live, collections: { ...live.collections, outfits: got.index } }, { outfits: ids });
+  });
+
+  it('movies (genres: several keys a record, numbered by first appearance) with records inserted and removed in the middle', async () => {
+    // (A load builds movies whole after an edit of movies.json: celebrities, its link target, read them back. Patched here directly.)
+    const data = join(root, 'data-movies');
+    await writeDataset(data, { scale: 200 });
+    let live = await loadSnapshot(data, { cacheDir: 'memory', buildThreads: 'never' });
+    const edits: [string, (d: string) => Promise<number[]>][] = [
+      [
+        'one inserted with genres none held first, in that order, two more further on, one before the first to hold three genres, with two of them the other way round',
+        async (d) => {
+          const second = JSON.parse((await readFile(join(d, 'movies.json'), 'utf8')).split('\n')[2]!.replace(/,$/, '')) as { genre: string[] };
+          assert.ok(second.genre.length >= 2);
+          await insertRecords(d, 'movies', 30, 1, { genre: ['Zeta Genre', 'Alpha Genre'] });
+          await insertRecords(d, 'movies', 100, 2);
+          await insertRecords(d, 'movies', 1, 1, { genre: second.genre.slice(0, 2).reverse() });
+          return [1, 31, 101, 102];
+        },
+      ],
+      // (Records no review names: those inserted. The record after the first is again the first to hold its genres: their order read from its JSON.)
+      ['those removed again', async (d) => (await removeRecords(d, 'movies', 1, 1), await removeRecords(d, 'movies', 30, 1), await removeRecords(d, 'movies', 99, 2), [])],
+    ];
+    for (const [what, edit] of edits) {
+      const ids = await edit(data);
+      const full = await loadSnapshot(data, { cacheDir: 'memory', buildThreads: 'never' });
+      const others = DEPENDS.movies.filter((n) => n !== 'movies');
+      const known = Object.fromEntries(others.map((n) => [n, knownCollection(live.collections[n])]));
+      const got = await patchCollection(data, RESOURCES.movies, live.collections.movies, (t) => live.collections[t], known);
+      assert.ok(got.index !== null, got.index === null ? `${what}: ${got.why}` : '');
+      const patched = { ...full, collections: { ...full.collections, movies: got.index } };
+      assertSameAnswers(full, patched, { movies: ids }, what);
+      assert.deepEqual(got.index.orders, full.collections.movies.orders, `${what}: orders`);
+      live = patched;
+    }
   });
 
   it('an invalid edit is never patched: a reload and a restart report what a full build reports', async () => {
@@ -499,6 +555,51 @@ describe('a search index with a few texts changed (search-index.ts searchIndexWi
       texts = now;
     }
     assert.ok(texts.length < 65_536);
+  });
+
+  it('with records numbered anew (inserted and removed in the middle): every posting renumbered, as a build of the new texts (searchIndexRenumbered)', () => {
+    const next = random(23);
+    const words = ['red', 'gown', 'silk', 'blue', 'coat', 'met', 'gala', 'look'];
+    const text = (i: number) => `${words[Math.floor(next() * words.length)]!} ${words[Math.floor(next() * words.length)]!} ${i.toString(36)}`;
+    let texts = Array.from({ length: 65_540 }, (_, i) => text(i));
+    // A unit in just over 1/32 of the texts (a bitmap), most of them late: removals in front undo it, insertions redo it.
+    for (let i = 0; i < Math.ceil(65_540 / 32) + 3; i++) texts[65_539 - i * 31] += ' ж';
+    let ix = buildSearchIndex(texts);
+    // Each round: [at, removed count, inserted texts] applied in order (numbers of the texts before the round).
+    const rounds: [number, number, string[]][][] = [
+      [[100, 0, ['zqxj inserted é 中文 ж']]],
+      // Past 65,536: postings copied up to there, their blocks' starts too.
+      [[65_537, 1, ['late insert ж', 'another late one']]],
+      [[5, 3, []], [40_000, 0, ['ab', '', 'abcabcabc abc']]],
+      [[0, 1, ['first one now']], [65_000, 200, []]],
+      [[10, 0, Array.from({ length: 300 }, (_, k) => `many ж new ${k}`)]],
+      [[0, 0, ['again at the first place']], [65_300, 300, ['near the end ж']]],
+    ];
+    for (const round of rounds) {
+      const newOf = new Int32Array(texts.length);
+      const now: string[] = [];
+      const removed: { id: number; text: string }[] = [];
+      const added: { id: number; text: string }[] = [];
+      let r = 0;
+      for (let i = 0; i < texts.length; i++) {
+        const edit = round[r]?.[0] === i ? round[r++] : undefined;
+        for (const t of edit?.[2] ?? []) added.push({ id: now.length, text: t }), now.push(t);
+        if (edit !== undefined && edit[1] > 0) {
+          for (let k = 0; k < edit[1]; k++) (newOf[i + k] = -1), removed.push({ id: i + k, text: texts[i + k]! });
+          i += edit[1] - 1;
+          continue;
+        }
+        newOf[i] = now.length;
+        now.push(texts[i]!);
+      }
+      const got = searchIndexRenumbered(ix, newOf, now.length, removed, added)!;
+      const want = buildSearchIndex(now);
+      assert.equal(want.groups.starts.length, 0);
+      assert.deepEqual(got, want);
+      ix = got;
+      texts = now;
+    }
+    assert.ok(texts.length < 65_536 && ix.unigrams.bitCounts.length > 0);
   });
 
   it('is null where the trigrams index groups of texts (the caller builds from every text)', () => {

@@ -1,0 +1,93 @@
+// A set of strings, each with a dense id, for the load's per-record keys (_id and slug checks, links
+// by slug, search texts) without a Map or Set: from V8 14 (Node 26) a Map or Set internalizes every
+// string key it is given, looked up or added, so ~1M distinct keys doubled V8's string table (one
+// malloc'd block) up to 16 MiB, and the frees of its old 1, 2, 4 and 8 MiB blocks raised glibc's
+// mmap threshold to 8 MiB (scratch.ts: every block below it then comes from malloc's heaps, which
+// keep it resident once freed). Here the keys stay in a plain array and the slots are a JS array of
+// small integers: on V8's heap, never malloc'd, and no string is internalized.
+
+/** A string's hash for the slots (FNV-1a over its UTF-16 units, then mixed): a non-negative small integer. */
+function hashOf(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  h ^= h >>> 15;
+  h = Math.imul(h, 0x2c1b3c6d);
+  h ^= h >>> 12;
+  return h & 0x3fffffff;
+}
+
+const MIN_SLOTS = 16;
+
+/** `n` zeros as a packed array of small integers (`new Array(n)` past ~100k elements is a dictionary). */
+function zeros(n: number): number[] {
+  const a: number[] = [];
+  for (let i = 0; i < n; i++) a.push(0);
+  return a;
+}
+
+/** Distinct strings with ids 0, 1, 2... in the order they were added. */
+export class StringKeys {
+  private readonly list: string[] = [];
+  /** Open addressing, linear probing, at most half full: id + 1 of the key there, or 0. */
+  private slots: number[];
+  private mask: number;
+
+  constructor(expected = 0) {
+    let n = MIN_SLOTS;
+    while (n < expected * 2) n *= 2;
+    this.slots = zeros(n);
+    this.mask = n - 1;
+  }
+
+  get size(): number {
+    return this.list.length;
+  }
+
+  /** The keys, by id. */
+  keys(): readonly string[] {
+    return this.list;
+  }
+
+  /** The id of `s`, or -1. */
+  find(s: string): number {
+    const { slots, list: keys, mask } = this;
+    for (let i = hashOf(s) & mask; ; i = (i + 1) & mask) {
+      const at = slots[i]!;
+      if (at === 0) return -1;
+      if (keys[at - 1] === s) return at - 1;
+    }
+  }
+
+  has(s: string): boolean {
+    return this.find(s) >= 0;
+  }
+
+  /** The id of `s`, added when absent (then it is `size - 1`). */
+  add(s: string): number {
+    const { slots, list: keys, mask } = this;
+    let i = hashOf(s) & mask;
+    for (; ; i = (i + 1) & mask) {
+      const at = slots[i]!;
+      if (at === 0) break;
+      if (keys[at - 1] === s) return at - 1;
+    }
+    keys.push(s);
+    slots[i] = keys.length;
+    if (keys.length * 2 > slots.length) this.grow();
+    return keys.length - 1;
+  }
+
+  private grow(): void {
+    const n = this.slots.length * 2;
+    const slots = zeros(n);
+    const mask = n - 1;
+    const keys = this.list;
+    for (let id = 0; id < keys.length; id++) {
+      let i = hashOf(keys[id]!) & mask;
+      while (slots[i] !== 0) i = (i + 1) & mask;
+      slots[i] = id + 1;
+    }
+    this.slots = slots;
+    this.mask = mask;
+  }
+}

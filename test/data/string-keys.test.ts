@@ -1,0 +1,41 @@
+// src/data/string-keys.ts: distinct strings numbered 0, 1, 2... in the order added, found again by
+// content (not by identity), across the table's growth.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { StringKeys } from '../../src/data/string-keys.ts';
+
+test('add numbers new keys in order and gives a key seen before its id', () => {
+  const k = new StringKeys();
+  assert.equal(k.size, 0);
+  assert.equal(k.find('a'), -1);
+  for (const [key, id] of [
+    ['a', 0],
+    ['b', 1],
+    ['a', 0],
+    ['', 2],
+    ['', 2],
+    ['__proto__', 3],
+    ['Måns Sjöberg', 4],
+    ['b', 1],
+  ] as const) {
+    assert.equal(k.add(key), id, `add ${JSON.stringify(key)}`);
+  }
+  assert.equal(k.size, 5);
+  assert.deepEqual(k.keys(), ['a', 'b', '', '__proto__', 'Måns Sjöberg']);
+  assert.equal(k.has('Måns Sjöberg'), true);
+  assert.equal(k.has('Mans Sjoberg'), false);
+  assert.equal(k.find('__proto__'), 3);
+});
+
+test('100,000 keys, across growth and from a size hint: each found by an equal string made apart', () => {
+  for (const hint of [0, 100_000]) {
+    const k = new StringKeys(hint);
+    const n = 100_000;
+    for (let i = 0; i < n; i++) assert.equal(k.add(`663cb4439890bf463d${i.toString(16).padStart(6, '0')}`), i);
+    assert.equal(k.size, n);
+    for (let i = 0; i < n; i += 7) assert.equal(k.find(Buffer.from(`663cb4439890bf463d${i.toString(16).padStart(6, '0')}`).toString()), i);
+    for (let i = 0; i < 1000; i++) assert.equal(k.find(`663cb4439890bf463d${(n + i).toString(16).padStart(6, '0')}`), -1);
+    assert.equal(k.add('663cb4439890bf463d000007'), 7);
+    assert.equal(k.size, n);
+  }
+});
