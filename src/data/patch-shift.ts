@@ -14,10 +14,10 @@
 // them), slug slots remade. test/data/patch.test.ts compares every answer with a full build's.
 import { createHash, type Hash } from 'node:crypto';
 import type { CollectionName, LinkContext, LinkedRecord, ResourceDefinition, SourceRecord } from '../resources/types.ts';
-import type { Details, Embed } from './detail-layout.ts';
-import { offsetsOf, type Fragments, type RecordOffsets } from './fragments.ts';
+import { detailBytes, embedFields, type Details, type Embed } from './detail-layout.ts';
+import { fragment, offsetsOf, recordOffsetsOf, type Fragments, type RecordOffsets } from './fragments.ts';
 import { fold } from './fold.ts';
-import { indexBuilder, PostingCollector, searchTextOf, slugId, slugOf, type CollectionIndex, type PostingTable, type RangeIndex, type Targets } from './indexes.ts';
+import { indexBuilder, PostingCollector, searchTextOf, slugId, slugOf, SMALL_POSTING, type CollectionIndex, type PostingTable, type RangeIndex, type Targets } from './indexes.ts';
 import { memberKey, memberString } from './json-bytes.ts';
 import { knownCollection } from './known.ts';
 import type { KnownCollections } from './load.ts';
@@ -217,8 +217,10 @@ export type ShiftResult = { readonly index: CollectionIndex; readonly records: n
 export function shiftedIndex(def: ResourceDefinition, old: CollectionIndex, matched: Matched, size: number, sources: Uint32Array, targets: Targets, known: KnownCollections): ShiftResult {
   const no = (why: string): ShiftResult => ({ index: null, why });
   const n = old.size;
-  if (def.late !== undefined || old.list.gaps !== null || old.detail.own.gaps !== null) return no('a late field');
-  if ((def.referrers?.length ?? 0) > 0 || old.embeds.some((e) => e.starts !== null)) return no('records others read back moved');
+  // What a record reads back from others (a celebrity's filmography, from the movies' casts): refs
+  // embeds alone (patch.ts patchable), taken from the detail before the edit of the old record of its slug.
+  const back = (def.referrers?.length ?? 0) === 0 ? [] : embedFields(def).filter((e) => e.refs).map((e) => e.field);
+  if (back.length === 0 && old.embeds.some((e) => e.starts !== null)) return no('refs of another kind');
   // Each record's source: an old record (oldOf) or one read now (madeOf: its number among those).
   const oldOf = new Int32Array(size).fill(-1);
   const newOf = new Int32Array(n).fill(-1);
@@ -239,6 +241,7 @@ export function shiftedIndex(def: ResourceDefinition, old: CollectionIndex, matc
   // The records read, as a full load takes them: parsed, validated, references checked, linked.
   const ctx: LinkContext = { get: (c: CollectionName, slug: string) => known[c]?.get(slug), referrers: () => [] };
   let linked: LinkedRecord[] = [];
+  let withEmbeds: CollectionIndex | null = null;
   for (const text of matched.texts) {
     let r: unknown;
     try {
@@ -254,7 +257,16 @@ export function shiftedIndex(def: ResourceDefinition, old: CollectionIndex, matc
       const target = known[site.collection as CollectionName];
       if (target === undefined || !target.has(site.slug)) return no('a reference to a record that does not exist');
     }
-    linked.push(def.link(r as SourceRecord, ctx));
+    const record = def.link(r as SourceRecord, ctx);
+    const o = back.length > 0 ? slugId(old, record.slug) : -1;
+    if (o >= 0) {
+      // (The files those come from did not change; a slug no record had is named by none of them.)
+      withEmbeds ??= { ...old, embeds: old.embeds.map((e) => ({ ...e, index: targets(e.target) ?? null })) };
+      if (withEmbeds.embeds.some((e) => e.index === null)) return no('an embedded collection not indexed');
+      const was = (JSON.parse(detailBytes(withEmbeds.list, withEmbeds.detail, withEmbeds.embeds, o, 20000101).toString('utf8')) as { data: Record<string, unknown> }).data;
+      for (const f of back) (record as Record<string, unknown>)[f] = was[f];
+    }
+    linked.push(record);
   }
   const build = (records: readonly LinkedRecord[]) => {
     const builder = indexBuilder(def, { records: records.length, bytes: 0 }, targets);
@@ -264,12 +276,13 @@ export function shiftedIndex(def: ResourceDefinition, old: CollectionIndex, matc
   let made = build(linked);
   if ((made.detail.plan === null) !== (old.detail.plan === null) || made.embeds.length !== old.embeds.length || (made.range === null) !== (old.range === null)) return no('another layout');
   if ((made.searchFrom === null) !== (old.searchFrom === null) || made.postings.length !== old.postings.length) return no('another layout');
-  if (made.list.gaps !== null || made.detail.own.gaps !== null) return no('a late field');
+  if ((made.list.gaps === null) !== (old.list.gaps === null) || (made.detail.own.gaps === null) !== (old.detail.own.gaps === null)) return no('another layout');
+  if (made.embeds.some((e, x) => (e.starts === null) !== (old.embeds[x]!.starts === null))) return no('another layout');
   // The records read that are, in everything the index holds of them, the old record of their slug
   // (the rest of a group that did not match as a whole: one record inserted in it leaves 64 as they
   // were) are taken as those old records, where the numbering stays ascending: fewer records to put
   // in the orders and the search index.
-  const kept = keptAsTheyWere(old, made, ids, newOf);
+  const kept = old.list.gaps !== null || old.detail.own.gaps !== null || old.embeds.some((e) => e.starts !== null) ? [] : keptAsTheyWere(old, made, ids, newOf);
   if (kept.length > 0) {
     const oldOf2 = oldOf.slice();
     for (const [k, o] of kept) oldOf2[ids[k]!] = o;
@@ -286,6 +299,8 @@ export function shiftedIndex(def: ResourceDefinition, old: CollectionIndex, matc
     }
   }
 
+  // A record others read back gone (others may name it: built whole, which reports it); one read again is not.
+  if (back.length > 0) for (let o = 0; o < n; o++) if (newOf[o]! < 0 && slugId(made, slugOf(old, o)) < 0) return no('records others read back removed');
   // A slug or `_id` of a record read that another record has (invalid: built whole, which reports it).
   const slugs = new Set<string>();
   const idsNow = new Set<unknown>();
@@ -297,13 +312,7 @@ export function shiftedIndex(def: ResourceDefinition, old: CollectionIndex, matc
     if (idsNow.has(linked[k]!._id)) return no('an _id another record has');
     idsNow.add(linked[k]!._id);
   }
-  const idKey = memberKey('_id');
-  for (let id = 0; id < n && idsNow.size > 0; id++) {
-    if (newOf[id]! < 0) continue;
-    const item = listItem(old.list, id);
-    const plain = memberString(item, idKey);
-    if (idsNow.has(plain ?? (JSON.parse(item.toString('utf8')) as { _id: unknown })._id)) return no('an _id another record has');
-  }
+  if (idsNow.size > 0 && !idsUnique(old, idsNow, newOf)) return no('an _id another record has');
 
   const orders = ordersOf(old, made, linked, ids, oldOf, madeOf, newOf, size);
   if (orders === null) return no('a sort key not read back from the JSON');
@@ -317,6 +326,13 @@ export function shiftedIndex(def: ResourceDefinition, old: CollectionIndex, matc
   for (let x = 0; x < old.postings.length; x++) {
     const t = old.postings[x]!;
     const m = made.postings[x]!;
+    // A table where each record holds one key at most, none new or gone: its postings renumbered.
+    const madeKeys = t.embed >= 0 ? made.embeds[t.embed]!.ids : m.keys === null ? null : keyNumbers(t.keys!, m);
+    const renumbered = madeKeys === null ? null : postingsRenumbered(t, madeKeys, ids, newOf, size, orders, ranks);
+    if (renumbered !== null) {
+      postings.push(renumbered);
+      continue;
+    }
     const c = new PostingCollector(equality[x]!, t.embed);
     if (t.embed >= 0) {
       const e = remapIds(old.embeds[t.embed]!.ids, made.embeds[t.embed]!.ids, oldOf, madeOf, size);
@@ -369,7 +385,7 @@ export function shiftedIndex(def: ResourceDefinition, old: CollectionIndex, matc
     ownCuts: ownPer === 0 ? old.detail.ownCuts : remapPer(old.detail.ownCuts, made.detail.ownCuts, ownPer, oldOf, madeOf, size),
   };
   const at = remapPer(old.slugs.at, made.slugs.at, 1, oldOf, madeOf, size);
-  const embeds: Embed[] = old.embeds.map((e, x) => ({ ...e, ids: remapIds(e.ids, made.embeds[x]!.ids, oldOf, madeOf, size) }));
+  const embeds: Embed[] = old.embeds.map((e, x) => (e.starts === null ? { ...e, ids: remapIds(e.ids, made.embeds[x]!.ids, oldOf, madeOf, size) } : remapHoles(e, made.embeds[x]!, oldOf, madeOf, size)));
   // Group digests: the file's sources as read; the index and sort digests of a group that is an old
   // group as it was (a shift of whole groups), else unknown (a later edit of it compares each record's).
   const groups = groupCount(size);
@@ -402,7 +418,9 @@ export function shiftedIndex(def: ResourceDefinition, old: CollectionIndex, matc
     search,
     groups: { sources, keys, sorts },
   };
-  return { index, records: ids.length };
+  // What it still shares with `old` (a key table, a plan) is copied when it lies in memory of `old`'s
+  // (a boot cache file is read into one allocation: else the whole file is kept alive by it).
+  return { index: copiedOff(index, buffersOf(old)), records: ids.length };
 }
 
 /**
@@ -457,6 +475,40 @@ function keptAsTheyWere(old: CollectionIndex, made: CollectionIndex, ids: Int32A
   return pairs.filter((_, p) => !differ.has(p));
 }
 
+/** `_id`s of a few records read as plain text: each looked for in the list items' bytes (a native search), not each item's read. */
+const FEW_IDS = 8;
+const PLAIN_ID = /^[\x20-\x7e]*$/;
+
+/** True when no record of `old` kept (`newOf` >= 0) has one of `ids` as its `_id`. */
+function idsUnique(old: CollectionIndex, ids: ReadonlySet<unknown>, newOf: Int32Array): boolean {
+  const key = memberKey('_id');
+  const idOf = (id: number): unknown => {
+    const item = listItem(old.list, id);
+    return memberString(item, key) ?? (JSON.parse(fragment(old.list, id, 20000101).toString('utf8')) as { _id: unknown })._id;
+  };
+  if (ids.size <= FEW_IDS && [...ids].every((x) => typeof x === 'string' && PLAIN_ID.test(x) && !x.includes('"') && !x.includes('\\'))) {
+    // Such an `_id` is written as these bytes in its record's list item whoever wrote it (no escape):
+    // each place they stand is checked to be a kept record's own `_id`.
+    const { bytes, starts } = old.list;
+    for (const x of ids) {
+      const needle = Buffer.from(`${JSON.stringify('_id')}:${JSON.stringify(x)}`);
+      for (let at = bytes.indexOf(needle); at >= 0; at = bytes.indexOf(needle, at + 1)) {
+        let lo = 0;
+        let hi = old.size - 1;
+        while (lo < hi) {
+          const mid = (lo + hi + 1) >>> 1;
+          if (starts[mid]! <= at) lo = mid;
+          else hi = mid - 1;
+        }
+        if (newOf[lo]! >= 0 && idOf(lo) === x) return false;
+      }
+    }
+    return true;
+  }
+  for (let id = 0; id < old.size; id++) if (newOf[id]! >= 0 && ids.has(idOf(id))) return false;
+  return true;
+}
+
 /** Record `id`'s list item (no late field). */
 const listItem = (f: Fragments, id: number): Buffer => f.bytes.subarray(f.starts[id]!, f.starts[id + 1]!);
 
@@ -502,7 +554,35 @@ function remapFragments(old: Fragments, made: Fragments, oldOf: Int32Array, made
   });
   const bytes = Buffer.allocUnsafeSlow(total);
   const starts = remapStarts(old.starts, made.starts, oldOf, madeOf, size, (fromMade, a, b, at) => (fromMade ? made : old).bytes.copy(bytes, at, a, b));
-  return { bytes, starts: offsetsOf(starts, total), gaps: null, late: null, keys: null };
+  if (old.gaps === null || made.gaps === null) return { bytes, starts: offsetsOf(starts, total), gaps: null, late: null, keys: null };
+  // A late field: each record's gap as far into it as before, its key as it was.
+  const gaps = new Float64Array(size);
+  const keys = new Float64Array(size);
+  forRuns(oldOf, madeOf, size, (fromMade, first, count, at) => {
+    const f = fromMade ? made : old;
+    for (let k = 0; k < count; k++) {
+      gaps[at + k] = starts[at + k]! + (f.gaps![first + k]! - f.starts[first + k]!);
+      keys[at + k] = f.keys![first + k]!;
+    }
+  });
+  return { bytes, starts: offsetsOf(starts, total), gaps: offsetsOf(gaps, total), late: old.late, keys };
+}
+
+/** A refs embed's holes (per record, its entries of `ids` and `at`) for the new numbering. */
+function remapHoles(old: Embed, made: Embed, oldOf: Int32Array, madeOf: Int32Array, size: number): Embed {
+  let total = 0;
+  forRuns(oldOf, madeOf, size, (fromMade, first, count) => {
+    const s = (fromMade ? made : old).starts!;
+    total += s[first + count]! - s[first]!;
+  });
+  const ids = new Int32Array(total);
+  const at = new Uint32Array(total);
+  const starts = remapStarts(old.starts!, made.starts!, oldOf, madeOf, size, (fromMade, a, b, to) => {
+    const from = fromMade ? made : old;
+    ids.set(from.ids.subarray(a, b), to);
+    at.set(from.at!.subarray(a, b), to);
+  });
+  return { ...old, ids, at: recordOffsetsOf(at), starts: Uint32Array.from(starts) };
 }
 
 function remapStrings(old: StringTable, made: StringTable, oldOf: Int32Array, madeOf: Int32Array, size: number): StringTable {
@@ -614,6 +694,128 @@ function ordersOf(old: CollectionIndex, made: CollectionIndex, linked: readonly 
   return orders;
 }
 
+const NO_KEYS: readonly string[] = [];
+
+/**
+ * The key number in `keys` (an old table's) of each record of table `m` (of the records read): -1
+ * for none; null when a record holds two or more, or one `keys` has not.
+ */
+function keyNumbers(keys: StringTable, m: PostingTable): Int32Array | null {
+  const numbers = new Map<string, number>();
+  for (let k = 0; k + 1 < keys.starts.length; k++) numbers.set(stringAt(keys, k), k);
+  const out = new Int32Array(m.ids.length === 0 ? 0 : Math.max(...m.ids) + 1).fill(-1);
+  for (let k = 0; k + 1 < m.offsets.length; k++) {
+    const number = numbers.get(stringAt(m.keys!, k));
+    if (number === undefined) return null;
+    for (let e = m.offsets[k]!; e < m.offsets[k + 1]!; e++) {
+      if (out[m.ids[e]!] !== -1) return null;
+      out[m.ids[e]!] = number;
+    }
+  }
+  return out;
+}
+
+/**
+ * Filter table `t` of the old index for the new numbering (record i before is record `newOf[i]`, -1:
+ * gone; the records read, numbers `ids`, hold the keys `madeKeys`: a key number of `t`, or -1, or past
+ * its length none), as PostingCollector.finish lays out the table of the same records: each posting's
+ * ids mapped and the records read merged in, its lists in each order (`orders`, `ranks`: the new ones)
+ * mapped with those records put by their ranks, bitmaps made for the new count. Null where that is
+ * not the layout a build makes: a record holding two keys or more, a key whose first record is no
+ * longer in the place its number says, a key no record holds now (a keyed table), or a posting
+ * passing SMALL_POSTING either way.
+ */
+function postingsRenumbered(t: PostingTable, madeKeys: Int32Array, ids: Int32Array, newOf: Int32Array, size: number, orders: readonly Int32Array[], ranks: readonly Int32Array[]): PostingTable | null {
+  const K = t.offsets.length - 1;
+  const keyOfMade = (j: number) => (j < madeKeys.length ? madeKeys[j]! : -1);
+  // Records read, by key: counts, then their ids ascending (ids are).
+  const madeCount = new Int32Array(K + 1);
+  for (let j = 0; j < ids.length; j++) {
+    const k = keyOfMade(j);
+    if (k >= K) return null;
+    if (k >= 0) madeCount[k + 1]!++;
+  }
+  for (let k = 0; k < K; k++) madeCount[k + 1]! += madeCount[k]!;
+  const madeIds = new Int32Array(madeCount[K]!);
+  const cursor = madeCount.slice(0, K);
+  for (let j = 0; j < ids.length; j++) if (keyOfMade(j) >= 0) madeIds[cursor[keyOfMade(j)]!++] = ids[j]!;
+  const held = new Uint8Array(newOf.length);
+  const offsets = new Int32Array(K + 1);
+  let lastFirst = -1;
+  for (let k = 0; k < K; k++) {
+    let count = madeCount[k + 1]! - madeCount[k]!;
+    let first = count > 0 ? madeIds[madeCount[k]!]! : size;
+    for (let e = t.offsets[k]!; e < t.offsets[k + 1]!; e++) {
+      const id = t.ids[e]!;
+      if (held[id] === 1) return null;
+      held[id] = 1;
+      const now = newOf[id]!;
+      if (now >= 0) {
+        count++;
+        if (now < first) first = now;
+      }
+    }
+    if (t.keys !== null) {
+      // Keys are numbered by the record that holds each first.
+      if (count === 0 || first <= lastFirst) return null;
+      lastFirst = first;
+    }
+    offsets[k + 1] = offsets[k]! + count;
+  }
+  const out = new Int32Array(offsets[K]!);
+  for (let k = 0; k < K; k++) {
+    let o = offsets[k]!;
+    let m = madeCount[k]!;
+    for (let e = t.offsets[k]!; e < t.offsets[k + 1]!; e++) {
+      const now = newOf[t.ids[e]!]!;
+      if (now < 0) continue;
+      while (m < madeCount[k + 1]! && madeIds[m]! < now) out[o++] = madeIds[m++]!;
+      out[o++] = now;
+    }
+    while (m < madeCount[k + 1]!) out[o++] = madeIds[m++]!;
+  }
+  // Lists in each order: the same postings long enough as before.
+  let large = 0;
+  for (let k = 0; k < K; k++) if (offsets[k + 1]! - offsets[k]! > SMALL_POSTING) large++;
+  if (large !== t.sortedKeys.length) return null;
+  for (let j = 0; j < large; j++) if (offsets[t.sortedKeys[j]! + 1]! - offsets[t.sortedKeys[j]!]! <= SMALL_POSTING) return null;
+  const sortedOffsets = new Int32Array(large + 1);
+  for (let j = 0; j < large; j++) sortedOffsets[j + 1] = sortedOffsets[j]! + offsets[t.sortedKeys[j]! + 1]! - offsets[t.sortedKeys[j]!]!;
+  const sorted = orders.map((_, s) => {
+    const rank = ranks[s]!;
+    const was = t.sorted[s]!;
+    const list = new Int32Array(sortedOffsets[large]!);
+    for (let j = 0; j < large; j++) {
+      const k = t.sortedKeys[j]!;
+      const adds = Array.from(madeIds.subarray(madeCount[k]!, madeCount[k + 1]!)).sort((a, b) => rank[a]! - rank[b]!);
+      let o = sortedOffsets[j]!;
+      let m = 0;
+      for (let e = t.sortedOffsets[j]!; e < t.sortedOffsets[j + 1]!; e++) {
+        const now = newOf[was[e]!]!;
+        if (now < 0) continue;
+        while (m < adds.length && rank[adds[m]!]! < rank[now]!) list[o++] = adds[m++]!;
+        list[o++] = now;
+      }
+      while (m < adds.length) list[o++] = adds[m++]!;
+    }
+    return list;
+  });
+  // Bitmaps of the postings that hold at least 1/64 of the records, as finish makes them.
+  const words = (size + 31) >>> 5;
+  let dense = 0;
+  for (let k = 0; k < K; k++) if ((offsets[k + 1]! - offsets[k]!) * 64 >= size) dense++;
+  const bitsAt = new Int32Array(dense === 0 ? 0 : K).fill(-1);
+  const bits = new Uint32Array(dense * words);
+  dense = 0;
+  for (let k = 0; k < bitsAt.length; k++) {
+    if ((offsets[k + 1]! - offsets[k]!) * 64 < size) continue;
+    bitsAt[k] = dense;
+    for (let e = offsets[k]!; e < offsets[k + 1]!; e++) bits[dense * words + (out[e]! >>> 5)]! |= 1 << (out[e]! & 31);
+    dense++;
+  }
+  return { param: t.param, keys: t.keys, embed: t.embed, offsets, ids: out, sortedKeys: t.sortedKeys, sortedOffsets, sorted, bitsAt, bits };
+}
+
 type FilterDef = Exclude<ResourceDefinition['filters'][number], { kind: 'range' }>;
 
 /**
@@ -643,11 +845,20 @@ function keysOf(old: CollectionIndex, t: PostingTable, linked: readonly LinkedRe
   };
   const out = new Array<readonly string[]>(size);
   const seen = new Set<string>();
+  const madeKeys = linked.map(listed);
+  // No record with two keys or more: which keys came first does not matter (one array per key).
+  let several = madeKeys.some((k) => k.length > 1);
+  for (let id = 0; id < n && !several; id++) several = counts[id + 1]! - counts[id]! > 1;
+  const single: (readonly string[])[] = [];
   for (let id = 0; id < size; id++) {
     let keys: readonly string[];
     const j = madeOf[id]!;
-    if (j >= 0) keys = listed(linked[j]!);
-    else {
+    if (j >= 0) keys = madeKeys[j]!;
+    else if (!several) {
+      const o = oldOf[id]!;
+      out[id] = counts[o + 1] === counts[o] ? NO_KEYS : (single[members[counts[o]!]!] ??= [keyOf(members[counts[o]!]!)]);
+      continue;
+    } else {
       const o = oldOf[id]!;
       keys = Array.from(members.subarray(counts[o]!, counts[o + 1]!), keyOf);
       if (keys.length > 1) {
@@ -660,4 +871,96 @@ function keysOf(old: CollectionIndex, t: PostingTable, linked: readonly LinkedRe
     out[id] = keys;
   }
   return out;
+}
+
+/**
+ * Where the records of `old` (an index of one collection before an edit of its file) are in `now`
+ * (after it) when records were inserted among them (issue 19: a celebrity inserted in the middle of
+ * celebrities.json moves every later one): each old record's number now, by its slug, and the
+ * records (old numbers) whose values of `fields` differ, with those fields; null when a record is
+ * gone or the numbering does not stay ascending. A record inserted is named by no collection whose
+ * file did not change and was valid (its slug was no record's).
+ */
+export function movedRecords(old: CollectionIndex, now: CollectionIndex, fields: readonly string[]): { readonly newOf: Int32Array; readonly changed: ReadonlyMap<number, readonly string[]> } | null {
+  if (now.size < old.size) return null;
+  const newOf = new Int32Array(old.size);
+  const changed = new Map<number, string[]>();
+  const same = (a: Fragments, i: number, b: Fragments, j: number) =>
+    a.bytes.compare(b.bytes, b.starts[j]!, b.starts[j + 1]!, a.starts[i]!, a.starts[i + 1]!) === 0 && (a.gaps === null || a.gaps[i]! - a.starts[i]! === b.gaps![j]! - b.starts[j]!);
+  let was: ReturnType<typeof knownCollection> | null = null;
+  let is: ReturnType<typeof knownCollection> | null = null;
+  let last = -1;
+  for (let o = 0; o < old.size; o++) {
+    const slug = slugOf(old, o);
+    const j = slugId(now, slug);
+    if (j <= last) return null;
+    newOf[o] = last = j;
+    if (same(old.list, o, now.list, j) && same(old.detail.own, o, now.detail.own, j)) continue;
+    const a = (was ??= knownCollection(old)).get(slug)!;
+    const b = (is ??= knownCollection(now)).get(slug)!;
+    const differ = fields.filter((f) => JSON.stringify(a[f]) !== JSON.stringify(b[f]));
+    if (differ.length > 0) changed.set(o, differ);
+  }
+  return { newOf, changed };
+}
+
+/**
+ * `ix` (a collection kept after an edit of `target`'s file, which moved `target`'s records: movedRecords
+ * `newOf`, `size` records now) with what it numbers by `target`'s records renumbered: embedded ids,
+ * and the filter tables numbered by them (an empty posting for each record inserted), as a build
+ * against the new index numbers them (PostingCollector.finish); null when a table is not numbered by `newOf`'s records.
+ */
+export function renumberedBy(ix: CollectionIndex, target: CollectionName, newOf: Int32Array, size: number): CollectionIndex | null {
+  const mapIds = (ids: Int32Array) => ids.map((id) => (id < 0 ? id : newOf[id]!));
+  const embeds = ix.embeds.map((e) => (e.target === target ? { ...e, ids: mapIds(e.ids) } : e));
+  const postings = ix.postings.map((t) => {
+    if (t.embed < 0 || ix.embeds[t.embed]!.target !== target) return t;
+    const K = t.offsets.length - 1;
+    if (K !== newOf.length) return null;
+    const offsets = new Int32Array(size + 1);
+    for (let k = 0; k < K; k++) offsets[newOf[k]! + 1] = t.offsets[k + 1]! - t.offsets[k]!;
+    for (let j = 0; j < size; j++) offsets[j + 1]! += offsets[j]!;
+    let bitsAt = t.bitsAt;
+    if (bitsAt.length > 0) {
+      bitsAt = new Int32Array(size).fill(-1);
+      for (let k = 0; k < K; k++) bitsAt[newOf[k]!] = t.bitsAt[k]!;
+    }
+    // The postings' ids, their lists in each order and their bitmaps stay in the same order (the
+    // numbering ascends): only where each starts moves.
+    return { ...t, offsets, sortedKeys: mapIds(t.sortedKeys), bitsAt };
+  });
+  if (postings.some((t) => t === null)) return null;
+  return { ...ix, embeds, postings: postings as PostingTable[] };
+}
+
+/** The memory every typed array of `value` lies in (not the definition, nor the indexes embeds read). */
+function buffersOf(value: unknown, out = new Set<ArrayBufferLike>()): Set<ArrayBufferLike> {
+  if (ArrayBuffer.isView(value)) out.add(value.buffer);
+  else if (Array.isArray(value)) for (const v of value) buffersOf(v, out);
+  else if (value !== null && typeof value === 'object') for (const [k, v] of Object.entries(value)) if (k !== 'def' && k !== 'index') buffersOf(v, out);
+  return out;
+}
+
+/**
+ * `value` with every typed array that lies in one of `buffers` replaced by a copy (objects and arrays
+ * copied only where something under them is): never the definition, nor the indexes embeds read.
+ * (As patch.ts copiedOff.)
+ */
+function copiedOff<T>(value: T, buffers: ReadonlySet<ArrayBufferLike>): T {
+  if (ArrayBuffer.isView(value)) {
+    if (!buffers.has(value.buffer)) return value;
+    return (Buffer.isBuffer(value) ? Buffer.from(value) : (value as unknown as Uint8Array).slice()) as T;
+  }
+  if (Array.isArray(value)) {
+    const out = value.map((v) => copiedOff(v, buffers));
+    return (out.some((v, i) => v !== value[i]) ? out : value) as T;
+  }
+  if (value === null || typeof value !== 'object') return value;
+  let out: Record<string, unknown> | null = null;
+  for (const [k, v] of Object.entries(value)) {
+    if (k === 'def' || k === 'index') continue;
+    const c = copiedOff(v, buffers);
+    if (c !== v) (out ??= { ...(value as Record<string, unknown>) })[k] = c;
+  }
+  return (out ?? value) as T;
 }

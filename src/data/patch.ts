@@ -28,6 +28,7 @@ import type { KnownCollections } from './load.ts';
 import { groupCount, RECORD_GROUP, SourceDigester } from './record-groups.ts';
 import { readRecords } from './records.ts';
 import { searchIndexOfTexts, searchIndexWith, type TextChange } from './search-index.ts';
+import { regroupedIndexWith } from './search-regroup.ts';
 import type { SearchFrom } from './search-text.ts';
 import { slugTableAt, stringAt, type StringTable } from './string-table.ts';
 import { checkObject, type Findings } from './validate.ts';
@@ -279,8 +280,8 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
 /**
  * The search index, text table and `derived` bits of `old` with the texts of records `ids` those of
  * `made`'s records 0, 1, ...: the postings of the grams those texts lose and gain updated
- * (search-index.ts searchIndexWith), or, where the trigrams index groups of texts, built from every
- * record's text (buildSearchIndex); laid out as a full build of the same texts lays them out
+ * (search-index.ts searchIndexWith; where the trigrams index groups of texts, search-regroup.ts), or,
+ * where the new texts would not be grouped as the old were, built from every record's text; laid out as a full build of the same texts lays them out
  * (test/data/patch.test.ts).
  */
 function searchRebuilt(old: CollectionIndex, made: CollectionIndex, ids: Int32Array, size: number): Pick<CollectionIndex, 'search' | 'searchText' | 'searchFrom'> {
@@ -293,7 +294,8 @@ function searchRebuilt(old: CollectionIndex, made: CollectionIndex, ids: Int32Ar
   }
   // (A record removed from the end: its text an empty one now.)
   for (let id = size; id < old.size; id++) changes.push({ id, was: searchTextOf(old, id), now: '' });
-  let search = searchIndexWith(old.search, changes, size);
+  // (Trigrams over groups of equal texts: only the groups the changed texts leave and join made again.)
+  let search = searchIndexWith(old.search, changes, size) ?? regroupedIndexWith(old.search, changes, size, (id) => searchTextOf(old, id));
   if (search === null) {
     const texts = searchTexts(old);
     for (const c of changes) texts[c.id] = c.now;

@@ -83,7 +83,7 @@ export function blocksFor(records: number): number {
 }
 const U16 = 65536;
 
-function gramKey(text: string, at: number, size: 1 | 2 | 3): number {
+export function gramKey(text: string, at: number, size: 1 | 2 | 3): number {
   if (size === 1) return text.charCodeAt(at);
   const k = text.charCodeAt(at) * U16 + text.charCodeAt(at + 1);
   return size === 2 ? k : k * U16 + text.charCodeAt(at + 2); // < 2^48: exact in a double
@@ -324,7 +324,7 @@ export function searchIndexOfTexts(ix: SearchIndex, texts: readonly string[], ch
 }
 
 /** The grams of `text` of `size` units: key -> its position as buildGrams keeps it (trigrams; 0 for the others). */
-function gramsIn(text: string, size: 1 | 2 | 3): Map<number, number> {
+export function gramsIn(text: string, size: 1 | 2 | 3): Map<number, number> {
   const out = new Map<number, number>();
   for (let i = 0; i + size <= text.length; i++) {
     const k = gramKey(text, i, size);
@@ -343,7 +343,7 @@ interface GramEdit {
 }
 
 /** `g` (over `was` records, `n` now) with the grams of `changes` moved: see searchIndexWith. */
-function gramsWith(g: GramPostings, was: number, n: number, changes: readonly TextChange[], size: 1 | 2 | 3): GramPostings {
+export function gramsWith(g: GramPostings, was: number, n: number, changes: readonly TextChange[], size: 1 | 2 | 3): GramPostings {
   const edits: GramEdit[] = [];
   for (const { id, was, now } of changes) {
     const before = gramsIn(was, size);
@@ -517,7 +517,7 @@ export function gramsConsistent(g: GramPostings, size: number, positions: boolea
 }
 
 /** The slot of `key`, or -1. */
-function slotOf(g: GramPostings, key: number): number {
+export function slotOf(g: GramPostings, key: number): number {
   const keys = g.keys;
   let lo = 0;
   let hi = keys.length - 1;

@@ -16,6 +16,7 @@ import { decodableFields, knownCollection } from './known.ts';
 import { DataError, loadCollections, type DataInput, type IndexHint, type KnownCollections } from './load.ts';
 import { BuildThread, SPLIT } from './build-split.ts';
 import { bakedFields, changedRecords, grownBy, patchable, patchCollection, relinked } from './patch.ts';
+import { movedRecords, renumberedBy } from './patch-shift.ts';
 
 export interface Snapshot {
   /** Identifies the data that is live, for logs and /metrics. */
@@ -405,6 +406,7 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
      * again (patch.ts relinked: `relinked` true); else null (it is built).
      */
     const diffs = new Map<CollectionName, ReturnType<typeof changedRecords>>();
+    const moves = new Map<CollectionName, ReturnType<typeof movedRecords>>();
     const unaffectedOne = async (name: CollectionName, changed: readonly CollectionName[], base: { readonly index: CollectionIndex; readonly key: string; readonly owned?: boolean }): Promise<{ readonly index: CollectionIndex; readonly relinked: boolean } | null> => {
       const fields = changed.map((d) => bakedFields(RESOURCES[name], d, base.index));
       if (changed.length === 0 || fields.some((f) => f === null)) return null;
@@ -417,7 +419,18 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
         // Which records of `d` changed, and in which fields, found once for every candidate (a scan of its records' bytes).
         if (!diffs.has(d)) diffs.set(d, changedRecords(old.index, collections[d]!, decodableFields(RESOURCES[d])));
         const all = diffs.get(d)!;
-        if (all === null) return null;
+        if (all === null) {
+          // Records of `d` inserted in the middle (every later one numbered anew), none of what this
+          // holds of the others changed: what it numbers by them renumbered (patch-shift.ts).
+          if (!moves.has(d)) moves.set(d, movedRecords(old.index, collections[d]!, decodableFields(RESOURCES[d])));
+          const moved = moves.get(d)!;
+          // (What it holds of a record changed as well: not patched, built.)
+          if (moved === null || [...moved.changed.values()].some((f) => f.some((x) => fields[k]!.includes(x)))) return null;
+          const renumbered = renumberedBy(index, d, moved.newOf, collections[d]!.size);
+          if (renumbered === null) return null;
+          index = renumbered;
+          continue;
+        }
         const differ = new Map<number, string[]>();
         for (const [id, f] of all) {
           const held = f.filter((x) => fields[k]!.includes(x));

@@ -239,6 +239,16 @@ const EDITS: Edit[] = [
   { what: 'three records inserted in the middle, one with a new category and the first likes', name: 'outfits', patched: true, apply: (d) => insertRecords(d, 'outfits', 200, 3, { category: 'Inserted Category', likesCount: 1_000_000 }) },
   { what: 'records removed in the middle, a group and more', name: 'outfits', patched: true, apply: async (d) => (await removeRecords(d, 'outfits', 100, RECORD_GROUP + 6), []) },
   { what: 'a record inserted first', name: 'outfits', patched: true, apply: (d) => insertRecords(d, 'outfits', 0, 1) },
+  {
+    what: 'a record inserted first with the category and brand of the last (keys numbered by their first records: in another order now)',
+    name: 'outfits',
+    patched: true,
+    apply: async (d) => {
+      const lines = (await readFile(join(d, 'outfits.json'), 'utf8')).split('\n');
+      const last = JSON.parse(lines[lines.lastIndexOf(']') - 1]!) as { category?: string; brand?: string };
+      return insertRecords(d, 'outfits', 0, 1, { _id: 'insertedWithLastKeys', slug: 'inserted-with-last-keys', category: last.category, brand: last.brand });
+    },
+  },
   { what: 'the first record removed', name: 'outfits', patched: true, apply: async (d) => (await removeRecords(d, 'outfits', 0, 1), []) },
   { what: 'a whole group inserted at a group boundary', name: 'outfits', patched: true, apply: (d) => insertRecords(d, 'outfits', 2 * RECORD_GROUP, RECORD_GROUP) },
   // Groups numbered anew: their digests unknown, so a sort key and a filter value edited in one are compared record by record.
@@ -349,6 +359,40 @@ describe('a patch after an edit', () => {
     const got = await patchCollection(data, RESOURCES.outfits, live.collections.outfits, (t) => live.collections[t], known, { chunkBytes: 3000 });
     assert.ok(got.index !== null, got.index === null ? got.why : '');
     assertSameAnswers(full, { ...live, collections: { ...live.collections, outfits: got.index } }, { outfits: ids });
+  });
+
+  it('movies (genres: several keys a record, numbered by first appearance) with records inserted and removed in the middle', async () => {
+    // (A load builds movies whole after an edit of movies.json: celebrities, its link target, read them back. Patched here directly.)
+    const data = join(root, 'data-movies');
+    await writeDataset(data, { scale: 200 });
+    let live = await loadSnapshot(data, { cacheDir: 'memory', buildThreads: 'never' });
+    const edits: [string, (d: string) => Promise<number[]>][] = [
+      [
+        'one inserted with genres none held first, in that order, two more further on, one before the first to hold three genres, with two of them the other way round',
+        async (d) => {
+          const second = JSON.parse((await readFile(join(d, 'movies.json'), 'utf8')).split('\n')[2]!.replace(/,$/, '')) as { genre: string[] };
+          assert.ok(second.genre.length >= 2);
+          await insertRecords(d, 'movies', 30, 1, { genre: ['Zeta Genre', 'Alpha Genre'] });
+          await insertRecords(d, 'movies', 100, 2);
+          await insertRecords(d, 'movies', 1, 1, { genre: second.genre.slice(0, 2).reverse() });
+          return [1, 31, 101, 102];
+        },
+      ],
+      // (Records no review names: those inserted. The record after the first is again the first to hold its genres: their order read from its JSON.)
+      ['those removed again', async (d) => (await removeRecords(d, 'movies', 1, 1), await removeRecords(d, 'movies', 30, 1), await removeRecords(d, 'movies', 99, 2), [])],
+    ];
+    for (const [what, edit] of edits) {
+      const ids = await edit(data);
+      const full = await loadSnapshot(data, { cacheDir: 'memory', buildThreads: 'never' });
+      const others = DEPENDS.movies.filter((n) => n !== 'movies');
+      const known = Object.fromEntries(others.map((n) => [n, knownCollection(live.collections[n])]));
+      const got = await patchCollection(data, RESOURCES.movies, live.collections.movies, (t) => live.collections[t], known);
+      assert.ok(got.index !== null, got.index === null ? `${what}: ${got.why}` : '');
+      const patched = { ...full, collections: { ...full.collections, movies: got.index } };
+      assertSameAnswers(full, patched, { movies: ids }, what);
+      assert.deepEqual(got.index.orders, full.collections.movies.orders, `${what}: orders`);
+      live = patched;
+    }
   });
 
   it('an invalid edit is never patched: a reload and a restart report what a full build reports', async () => {

@@ -1,0 +1,96 @@
+// Celebrities inserted in the middle of celebrities.json (patch-shift.ts): celebrities patched with
+// every later record numbered anew, and outfits, news and movies (whose files did not change) kept
+// with what they number by celebrities renumbered; every answer as a full build's, on a reload and
+// a restart. (Outfits, reviews and movies inserted or removed in the middle: test/data/patch.test.ts.)
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { loadSnapshot } from '../../src/data/snapshot.ts';
+import { writeDataset } from '../../src/generate/write-dataset.ts';
+import { assertSameAnswers, editLines, infoLines, SETTLE_MS } from '../helpers/edits.ts';
+
+let root: string;
+before(async () => (root = await mkdtemp(join(tmpdir(), 'patch-shift-'))));
+after(() => rm(root, { recursive: true, force: true }));
+
+/** `count` celebrities inserted before record `at`: copies of those there, each with its own `_id`, slug and name; their ids. */
+async function insertCelebrities(data: string, at: number, count: number, tag: string): Promise<number[]> {
+  await editLines(data, 'celebrities', (lines) => {
+    const added = Array.from({ length: count }, (_, k) => {
+      const r = JSON.parse(lines[at + 1 + k]!.replace(/,$/, '')) as Record<string, unknown>;
+      r._id = `inserted-${tag}-${k}`;
+      r.slug = `inserted-celebrity-${tag}-${k}`;
+      r.name = `Inserted Celebrity ${tag} ${k}`;
+      return `${JSON.stringify(r)},`;
+    });
+    lines.splice(at + 1, 0, ...added);
+  });
+  return Array.from({ length: count }, (_, k) => at + k);
+}
+
+function loadLine(lines: readonly string[]): { built: string[]; unaffected?: string[]; patched?: string[]; unpatched?: Record<string, string> } {
+  const line = lines.find((l) => l.startsWith('data read and indexed '));
+  assert.ok(line, lines.join('\n'));
+  return JSON.parse(line.slice('data read and indexed '.length)) as { built: string[] };
+}
+
+describe('celebrities inserted in the middle', () => {
+  it('celebrities patched, outfits, news and movies kept with their celebrity ids renumbered: answers as a full build, on a reload and a restart', async () => {
+    const data = join(root, 'data');
+    const state = join(root, 'state');
+    await writeDataset(data, { scale: 200 });
+    await sleep(SETTLE_MS);
+    let live = await loadSnapshot(data, { cacheDir: state });
+    const edits: [string, (d: string) => Promise<number[]>, 'reload' | 'restart'][] = [
+      ['one in the middle', (d) => insertCelebrities(d, 50, 1, 'a'), 'reload'],
+      ['two near the start and one further on', async (d) => [...(await insertCelebrities(d, 150, 1, 'b')), ...(await insertCelebrities(d, 3, 2, 'c'))], 'restart'],
+      ['one first', (d) => insertCelebrities(d, 0, 1, 'd'), 'reload'],
+    ];
+    for (const [what, edit, how] of edits) {
+      const ids = await edit(data);
+      const full = await loadSnapshot(data, { cacheDir: 'memory', buildThreads: 'never', patch: false });
+      const { lines, log } = infoLines();
+      const got = await loadSnapshot(data, { cacheDir: state, log, buildThreads: 'never', ...(how === 'reload' ? { previous: live } : {}) });
+      const line = loadLine(lines);
+      assert.deepEqual(line.patched, ['celebrities'], `${what}: ${JSON.stringify(line)}`);
+      assert.deepEqual([...(line.unaffected ?? [])].sort(), ['movies', 'news', 'outfits'], `${what}: ${JSON.stringify(line)}`);
+      assertSameAnswers(full, got, { celebrities: ids }, what);
+      for (const name of ['celebrities', 'outfits', 'news', 'movies'] as const) {
+        assert.deepEqual(got.collections[name].postings, full.collections[name].postings, `${what}: ${name} filter tables`);
+        assert.deepEqual(got.collections[name].orders, full.collections[name].orders, `${what}: ${name} orders`);
+      }
+      live = got;
+    }
+  });
+
+  it('an outfit inserted in the middle: the patched index holds nothing of the memory of the index it was made from (a boot cache file is read into one allocation)', async () => {
+    const data = join(root, 'data-memory');
+    const state = join(root, 'state-memory');
+    await writeDataset(data, { scale: 200 });
+    await sleep(SETTLE_MS);
+    await loadSnapshot(data, { cacheDir: state });
+    const live = await loadSnapshot(data, { cacheDir: state });
+    const old = live.collections.outfits;
+    const buffers = new Set<ArrayBufferLike>();
+    const collect = (v: unknown): void => {
+      // (Not Buffer.from's pool of small buffers, shared by any.)
+      if (ArrayBuffer.isView(v)) v.buffer.byteLength > 8192 && buffers.add(v.buffer);
+      else if (Array.isArray(v)) v.forEach(collect);
+      else if (v !== null && typeof v === 'object') for (const [k, x] of Object.entries(v)) if (k !== 'def' && k !== 'index') collect(x);
+    };
+    collect(old);
+    await editLines(data, 'outfits', (lines) => lines.splice(100, 0, lines[100]!.replace(/"slug":"/, '"slug":"copy-').replace(/"_id":"/, '"_id":"c')));
+    const { lines, log } = infoLines();
+    const next = (await loadSnapshot(data, { cacheDir: state, previous: live, log, buildThreads: 'never' })).collections.outfits;
+    assert.deepEqual(loadLine(lines).patched, ['outfits'], lines.join('\n'));
+    const walk = (v: unknown, path: string): void => {
+      if (ArrayBuffer.isView(v)) assert.ok(!buffers.has(v.buffer), `${path} lies in the old index's memory`);
+      else if (Array.isArray(v)) v.forEach((x, i) => walk(x, `${path}.${i}`));
+      else if (v !== null && typeof v === 'object') for (const [k, x] of Object.entries(v)) if (k !== 'def' && k !== 'index') walk(x, `${path}.${k}`);
+    };
+    walk(next, 'outfits');
+  });
+});
