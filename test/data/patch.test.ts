@@ -120,8 +120,8 @@ const EDITS: Edit[] = [
   },
   { what: 'the last record (a partial group)', name: 'outfits', patched: true, apply: async (d) => (await editLines(d, 'outfits', (l) => (l[l.length - 3] = l[l.length - 3]!.replace('"price":"', '"price":"about '))), []) },
   { what: 'a news title letter case', name: 'news', patched: true, apply: async (d) => (await editRecord(d, 'news', 10, (r) => (r.title = flipFirst(r.title as string))), [10]) },
-  // Built whole: celebrities (its link target) is rebuilt too, for the filmographies.
-  { what: 'a movie synopsis', name: 'movies', patched: false, apply: async (d) => (await editRecord(d, 'movies', 7, (r) => (r.synopsis = 'New words.')), [7]) },
+  // Patched: celebrities (its link target) stands in as it was before the edit, then is kept (no filmography changed: filmography.ts).
+  { what: 'a movie synopsis', name: 'movies', patched: true, apply: async (d) => (await editRecord(d, 'movies', 7, (r) => (r.synopsis = 'New words.')), [7]) },
   // A search text changed: the search index is built again from the texts, the title order patched.
   { what: 'a title (search text and sort key)', name: 'outfits', patched: true, apply: async (d) => (await editRecord(d, 'outfits', mid, (r) => (r.title = 'Zebra Qxj Title')), [mid]) },
   {
@@ -277,6 +277,8 @@ const EDITS: Edit[] = [
   { what: 'review ratings inserted in the middle (a range value)', name: 'reviews', patched: true, apply: (d) => insertRecords(d, 'reviews', 20, 2, { rating: 3.3 }) },
   // Built whole: news' popular sort's key (`views`) is not served, so an inserted record's place cannot be found.
   { what: 'a news item inserted in the middle', name: 'news', patched: false, apply: (d) => insertRecords(d, 'news', 20, 1) },
+  // Removed: no record to place, so no key to read (the others keep their places).
+  { what: 'news items removed in the middle', name: 'news', patched: true, apply: async (d) => (await removeRecords(d, 'news', 40, 2), []) },
 ];
 
 describe('a patch after an edit', () => {
