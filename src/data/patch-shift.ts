@@ -992,9 +992,9 @@ function buffersOf(value: unknown, out = new Set<ArrayBufferLike>()): Set<ArrayB
 /**
  * `value` with every typed array that lies in one of `buffers` replaced by a copy (objects and arrays
  * copied only where something under them is): never the definition, nor the indexes embeds read.
- * (As patch.ts copiedOff.)
+ * (patch.ts copies a kept collection off the old cache file's memory with it too.)
  */
-function copiedOff<T>(value: T, buffers: ReadonlySet<ArrayBufferLike>): T {
+export function copiedOff<T>(value: T, buffers: ReadonlySet<ArrayBufferLike>): T {
   if (ArrayBuffer.isView(value)) {
     if (!buffers.has(value.buffer)) return value;
     return (Buffer.isBuffer(value) ? Buffer.from(value) : (value as unknown as Uint8Array).slice()) as T;

@@ -33,7 +33,7 @@ import type { SearchFrom } from './search-text.ts';
 import { slugTableAt, stringAt, type StringTable } from './string-table.ts';
 import { checkObject, type Findings } from './validate.ts';
 import { readApart } from './boot-cache-read.ts';
-import { ShiftMatcher, shiftedIndex, unknownDigest } from './patch-shift.ts';
+import { copiedOff, ShiftMatcher, shiftedIndex, unknownDigest } from './patch-shift.ts';
 
 /** More changed records than this share of the collection: a full build (the patch's gain is gone). */
 const MAX_CHANGED_SHARE = 0.05;
@@ -632,29 +632,6 @@ function rangeWith(old: RangeIndex, made: RangeIndex, ids: Int32Array, size: num
   const withValue = Int32Array.from({ length: size }, (_, i) => i).filter((i) => byId[i] === byId[i]);
   withValue.sort((a, b) => byId[a]! - byId[b]! || a - b);
   return { param: old.param, ids: withValue, values: Float64Array.from(withValue, (i) => byId[i]!), byId };
-}
-
-/**
- * `value` with every typed array that lies in one of `buffers` replaced by a copy (objects and arrays
- * copied only where something under them is): never the definition, nor the indexes embeds read.
- */
-function copiedOff<T>(value: T, buffers: ReadonlySet<ArrayBufferLike>): T {
-  if (ArrayBuffer.isView(value)) {
-    if (!buffers.has(value.buffer)) return value;
-    return (Buffer.isBuffer(value) ? Buffer.from(value) : (value as unknown as Uint8Array).slice()) as T;
-  }
-  if (Array.isArray(value)) {
-    const out = value.map((v) => copiedOff(v, buffers));
-    return (out.some((v, i) => v !== value[i]) ? out : value) as T;
-  }
-  if (value === null || typeof value !== 'object') return value;
-  let out: Record<string, unknown> | null = null;
-  for (const [k, v] of Object.entries(value)) {
-    if (k === 'def' || k === 'index') continue;
-    const c = copiedOff(v, buffers);
-    if (c !== v) (out ??= { ...(value as Record<string, unknown>) })[k] = c;
-  }
-  return (out ?? value) as T;
 }
 
 /** Bit `i` of a bitmap, or 0 without one. */
