@@ -13,6 +13,8 @@
 // made again from every record's key and text (as a full build makes them, so numbered as it numbers
 // them), slug slots remade. test/data/patch.test.ts compares every answer with a full build's.
 import { createHash, type Hash } from 'node:crypto';
+import { RESOURCES } from '../resources/index.ts';
+import type { Schema } from '../resources/schema.ts';
 import type { CollectionName, LinkContext, LinkedRecord, ResourceDefinition, SourceRecord } from '../resources/types.ts';
 import { detailBytes, embedFields, type Details, type Embed } from './detail-layout.ts';
 import { fragment, offsetsOf, recordOffsetsOf, type Fragments, type RecordOffsets } from './fragments.ts';
@@ -299,8 +301,18 @@ export function shiftedIndex(def: ResourceDefinition, old: CollectionIndex, matc
     }
   }
 
-  // A record others read back gone (others may name it: built whole, which reports it); one read again is not.
-  if (back.length > 0) for (let o = 0; o < n; o++) if (newOf[o]! < 0 && slugId(made, slugOf(old, o)) < 0) return no('records others read back removed');
+  // A record others read back gone: only one none of them named (an empty filmography: no movie's
+  // cast names the celebrity; the collections that embed it check their own, movedRecords), else
+  // built whole, which reports what names it. (One read again under its slug is not gone.)
+  if (back.length > 0) {
+    for (let o = 0; o < n; o++) {
+      if (newOf[o]! >= 0 || slugId(made, slugOf(old, o)) >= 0) continue;
+      withEmbeds ??= { ...old, embeds: old.embeds.map((e) => ({ ...e, index: targets(e.target) ?? null })) };
+      if (withEmbeds.embeds.some((e) => e.index === null)) return no('an embedded collection not indexed');
+      const was = (JSON.parse(detailBytes(withEmbeds.list, withEmbeds.detail, withEmbeds.embeds, o, 20000101).toString('utf8')) as { data: Record<string, unknown> }).data;
+      if (back.some((f) => !Array.isArray(was[f]) || (was[f] as unknown[]).length > 0)) return no('records others read back removed');
+    }
+  }
   // A slug or `_id` of a record read that another record has (invalid: built whole, which reports it).
   const slugs = new Set<string>();
   const idsNow = new Set<unknown>();
@@ -877,12 +889,12 @@ function keysOf(old: CollectionIndex, t: PostingTable, linked: readonly LinkedRe
  * Where the records of `old` (an index of one collection before an edit of its file) are in `now`
  * (after it) when records were inserted among them (issue 19: a celebrity inserted in the middle of
  * celebrities.json moves every later one): each old record's number now, by its slug, and the
- * records (old numbers) whose values of `fields` differ, with those fields; null when a record is
- * gone or the numbering does not stay ascending. A record inserted is named by no collection whose
- * file did not change and was valid (its slug was no record's).
+ * records (old numbers) whose values of `fields` differ, with those fields; -1 for a record gone
+ * (renumberedBy keeps only a collection none of whose records names it); null when the numbering
+ * does not stay ascending. A record inserted is named by no collection whose file did not change and
+ * was valid (its slug was no record's).
  */
-export function movedRecords(old: CollectionIndex, now: CollectionIndex, fields: readonly string[]): { readonly newOf: Int32Array; readonly changed: ReadonlyMap<number, readonly string[]> } | null {
-  if (now.size < old.size) return null;
+export function movedRecords(old: CollectionIndex, now: CollectionIndex, fields: readonly string[]): Moved | null {
   const newOf = new Int32Array(old.size);
   const changed = new Map<number, string[]>();
   const same = (a: Fragments, i: number, b: Fragments, j: number) =>
@@ -890,9 +902,16 @@ export function movedRecords(old: CollectionIndex, now: CollectionIndex, fields:
   let was: ReturnType<typeof knownCollection> | null = null;
   let is: ReturnType<typeof knownCollection> | null = null;
   let last = -1;
+  let goneReadBack = false;
   for (let o = 0; o < old.size; o++) {
     const slug = slugOf(old, o);
     const j = slugId(now, slug);
+    if (j < 0) {
+      newOf[o] = -1;
+      // (What it read back from others: its refs holes, a celebrity's filmography.)
+      for (const e of old.embeds) if (e.starts !== null && e.starts[o + 1]! > e.starts[o]!) goneReadBack = true;
+      continue;
+    }
     if (j <= last) return null;
     newOf[o] = last = j;
     if (same(old.list, o, now.list, j) && same(old.detail.own, o, now.detail.own, j)) continue;
@@ -901,7 +920,17 @@ export function movedRecords(old: CollectionIndex, now: CollectionIndex, fields:
     const differ = fields.filter((f) => JSON.stringify(a[f]) !== JSON.stringify(b[f]));
     if (differ.length > 0) changed.set(o, differ);
   }
-  return { newOf, changed };
+  return { newOf, changed, goneReadBack };
+}
+
+/** What movedRecords finds. */
+export interface Moved {
+  /** Each old record's number now, -1: gone. */
+  readonly newOf: Int32Array;
+  /** Old records whose values of the fields asked differ, with those fields. */
+  readonly changed: ReadonlyMap<number, readonly string[]>;
+  /** Whether a record gone read records of others back (a celebrity's filmography not empty: a movie's cast named it). */
+  readonly goneReadBack: boolean;
 }
 
 /**
@@ -910,24 +939,43 @@ export function movedRecords(old: CollectionIndex, now: CollectionIndex, fields:
  * and the filter tables numbered by them (an empty posting for each record inserted), as a build
  * against the new index numbers them (PostingCollector.finish); null when a table is not numbered by `newOf`'s records.
  */
-export function renumberedBy(ix: CollectionIndex, target: CollectionName, newOf: Int32Array, size: number): CollectionIndex | null {
+export function renumberedBy(ix: CollectionIndex, target: CollectionName, moved: Moved, size: number): CollectionIndex | null {
+  const newOf = moved.newOf;
   const mapIds = (ids: Int32Array) => ids.map((id) => (id < 0 ? id : newOf[id]!));
+  if (newOf.includes(-1)) {
+    // Records of `target` gone: kept only when every reference to them is an embedded record's (one
+    // id per record, checked below), or one `target` reads back (a movie's cast names a celebrity
+    // exactly when its filmography holds the movie: those of the gone were empty).
+    const refs: string[] = [];
+    refPaths(ix.def.source, '', target, refs);
+    const readBack = RESOURCES[target].referrers?.includes(ix.def.name) === true && !moved.goneReadBack;
+    if (!readBack && !refs.every((f) => ix.embeds.some((e) => e.field === f && e.target === target && e.starts === null))) return null;
+    for (const e of ix.embeds) if (e.target === target && e.ids.some((id) => id >= 0 && newOf[id]! < 0)) return null;
+  }
   const embeds = ix.embeds.map((e) => (e.target === target ? { ...e, ids: mapIds(e.ids) } : e));
   const postings = ix.postings.map((t) => {
     if (t.embed < 0 || ix.embeds[t.embed]!.target !== target) return t;
     const K = t.offsets.length - 1;
     if (K !== newOf.length) return null;
     const offsets = new Int32Array(size + 1);
-    for (let k = 0; k < K; k++) offsets[newOf[k]! + 1] = t.offsets[k + 1]! - t.offsets[k]!;
+    for (let k = 0; k < K; k++) {
+      if (newOf[k]! >= 0) offsets[newOf[k]! + 1] = t.offsets[k + 1]! - t.offsets[k]!;
+      else if (t.offsets[k + 1] !== t.offsets[k]) return null;
+    }
     for (let j = 0; j < size; j++) offsets[j + 1]! += offsets[j]!;
     let bitsAt = t.bitsAt;
     if (bitsAt.length > 0) {
       bitsAt = new Int32Array(size).fill(-1);
-      for (let k = 0; k < K; k++) bitsAt[newOf[k]!] = t.bitsAt[k]!;
+      for (let k = 0; k < K; k++) {
+        if (newOf[k]! >= 0) bitsAt[newOf[k]!] = t.bitsAt[k]!;
+        else if (t.bitsAt[k]! >= 0) return null;
+      }
     }
     // The postings' ids, their lists in each order and their bitmaps stay in the same order (the
     // numbering ascends): only where each starts moves.
-    return { ...t, offsets, sortedKeys: mapIds(t.sortedKeys), bitsAt };
+    const sortedKeys = mapIds(t.sortedKeys);
+    if (sortedKeys.includes(-1)) return null;
+    return { ...t, offsets, sortedKeys, bitsAt };
   });
   if (postings.some((t) => t === null)) return null;
   return { ...ix, embeds, postings: postings as PostingTable[] };
@@ -963,4 +1011,12 @@ function copiedOff<T>(value: T, buffers: ReadonlySet<ArrayBufferLike>): T {
     if (c !== v) (out ??= { ...(value as Record<string, unknown>) })[k] = c;
   }
   return (out ?? value) as T;
+}
+
+/** The paths of the fields of `schema` that reference records of `target` (a top-level field by its name). */
+function refPaths(schema: Schema, path: string, target: string, out: string[]): void {
+  if (schema.type === 'string' && schema.ref === target) out.push(path);
+  else if (schema.type === 'object') for (const [k, v] of Object.entries(schema.properties)) refPaths(v, path === '' ? k : `${path}.${k}`, target, out);
+  else if (schema.type === 'array') refPaths(schema.items, `${path}[]`, target, out);
+  else if (schema.type === 'map') refPaths(schema.values, `${path}{}`, target, out);
 }

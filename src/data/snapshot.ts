@@ -426,7 +426,7 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
           const moved = moves.get(d)!;
           // (What it holds of a record changed as well: not patched, built.)
           if (moved === null || [...moved.changed.values()].some((f) => f.some((x) => fields[k]!.includes(x)))) return null;
-          const renumbered = renumberedBy(index, d, moved.newOf, collections[d]!.size);
+          const renumbered = renumberedBy(index, d, moved, collections[d]!.size);
           if (renumbered === null) return null;
           index = renumbered;
           continue;

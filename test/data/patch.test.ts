@@ -277,6 +277,8 @@ const EDITS: Edit[] = [
   { what: 'review ratings inserted in the middle (a range value)', name: 'reviews', patched: true, apply: (d) => insertRecords(d, 'reviews', 20, 2, { rating: 3.3 }) },
   // Built whole: news' popular sort's key (`views`) is not served, so an inserted record's place cannot be found.
   { what: 'a news item inserted in the middle', name: 'news', patched: false, apply: (d) => insertRecords(d, 'news', 20, 1) },
+  // Removed: no record to place, so no key to read (the others keep their places).
+  { what: 'news items removed in the middle', name: 'news', patched: true, apply: async (d) => (await removeRecords(d, 'news', 40, 2), []) },
 ];
 
 describe('a patch after an edit', () => {
