@@ -38,7 +38,14 @@ import { ShiftMatcher, shiftedIndex, unknownDigest } from './patch-shift.ts';
 /** More changed records than this share of the collection: a full build (the patch's gain is gone). */
 const MAX_CHANGED_SHARE = 0.05;
 
-export type PatchResult = { readonly index: CollectionIndex; readonly records: number } | { readonly index: null; readonly why: string };
+/**
+ * `changed` (patchCollection): the ids of the records of the groups read again, ascending, and their
+ * source records as the file holds them now (filmography.ts: a movie's cast names celebrities by slug,
+ * which its served JSON does not show).
+ */
+export type PatchResult =
+  | { readonly index: CollectionIndex; readonly records: number; readonly changed?: { readonly ids: Int32Array; readonly sources: readonly SourceRecord[] } }
+  | { readonly index: null; readonly why: string };
 
 /**
  * Whether `def`'s index can be patched at all: none of its answers depend on other records of its own,
@@ -124,7 +131,7 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
   const moved = matcher.finish();
   if (moved !== null) return matcher.tooMany ? { index: null, why: 'too many records changed' } : shiftedIndex(def, old, moved, size, sources, targets, known);
   if (tooMany) return { index: null, why: 'too many records changed' };
-  if (changedGroups.length === 0 && size === n) return { index: { ...old, groups: { ...was, sources } }, records: 0 };
+  if (changedGroups.length === 0 && size === n) return { index: { ...old, groups: { ...was, sources } }, records: 0, changed: { ids: new Int32Array(0), sources: [] } };
 
   // The changed records, as a full load would take them: parsed, validated, references checked, linked.
   // What a record reads back from others (a filmography) is its record's before the edit: the same
@@ -134,6 +141,7 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
   if (back.length > 0 && size < n) return { index: null, why: 'records others read back removed' };
   const ctx: LinkContext = { get: (c: CollectionName, slug: string) => known[c]?.get(slug), referrers: () => [] };
   const linked: LinkedRecord[] = [];
+  const records: SourceRecord[] = [];
   let withEmbeds: CollectionIndex | null = null;
   const firstIds = changedGroups.flatMap((g) => Array.from({ length: Math.max(0, Math.min(size, (g + 1) * RECORD_GROUP) - g * RECORD_GROUP) }, (_, i) => g * RECORD_GROUP + i));
   for (const text of changedTexts) {
@@ -163,6 +171,7 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
       if (record.slug !== slugOf(old, id) && (back.some((f) => !Array.isArray(was[f]) || (was[f] as unknown[]).length > 0) || slugId(old, record.slug) >= 0)) return { index: null, why: 'a slug others read back changed' };
       for (const f of back) (record as Record<string, unknown>)[f] = was[f];
     }
+    records.push(r as SourceRecord);
     linked.push(record);
   }
   const builder = indexBuilder(def, { records: linked.length, bytes: 0 }, targets);
@@ -274,7 +283,7 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
     detail,
     groups: { sources, keys: groupKeys, sorts: groupSorts },
   };
-  return { index, records: linked.length };
+  return { index, records: linked.length, changed: { ids, sources: records } };
 }
 
 /**

@@ -4,7 +4,7 @@ import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { RESOURCE_LIST, RESOURCES } from '../resources/index.ts';
-import type { CollectionName, ResourceDefinition } from '../resources/types.ts';
+import type { CollectionName, ResourceDefinition, SourceRecord } from '../resources/types.ts';
 import type { Logger } from '../log.ts';
 import { collectionKey, DEPENDS, readDataIdentity, splitKey, type DataIdentity } from './boot-cache-format.ts';
 import { openCollectionCache, type CacheResult } from './boot-cache-read.ts';
@@ -16,6 +16,7 @@ import { decodableFields, knownCollection } from './known.ts';
 import { DataError, loadCollections, type DataInput, type IndexHint, type KnownCollections } from './load.ts';
 import { BuildThread, SPLIT } from './build-split.ts';
 import { bakedFields, changedRecords, grownBy, patchable, patchCollection, relinked } from './patch.ts';
+import { filmographiesSame } from './filmography.ts';
 import { movedRecords, renumberedBy } from './patch-shift.ts';
 
 export interface Snapshot {
@@ -142,6 +143,9 @@ export type BuildThreads = 'auto' | 'always' | 'never';
 type BuildReport = { thread?: readonly CollectionName[]; threadFailed?: string };
 
 let loads = 0;
+
+/** Whether `name` reads back the records of the one collection `changed` holds (celebrities: movies, for filmographies). */
+const readsBack = (name: CollectionName, changed: readonly CollectionName[]) => changed.length === 1 && RESOURCES[name].referrers?.includes(changed[0]!) === true;
 
 function stamp(collections: Record<CollectionName, CollectionIndex>, keys: Record<CollectionName, string> | null): Snapshot {
   const loadedAt = new Date().toISOString();
@@ -383,11 +387,14 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
       if (!bases.has(name)) bases.set(name, await baseOf(name, [DEPENDS[name].indexOf(name)]));
       return bases.get(name)!;
     };
+    /** The records a patch read again, and their sources (patch.ts PatchResult `changed`). */
+    const patchedRecords = new Map<CollectionName, { readonly ids: Int32Array; readonly sources: readonly SourceRecord[] }>();
     /** Patches `name` (null), or says why not ('' when there is nothing to patch from). */
     const patchOne = async (name: CollectionName): Promise<string | null> => {
       const def = RESOURCES[name];
       const others = DEPENDS[name].filter((n) => n !== name);
-      const linkTarget = (n: CollectionName) => (missing.has(n) ? standIns[n] : collections[n]);
+      const embedsFrom = (n: CollectionName) => [...def.listFields, ...def.detailFields].some((f) => typeof f !== 'string' && f.from === n);
+      const linkTarget = (n: CollectionName) => (missing.has(n) ? (standIns[n] ?? (embedsFrom(n) ? undefined : linkStandIns[n])) : collections[n]);
       if (options.patch === false || !patchable(def) || !others.every((n) => linkTarget(n) !== undefined)) return '';
       const base = (await baseBefore(name))?.index ?? null;
       if (base === null) return '';
@@ -395,6 +402,7 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
       const got = await patchCollection(input, def, base, (t) => linkTarget(t), known);
       if (got.index === null) return got.why;
       collections[name] = got.index;
+      if (got.changed !== undefined) patchedRecords.set(name, got.changed);
       return null;
     };
     /**
@@ -449,6 +457,18 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
       // (Records added at the end of those: an empty posting each where their ids number postings.)
       return { index: changed.reduce((ix, d) => grownBy(ix, d, collections[d]!.size), index), relinked: relink };
     };
+    /**
+     * The index of `name` (the celebrities), whose own file did not change, built before the edit of
+     * the file of `d` (the movies, which it reads back: filmographies), when `d` was patched and what
+     * `name` reads back of it is the same (filmography.ts); else null (it is built).
+     */
+    const readBackSame = async (name: CollectionName, d: CollectionName, base: { readonly index: CollectionIndex; readonly key: string }): Promise<{ readonly index: CollectionIndex; readonly relinked: boolean } | null> => {
+      const old = await baseBefore(d);
+      const edit = patchedRecords.get(d);
+      const fileOf = (key: string, n: CollectionName) => splitKey(key)?.files[DEPENDS[n].indexOf(d)];
+      if (old === null || edit === undefined || fileOf(base.key, name) === undefined || fileOf(base.key, name) !== fileOf(old.key, d)) return null;
+      return filmographiesSame(base.index, old.index, collections[d]!, edit.ids, edit.sources) ? { index: base.index, relinked: false } : null;
+    };
     if (cacheDir !== undefined) log?.info('boot cache not used for some collections; loading them from the data files', { misses });
     // A collection whose own file did not change, rebuilt for an edit of a file it links to (a
     // candidate): kept when what it holds of that file's records did not change (an edit of a
@@ -465,7 +485,7 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
     const baseReads: { readonly name: CollectionName; readonly changed: readonly CollectionName[]; readonly base: Promise<{ readonly index: CollectionIndex; readonly key: string; readonly owned?: boolean } | null> }[] = [];
     for (const name of inOrder(missing)) {
       const changed = DEPENDS[name].filter((d) => d !== name && missing.has(d));
-      if (options.patch === false || changed.length === 0 || changed.some((d) => bakedFields(RESOURCES[name], d) === null)) continue;
+      if (options.patch === false || changed.length === 0 || (changed.some((d) => bakedFields(RESOURCES[name], d) === null) && !readsBack(name, changed))) continue;
       const base = baseOf(name, changed.map((d) => DEPENDS[name].indexOf(d)));
       base.catch(() => {}); // (awaited below: a failure is thrown there)
       baseReads.push({ name, changed, base });
@@ -476,10 +496,17 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
     // kept or built).
     const ownList = (def: ResourceDefinition) => def.listFields.every((f) => typeof f === 'string' && !Object.hasOwn(def.derived.properties, f) && f !== def.late?.field);
     const standIns: Partial<Record<CollectionName, CollectionIndex>> = {};
-    for (const { name, base } of baseReads) {
-      if (!ownList(RESOURCES[name])) continue;
+    /**
+     * A candidate's index before the edit as a link target alone (what a link reads of it, `readByLinks`,
+     * is its own source fields: the celebrities' names for the movies' casts), for a collection that
+     * does not embed its records: the celebrities' (their filmographies read the edited movies back).
+     */
+    const linkStandIns: Partial<Record<CollectionName, CollectionIndex>> = {};
+    for (const { name, base, changed } of baseReads) {
+      const linkOnly = readsBack(name, changed);
+      if (!ownList(RESOURCES[name]) && !linkOnly) continue;
       const index = (await base)?.index;
-      if (index !== undefined) standIns[name] = index;
+      if (index !== undefined) (linkOnly ? linkStandIns : standIns)[name] = index;
     }
     // A collection whose own file alone changed: patched from its index before the edit (patch.ts).
     const patched: CollectionName[] = [];
@@ -507,7 +534,7 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
     }
     for (const [name, { changed, base }] of candidates) {
       if (changed.some((d) => missing.has(d))) continue;
-      const got = await unaffectedOne(name, changed, base);
+      const got = readsBack(name, changed) ? await readBackSame(name, changed[0]!, base) : await unaffectedOne(name, changed, base);
       if (got === null) continue;
       collections[name] = got.index;
       missing.delete(name);
@@ -518,6 +545,7 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
     candidates.clear();
     bases.clear();
     for (const name of Object.keys(standIns) as CollectionName[]) if (!unaffected.includes(name)) delete standIns[name];
+    for (const name of Object.keys(linkStandIns) as CollectionName[]) delete linkStandIns[name];
     // Only the files of what is rebuilt are read: the other collections are link targets as they are.
     const built = new Set(missing);
     if (built.size > 0) Object.assign(collections, await build(input, built, { ...collections }, options.buildThreads, report));

@@ -2,6 +2,7 @@
 // and parameters (404/405/400) -> 200. One instance per server; no closures per request.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { utcYmd } from '../data/fragments.ts';
+import { releaseSendBuffer } from '../data/send-buffer.ts';
 import { slugId } from '../data/indexes.ts';
 import type { Snapshot } from '../data/snapshot.ts';
 import { errorBody, ERRORS, type ErrorCode } from '../errors.ts';
@@ -162,6 +163,11 @@ export class App {
       encoding = accepted === 'gzip' ? 'gzip' : 'br';
       out = packedOrNow(this.openapiPacked, 0, encoding, body);
     } else if ((r.kind === 'list' || r.kind === 'detail') && snapshot !== null) {
+      // The plain body is not sent: a body built in the send slab for this request gives its bytes
+      // back now, so the next one (or this answer's compressed form, when it is not kept) is made in
+      // memory still in the CPU's caches. Safe: every way below reads it whole, synchronously, before
+      // anything else is made in the slab (compressNow); nothing keeps it (kept pages keep a copy).
+      releaseSendBuffer(body);
       // An answer made from the data before a reload is compressed, not kept.
       const bodies = snapshot === this.o.snapshot() ? this.compressed(snapshot) : null;
       const page = bodies !== null && r.kind === 'list' ? bodies.page(r.collection, query) : null;
@@ -169,7 +175,7 @@ export class App {
       if (page !== null) out = packedOrNow(page, bodies!.day(r.collection, today), encoding, body);
       else if (bodies !== null && r.kind === 'detail') out = bodies.detail(r.collection, slugId(snapshot.collections[r.collection], r.slug), bodies.day(r.collection, today), encoding, body);
       else if (bodies !== null && tag !== -1) out = this.answers.get(extra[tag + 1]!, req.url!, encoding, body);
-      else out = compressNow(body, encoding);
+      else out = compressNow(body, encoding, false);
     } else {
       return send(res, 200, body, base, extra);
     }

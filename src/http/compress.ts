@@ -2,6 +2,7 @@
 // 12.5.3). Bodies compressed ahead of time get the best settings; per request, settings that cost
 // about as much CPU as assembling the page.
 import zlib from 'node:zlib';
+import { sendBuffer } from '../data/send-buffer.ts';
 
 export type Encoding = 'br' | 'gzip';
 
@@ -68,11 +69,13 @@ const GZIP_BEST: zlib.ZlibOptions = { level: 9 };
  * size: Node's synchronous zlib answers a view of the 16 KB chunk it wrote into, and the caches that
  * keep these bodies (AnswerCache, details, first pages) then held 16 KB for a 1.5 KB body outside
  * the heap (at 16 MB of answers, 160 MB of chunks, and V8's full collections that external memory
- * sets off).
+ * sets off). `kept` false: a body sent once and not kept, made in the send slab (send-buffer.ts),
+ * given back once it went whole to the socket, instead of an ArrayBuffer of its own. `body` is read
+ * whole before anything is made in the slab, so a caller may give its bytes back before the call.
  */
-export function compressNow(body: Buffer, encoding: Encoding): Buffer {
+export function compressNow(body: Buffer, encoding: Encoding, kept = true): Buffer {
   const reused = encoding === 'br' ? brNow : gzipNow;
-  const out = reused === null || body.length > REUSED_MAX_BYTES ? null : reused.compress(body);
+  const out = reused === null || body.length > REUSED_MAX_BYTES ? null : reused.compress(body, kept);
   return out ?? exact(encoding === 'br' ? zlib.brotliCompressSync(body, BR_NOW) : zlib.gzipSync(body, GZIP_NOW));
 }
 
@@ -121,8 +124,8 @@ class ReusedCompressor {
     engine.on('error', () => {}); // an error destroys the engine: seen below, the body goes to the public API
   }
 
-  /** `body` compressed into a buffer of its own size, or null (then the public API does it). */
-  compress(body: Buffer): Buffer | null {
+  /** `body` compressed into a buffer of its own size (`kept`), or a slice of the send slab; null: the public API does it. */
+  compress(body: Buffer, kept = true): Buffer | null {
     if (this.engine.destroyed) return null;
     const room = body.length + (body.length >>> 6) + 64;
     if (this.scratch.length < room) this.scratch = Buffer.allocUnsafeSlow(room);
@@ -134,8 +137,8 @@ class ReusedCompressor {
     if (this.brotliParams === null) this.handle.reset();
     if (this.engine.destroyed || left === 0 || unread !== 0) return null;
     const n = out.length - left;
-    const own = Buffer.allocUnsafeSlow(n);
-    out.copy(own, 0, 0, n);
+    const own = kept ? Buffer.allocUnsafeSlow(n) : sendBuffer(n);
+    own.set(out.subarray(0, n));
     return own;
   }
 }

@@ -9,6 +9,7 @@ import { COLLECTIONS, type CollectionName } from '../resources/types.ts';
 import { compressBest, compressNow, MIN_COMPRESS_BYTES, type Encoding } from './compress.ts';
 import { listPage } from './handlers.ts';
 import { SecondChance, type Used } from '../query/second-chance.ts';
+import { ASKED_ONCE_SLOTS, askedSlot } from './kept-pages.ts';
 
 /** One body's compressed forms, made for the serving day `today` (yyyymmdd). */
 export interface Packed {
@@ -151,52 +152,95 @@ export class CompressedBodies {
 /**
  * The compressed forms of other answers (filtered, searched or deep pages; details of an older
  * snapshot never come here), kept by strong ETag, request target and coding, so an answer asked
- * again is not compressed again (issue 20). The tag names the data and the day; the target is in the
- * key as it is, since the tag holds only a 32-bit hash of it (two targets with the same hash were
- * answered the same bytes). An entry is never stale, only old. Entries not asked for lately make
- * room, within a byte budget (src/query/second-chance.ts).
+ * again is not compressed again (issue 20). The tag names the data and the day; the target is
+ * compared too, since the tag holds only a 32-bit hash of it (two targets with the same hash were
+ * answered the same bytes): two targets with one tag take turns in the entry. An entry is never
+ * stale, only old. Entries not asked for lately make room, within a byte budget
+ * (src/query/second-chance.ts).
+ *
+ * An answer is kept the second time its tag is asked (as kept pages are: kept-pages.ts), its forms
+ * in both codings in one entry. An answer asked once (a crawler's pages, a one-off filter: every
+ * request of the bench's first-request rows) is compressed into the send slab and given back once
+ * sent: keeping each one cost, besides its copy, an ArrayBuffer of its own and a Map entry that
+ * live until evicted (the old generation's garbage, the collections that external memory sets
+ * off) and a lookup in a Map of 10,000 changing keys by a key string of tag and target made per
+ * request. Over real sockets at 100k, that was about a tenth of a compressed first request's CPU.
  */
 export class AnswerCache {
+  /** By tag: the target it was made for and its forms. */
   private readonly entries = new Map<string, Answer>();
   /** Who goes when the budget is full: answers not asked for since the hand last passed them. */
   private readonly hand = new SecondChance(this.entries);
+  /** Tags asked once and not kept (yet), each in the slot its hash picks (kept-pages.ts). */
+  private readonly asked: (string | undefined)[] = new Array<string | undefined>(ASKED_ONCE_SLOTS).fill(undefined);
   private bytes = 0;
   hits = 0;
   misses = 0;
 
   constructor(private readonly budgetBytes = ANSWER_BUDGET_BYTES) {}
 
-  /** `body` compressed in `encoding`: kept from an earlier request with the same tag and target, or made now and kept. */
+  /**
+   * `body` compressed in `encoding`: kept from an earlier request with the same tag and target, or
+   * made now (kept from its tag's second ask on: a buffer of its own; before, a slice of the send slab).
+   */
   get(tag: string, target: string, encoding: Encoding, body: Buffer): Buffer {
-    const key = `${encoding === 'br' ? 'b' : 'g'}${tag}${target}`;
-    const kept = this.entries.get(key);
-    if (kept !== undefined) {
-      this.hits++;
-      kept.used = true;
-      return kept.body;
+    let kept = this.entries.get(tag);
+    if (kept !== undefined && kept.target === target) {
+      const out = kept[encoding];
+      if (out !== null) {
+        this.hits++;
+        kept.used = true;
+        return out;
+      }
     }
     this.misses++;
+    if (kept === undefined || kept.target !== target) {
+      const slot = askedSlot(tag);
+      if (this.asked[slot] !== tag) {
+        this.asked[slot] = tag;
+        return compressNow(body, encoding, false);
+      }
+      this.asked[slot] = undefined;
+    }
     const out = compressNow(body, encoding);
-    if (out.length > this.budgetBytes) return out;
-    this.entries.set(key, { body: out, used: false });
-    this.bytes += out.length + key.length;
+    if (kept !== undefined && kept.target !== target) {
+      // Another target with this tag: replaced in place.
+      this.bytes -= answerCost(tag, kept);
+      kept = undefined;
+    }
+    if (kept === undefined) {
+      kept = { target, br: null, gzip: null, used: false };
+      if (answerCost(tag, kept) + out.length > this.budgetBytes) return out;
+      this.entries.set(tag, kept);
+      this.bytes += answerCost(tag, kept);
+    }
+    kept[encoding] = out;
+    this.bytes += out.length;
     while (this.bytes > this.budgetBytes) {
-      const [k, a] = this.hand.next()!;
-      this.entries.delete(k);
-      this.bytes -= a.body.length + k.length;
+      const [t, a] = this.hand.next()!;
+      this.entries.delete(t);
+      this.bytes -= answerCost(t, a);
     }
     return out;
   }
 
-  /** Kept entries and their bytes, for /metrics. */
+  /** Kept entries (an answer's forms in both codings are one) and their bytes, for /metrics. */
   get size(): { readonly entries: number; readonly bytes: number } {
     return { entries: this.entries.size, bytes: this.bytes };
   }
 }
 
 interface Answer extends Used {
-  readonly body: Buffer;
+  readonly target: string;
+  br: Buffer | null;
+  gzip: Buffer | null;
 }
+
+/** Counted per entry besides its forms, tag and target: the Map entry and the record. */
+const ANSWER_ENTRY_BYTES = 96;
+
+/** Bytes an entry holds, counted against the budget. */
+const answerCost = (tag: string, a: Answer): number => (a.br?.length ?? 0) + (a.gzip?.length ?? 0) + tag.length + a.target.length + ANSWER_ENTRY_BYTES;
 
 /** About 10,000 compressed pages of 1.5 KB. */
 const ANSWER_BUDGET_BYTES = 16 * 1024 * 1024;

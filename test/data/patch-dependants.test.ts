@@ -164,7 +164,7 @@ describe('collections that link to an edited file', () => {
     assert.deepEqual(bakedFields(RESOURCES.outfits, 'celebrities')?.sort(), ['name', 'nationality', 'profileImage', 'slug']);
     assert.deepEqual(bakedFields(RESOURCES.news, 'celebrities')?.sort(), ['name', 'nationality', 'slug']);
     assert.deepEqual(bakedFields(RESOURCES.movies, 'celebrities')?.sort(), ['name', 'slug']);
-    // Filmographies are made from the movies' casts: built.
+    // Filmographies are made from the movies' casts: told apart otherwise (filmography.ts).
     assert.equal(bakedFields(RESOURCES.celebrities, 'movies'), null);
   });
 
@@ -200,7 +200,7 @@ describe('collections that link to an edited file', () => {
     });
   }
 
-  it('after a movie synopsis edit: movies built first, reviews kept (what they show of a movie is the same), celebrities built (filmographies), on a reload and a restart', async () => {
+  it('after a movie synopsis edit: movies patched, reviews kept (what they show of a movie is the same), celebrities kept (no filmography changed: filmography.ts), on a reload and a restart', async () => {
     const data = join(root, 'data-movies');
     const state = join(root, 'state-movies');
     await writeDataset(data, { scale: 200 });
@@ -212,8 +212,9 @@ describe('collections that link to an edited file', () => {
       const { lines, log } = infoLines();
       const got = await loadSnapshot(data, { cacheDir: state, log, buildThreads: 'never', ...(restart ? {} : { previous: live }) });
       const line = loadLine(lines);
-      assert.deepEqual(line.unaffected, ['reviews'], JSON.stringify(line));
-      assert.deepEqual(line.built, ['celebrities', 'movies'], JSON.stringify(line));
+      assert.deepEqual(line.unaffected, ['celebrities', 'reviews'], JSON.stringify(line));
+      assert.deepEqual(line.patched, ['movies'], JSON.stringify(line));
+      assert.deepEqual(line.built, [], JSON.stringify(line));
       assertSameAnswers(full, got, { movies: [] }, `movie synopsis, ${restart ? 'restart' : 'reload'}`);
       live = got;
     }

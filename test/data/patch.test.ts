@@ -120,8 +120,8 @@ const EDITS: Edit[] = [
   },
   { what: 'the last record (a partial group)', name: 'outfits', patched: true, apply: async (d) => (await editLines(d, 'outfits', (l) => (l[l.length - 3] = l[l.length - 3]!.replace('"price":"', '"price":"about '))), []) },
   { what: 'a news title letter case', name: 'news', patched: true, apply: async (d) => (await editRecord(d, 'news', 10, (r) => (r.title = flipFirst(r.title as string))), [10]) },
-  // Built whole: celebrities (its link target) is rebuilt too, for the filmographies.
-  { what: 'a movie synopsis', name: 'movies', patched: false, apply: async (d) => (await editRecord(d, 'movies', 7, (r) => (r.synopsis = 'New words.')), [7]) },
+  // Patched: celebrities (its link target) stands in as it was before the edit, then is kept (no filmography changed: filmography.ts).
+  { what: 'a movie synopsis', name: 'movies', patched: true, apply: async (d) => (await editRecord(d, 'movies', 7, (r) => (r.synopsis = 'New words.')), [7]) },
   // A search text changed: the search index is built again from the texts, the title order patched.
   { what: 'a title (search text and sort key)', name: 'outfits', patched: true, apply: async (d) => (await editRecord(d, 'outfits', mid, (r) => (r.title = 'Zebra Qxj Title')), [mid]) },
   {

@@ -4,6 +4,7 @@
 // queue) keeps its bytes until it is sent: every answer arrives as it was built.
 import assert from 'node:assert/strict';
 import net from 'node:net';
+import zlib from 'node:zlib';
 import { after, before, describe, it, test } from 'node:test';
 import { releaseSendBuffer, sendBuffer } from '../../src/data/send-buffer.ts';
 import { get, parseResponses } from '../helpers/raw-http.ts';
@@ -52,6 +53,22 @@ for (const protocol of ['http1', 'h2'] as const) describe(`bodies built per requ
     // Many at once (HTTP/2: streams of one session, answered while earlier ones still wait to be sent).
     const all = await Promise.all(targets('b', 200).map((path) => server.raw(path, { 'x-api-key': key })));
     all.forEach((r, i) => assert.equal(r.body.toString('latin1'), expected[i % PAGES], `request ${i}`));
+  });
+
+  it('200 first requests with Accept-Encoding br, then gzip, 50 at a time, pages 1-3 in turn -> each decodes to the bytes of its page (the plain body built in the slab is given back once compressed)', async () => {
+    const expected: string[] = [];
+    for (let page = 1; page <= PAGES; page++) expected.push((await server.raw(`/api/v1/celebrities?limit=50&page=${page}&sort=name_asc`, { 'x-api-key': key })).body.toString('latin1'));
+    for (const encoding of ['br', 'gzip'] as const) {
+      const paths = targets(`z${encoding}`, 200);
+      for (let at = 0; at < paths.length; at += 50) {
+        const all = await Promise.all(paths.slice(at, at + 50).map((path) => server.raw(path, { 'x-api-key': key, 'accept-encoding': encoding })));
+        all.forEach((r, i) => {
+          assert.equal(r.headers['content-encoding'], encoding);
+          const plain = encoding === 'br' ? zlib.brotliDecompressSync(r.body) : zlib.gunzipSync(r.body);
+          assert.equal(plain.toString('latin1'), expected[(at + i) % PAGES], `${encoding} request ${at + i}`);
+        });
+      }
+    }
   });
 
   if (protocol === 'http1') {
