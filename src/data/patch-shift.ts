@@ -632,6 +632,44 @@ function sortKey(type: 'number' | 'text', k: unknown): number | string | null {
 }
 
 const none = (k: number | string | null) => k === null || k !== k;
+
+/** indexes.ts buildOrder's comparator (and sort-order.ts numberOrder's order), with `_id`s for its id ranks. */
+export function orderComparator(key: (id: number) => number | string | null, idText: (id: number) => string, sign: number): (a: number, b: number) => number {
+  return (a, b) => {
+    const ka = key(a);
+    const kb = key(b);
+    if (ka !== kb) {
+      const na = none(ka);
+      const nb = none(kb);
+      if (na || nb) return na && nb ? (idText(a) < idText(b) ? -1 : 1) : na ? 1 : -1;
+      return ka! < kb! ? -sign : sign;
+    }
+    return idText(a) < idText(b) ? -1 : 1;
+  };
+}
+
+/** An order of `size` records: `rest` (in order) with each of `placed` (sorted by `compare`) put before the first record of `rest` that comes after it. */
+export function mergedOrder(rest: Int32Array, placed: readonly number[], size: number, compare: (a: number, b: number) => number): Int32Array {
+  const order = new Int32Array(size);
+  let at = 0;
+  let r = 0;
+  for (const id of placed) {
+    // The first place in `rest` (from r on) whose record comes after `id`.
+    let lo = r;
+    let hi = rest.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compare(rest[mid]!, id) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    order.set(rest.subarray(r, lo), at);
+    at += lo - r;
+    order[at++] = id;
+    r = lo;
+  }
+  order.set(rest.subarray(r), at);
+  return order;
+}
 const sameKey = (a: number | string | null, b: number | string | null) => a === b || (none(a) && none(b));
 
 /**
@@ -664,17 +702,7 @@ function ordersOf(old: CollectionIndex, made: CollectionIndex, linked: readonly 
       return k;
     };
     const idText = (id: number) => (madeOf[id]! >= 0 ? linked[madeOf[id]!]!._id : oldRecord(oldOf[id]!)._id) as string;
-    const compare = (a: number, b: number): number => {
-      const ka = key(a);
-      const kb = key(b);
-      if (ka !== kb) {
-        const na = none(ka);
-        const nb = none(kb);
-        if (na || nb) return na && nb ? (idText(a) < idText(b) ? -1 : 1) : na ? 1 : -1;
-        return ka! < kb! ? -sign : sign;
-      }
-      return idText(a) < idText(b) ? -1 : 1;
-    };
+    const compare = orderComparator(key, idText, sign);
     const was = old.orders[orders.length]!;
     const rest = new Int32Array(size - linked.length);
     let r = 0;
@@ -683,25 +711,7 @@ function ordersOf(old: CollectionIndex, made: CollectionIndex, linked: readonly 
       if (id >= 0) rest[r++] = id;
     }
     if (r !== rest.length) return null;
-    const sorted = Array.from(ids).sort(compare);
-    const order = new Int32Array(size);
-    let at = 0;
-    r = 0;
-    for (const id of sorted) {
-      let lo = r;
-      let hi = rest.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (compare(rest[mid]!, id) < 0) lo = mid + 1;
-        else hi = mid;
-      }
-      order.set(rest.subarray(r, lo), at);
-      at += lo - r;
-      order[at++] = id;
-      r = lo;
-    }
-    order.set(rest.subarray(r), at);
-    orders.push(order);
+    orders.push(mergedOrder(rest, Array.from(ids).sort(compare), size, compare));
   }
   return orders;
 }

@@ -33,7 +33,7 @@ import type { SearchFrom } from './search-text.ts';
 import { slugTableAt, stringAt, type StringTable } from './string-table.ts';
 import { checkObject, type Findings } from './validate.ts';
 import { readApart } from './boot-cache-read.ts';
-import { copiedOff, ShiftMatcher, shiftedIndex, unknownDigest } from './patch-shift.ts';
+import { copiedOff, mergedOrder, orderComparator, ShiftMatcher, shiftedIndex, unknownDigest } from './patch-shift.ts';
 
 /** More changed records than this share of the collection: a full build (the patch's gain is gone). */
 const MAX_CHANGED_SHARE = 0.05;
@@ -687,41 +687,13 @@ function reordered(old: CollectionIndex, made: CollectionIndex, ids: Int32Array,
       return k;
     };
     const idText = (id: number) => (idOf.has(id) ? linked[idOf.get(id)!]!._id : oldRecord(id)._id) as string;
-    // indexes.ts buildOrder's comparator (and sort-order.ts numberOrder's order), with `_id`s for its id ranks.
-    const compare = (a: number, b: number): number => {
-      const ka = key(a);
-      const kb = key(b);
-      if (ka !== kb) {
-        const na = none(ka);
-        const nb = none(kb);
-        if (na || nb) return na && nb ? (idText(a) < idText(b) ? -1 : 1) : na ? 1 : -1;
-        return ka! < kb! ? -sign : sign;
-      }
-      return idText(a) < idText(b) ? -1 : 1;
-    };
+    const compare = orderComparator(key, idText, sign);
     const was = orders[s]!;
     const isMoved = new Set(moved);
     // (Records removed from the end leave every order.)
     const rest = was.filter((id) => !isMoved.has(id) && id < size);
     moved.sort(compare);
-    const order = new Int32Array(size);
-    let at = 0;
-    let r = 0;
-    for (const id of moved) {
-      // The first place in `rest` (from r on) whose record comes after `id`.
-      let lo = r;
-      let hi = rest.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (compare(rest[mid]!, id) < 0) lo = mid + 1;
-        else hi = mid;
-      }
-      order.set(rest.subarray(r, lo), at);
-      at += lo - r;
-      order[at++] = id;
-      r = lo;
-    }
-    order.set(rest.subarray(r), at);
+    const order = mergedOrder(rest, moved, size, compare);
     const rank = new Int32Array(order.length);
     for (let p = 0; p < order.length; p++) rank[order[p]!] = p;
     orders[s] = order;
