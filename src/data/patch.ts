@@ -956,7 +956,23 @@ export function relinked(old: CollectionIndex, target: CollectionName, was: Coll
     if (!same(def.searchText)) textsChanged = true;
     records.push(r as LinkedRecord);
   }
-  const builder = indexBuilder(def, { records: records.length, bytes: 0 }, (t) => (t === target ? now : targets(t)));
+  return rewritten(old, ids, records, (t) => (t === target ? now : targets(t)), textsChanged, owned);
+}
+
+/**
+ * `old` with its records `ids` (ascending) those of `records` (linked as a full build links them) as
+ * the index builder writes them (`targets`: the indexes it embeds from), or why not: each must keep
+ * its slug, embedded records, sort keys and filter values (the caller checks those two); a changed
+ * search text (`textsChanged`) moves the grams it loses and gains. `owned`: as relinked's. `records`
+ * is emptied.
+ */
+export function rewritten(old: CollectionIndex, ids: Int32Array, records: LinkedRecord[], targets: Targets, textsChanged: boolean, owned: boolean): PatchResult {
+  const def = old.def;
+  const n = old.size;
+  const plan = old.detail.plan;
+  const no = (why: string): PatchResult => ({ index: null, why });
+  if (plan === null) return no('another layout');
+  const builder = indexBuilder(def, { records: records.length, bytes: 0 }, targets);
   for (const r of records) builder.add(r);
   const made = builder.finish();
   records.length = 0;
