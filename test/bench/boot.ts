@@ -478,12 +478,15 @@ async function measure(scale: number): Promise<Row> {
         const s = await serve(data, state, false);
         await stop(s.child);
         afterTouch = s;
+        // (CPU seconds too: wall seconds on a busy machine are the machine's more than the code's.)
+        log(`  listening after ${s.seconds.toFixed(2)} s, ${s.cpu.toFixed(2)} s CPU (load ${os.loadavg().map(f1).join(' ')})`);
         log(`scale ${scale}: restart after editing one record of ${flags.touch}`);
         log(`  ${await editRecord(touched)}`);
         edits++;
         const e = await serve(data, state, false);
         await stop(e.child);
         afterEdit = e;
+        log(`  listening after ${e.seconds.toFixed(2)} s, ${e.cpu.toFixed(2)} s CPU (load ${os.loadavg().map(f1).join(' ')})`);
       }
     } finally {
       // The data set as generated again (each edit undoes the one before).
