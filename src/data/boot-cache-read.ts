@@ -175,7 +175,9 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, .
     check(f.field === searchField(def) && derived.length === (n + 31) >>> 5);
     return { field: f.field, derived };
   };
-  check(ref.orders.length === def.sorts.length && ref.ranks.length === def.sorts.length);
+  check(ref.orders.length === def.sorts.length && ref.ranks.length === def.sorts.length && ref.sortKeys?.length === def.sorts.length);
+  // Kept keys where the definition keeps them (SortDef `kept`), one per record.
+  check(ref.sortKeys.every((k, s) => (k !== null) === (def.sorts[s]!.kept === true && def.sorts[s]!.type === 'number')));
   const r = ref.range;
   const range = r && { param: r.param, ids: i32(r.ids), values: f64(r.values), byId: f64(r.byId, n) };
   check(range === null || range.ids.length === range.values.length);
@@ -194,6 +196,7 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, .
     embeds,
     orders: ref.orders.map((s) => i32(s, n)),
     ranks: ref.ranks.map((s) => i32(s, n)),
+    sortKeys: ref.sortKeys.map((s) => (s === null ? null : f64(s, n))),
     postings: ref.postings.map(posting),
     range,
     searchText: table(ref.searchText, n),
