@@ -13,7 +13,7 @@ import { groupCount as groupsOf } from './record-groups.ts';
 import { searchField, type SearchFrom } from './search-text.ts';
 import { slotBits, slugSlots, type SlugTable, type StringTable } from './string-table.ts';
 import {
-  align8, cacheFile, collectionKey, crc32, DEPENDS, keyFiles, KIND_BYTES, MAGIC, PREFIX_BYTES, READ_CHUNK, readDataIdentity,
+  align8, cacheFile, collectionKey, crc32, DEPENDS, keyFiles, KIND_BYTES, MAGIC, PREFIX_BYTES, READ_CHUNK, readDataIdentity, splitKey,
   type CollectionRef, type Collections, type DataIdentity, type DetailsRef, type FragmentsRef, type GramsRef, type Header, type Kind, type PostingRef, type Section, type SlugRef, type TableRef, type View,
 } from './boot-cache-format.ts';
 
@@ -295,8 +295,10 @@ export async function openCollectionCache(stateDir: string, dataDir: string, def
     }
     else check(!stale || (await sameData(dataDir, header.key, key, digests)), 'written for other data files, another version or other code');
     check(header.size === size, 'truncated or extended');
-    // The identities are this cache's: so are the digests it was written with (for a reload's sameData).
-    if (!stale && !base && digests) digests.forEach((d, i) => typeof d === 'string' && rememberDigest(files[i]!, d));
+    // A file whose identity is this cache's: so is the digest it was written with (for a reload's
+    // sameData, and the cache write after an edit of another file, which then hashes only that one).
+    const written = splitKey(header.key)?.files;
+    if (digests && written?.length === files.length) digests.forEach((d, i) => typeof d === 'string' && written[i] === files[i] && rememberDigest(files[i]!, d));
     const handle = fh;
     fh = null; // the read closes it
     // A collection kept after an edit of a file it links to may have its records that hold what

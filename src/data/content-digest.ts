@@ -26,6 +26,14 @@ export function rememberDigest(identity: string, digest: string): void {
   if (digests.size > KEEP) digests.delete(digests.keys().next().value!);
 }
 
+/** Files this process has hashed (each read whole): tests count them. */
+export const hashStats = { files: 0 };
+
+/** Forgets every digest known (tests: a process that has just started). */
+export function forgetDigests(): void {
+  digests.clear();
+}
+
 /** The digest of the file of `identity` when this process knows it (never reads the file). */
 export function knownDigest(identity: string): string | undefined {
   return digests.get(identity);
@@ -61,6 +69,7 @@ export function fileDigest(dataDir: string, identity: string): Promise<string | 
 async function hashFile(dataDir: string, identity: string): Promise<string | null> {
   const file = identity.slice(0, identity.indexOf(':'));
   const at = Date.now();
+  hashStats.files++;
   const hash = createHash('sha256');
   let fh;
   try {

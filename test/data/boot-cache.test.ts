@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { align8, cacheFile as collectionFile, crc32, DEPENDS, MAGIC, PREFIX_BYTES, readDataIdentity, type Header, type Section } from '../../src/data/boot-cache-format.ts';
 import { loadSnapshotCache, readCollectionCache } from '../../src/data/boot-cache-read.ts';
+import { forgetDigests, hashStats } from '../../src/data/content-digest.ts';
 import { saveCollectionCache } from '../../src/data/boot-cache-write.ts';
 import { RESOURCE_LIST, RESOURCES } from '../../src/resources/index.ts';
 import type { CollectionName, LinkContext } from '../../src/resources/types.ts';
@@ -302,6 +303,21 @@ describe('boot cache', () => {
       const again = await readCollectionCache(state, data, RESOURCES.celebrities, id);
       assert.ok(again.index && !again.stale, 'written again for the new identity');
     }
+  });
+
+  it('a restart after an edit of celebrities.json (a process that knows no digest) reads that file alone whole: the cache write takes the digests of the unchanged files from the headers', async () => {
+    const { data, state } = await setup();
+    await loadSnapshot(data, { cacheDir: state });
+    await editFile(join(data, 'celebrities.json'));
+    forgetDigests();
+    const before = hashStats.files;
+    const { lines, log } = infoLines();
+    const restarted = await loadSnapshot(data, { cacheDir: state, log });
+    assert.match(lines.find((l) => l.startsWith('data read and indexed'))!, /"patched":\["celebrities"\],"unaffected":\["outfits","news","movies"\]/);
+    assert.ok(lines.some((l) => l.startsWith('boot cache written')), lines.join('\n'));
+    assert.equal(hashStats.files - before, 1, 'celebrities.json hashed once, movies, outfits and news not at all');
+    assertSameAnswers(await loadSnapshot(data), restarted);
+    assert.ok(await loadSnapshotCache(state, data), 'every collection cached for the files as they are');
   });
 
   it('a reload after a touch keeps every collection; after an edit of the same size it rebuilds what the file makes', async () => {
