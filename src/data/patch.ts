@@ -33,6 +33,7 @@ import type { SearchFrom } from './search-text.ts';
 import { slugTableAt, stringAt, type StringTable } from './string-table.ts';
 import { checkObject, type Findings } from './validate.ts';
 import { readApart } from './boot-cache-read.ts';
+import { digestWhileReading } from './content-digest.ts';
 import { copiedOff, mergedOrder, orderComparator, ShiftMatcher, shiftedIndex, unknownDigest } from './patch-shift.ts';
 
 /** More changed records than this share of the collection: a full build (the patch's gain is gone). */
@@ -67,9 +68,11 @@ const readBack = (def: ResourceDefinition): string[] => ((def.referrers?.length 
  * `old` (the index of `def` built from the file before the edit, with the same collections to link
  * to as now) patched to the file in `dir` as it is now, or why not. `targets`: the indexes of the
  * collections it embeds from; `known`: its link targets (load.ts KnownCollections); `read`: the
- * reader's chunk size (tests: groups cut across chunks).
+ * reader's chunk size (tests: groups cut across chunks), and the file's identity as the load found it
+ * (boot-cache-format.ts readDataIdentity), whose digest is made from the bytes read when not known
+ * (content-digest.ts: the boot cache write then reads the file no more).
  */
-export async function patchCollection(dir: string, def: ResourceDefinition, old: CollectionIndex, targets: Targets, known: KnownCollections, read: { readonly chunkBytes?: number } = {}): Promise<PatchResult> {
+export async function patchCollection(dir: string, def: ResourceDefinition, old: CollectionIndex, targets: Targets, known: KnownCollections, read: { readonly chunkBytes?: number; readonly identity?: string } = {}): Promise<PatchResult> {
   const was = old.groups;
   if (!patchable(def)) return { index: null, why: 'its answers read other records' };
   if (was?.sources == null) return { index: null, why: 'no record digests' };
@@ -95,9 +98,11 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
     }
     pending = [];
   };
+  const hashing = read.identity === undefined ? null : digestWhileReading(dir, read.identity);
   try {
     await readRecords(join(dir, def.file), () => {}, {
-      ...read,
+      chunkBytes: read.chunkBytes,
+      onBytes: hashing?.update,
       parse: false,
       onSlices: (buf, starts, ends) => {
         for (let k = 0; k < starts.length; ) {
@@ -119,6 +124,7 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
         });
       },
     });
+    await hashing?.finish();
   } catch (err) {
     return { index: null, why: `not read: ${(err as Error).message}` };
   }

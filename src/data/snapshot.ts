@@ -399,7 +399,7 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
       const base = (await baseBefore(name))?.index ?? null;
       if (base === null) return '';
       const known = Object.fromEntries(others.map((n) => [n, knownCollection(linkTarget(n)!)]));
-      const got = await patchCollection(input, def, base, (t) => linkTarget(t), known);
+      const got = await patchCollection(input, def, base, (t) => linkTarget(t), known, { identity: before.files[RESOURCE_LIST.indexOf(def)] });
       if (got.index === null) return got.why;
       collections[name] = got.index;
       if (got.changed !== undefined) patchedRecords.set(name, got.changed);
