@@ -25,6 +25,7 @@ import { knownCollection } from './known.ts';
 import type { KnownCollections } from './load.ts';
 import { groupCount, RECORD_GROUP } from './record-groups.ts';
 import { buildSearchIndex, searchIndexRenumbered, type TextAt } from './search-index.ts';
+import { regroupedIndexRenumbered } from './search-regroup.ts';
 import type { SearchFrom } from './search-text.ts';
 import { slugTableAt, stringAt, type StringTable } from './string-table.ts';
 import { checkObject, type Findings } from './validate.ts';
@@ -365,11 +366,12 @@ export function shiftedIndex(def: ResourceDefinition, old: CollectionIndex, matc
     range = { param: old.range.param, ids: withValue, values: Float64Array.from(withValue, (i) => byId[i]!), byId };
   }
   // The search index: every posting's ids renumbered, the grams of the texts read and of those gone
-  // moved in and out; where the trigrams index groups of texts, built from every record's text.
+  // moved in and out; built from every record's text where that would not group texts as before.
   const removed: TextAt[] = [];
   for (let id = 0; id < n; id++) if (newOf[id]! < 0) removed.push({ id, text: searchTextOf(old, id) });
   const added: TextAt[] = Array.from(ids, (id, k) => ({ id, text: searchTextOf(made, k) }));
-  let search = searchIndexRenumbered(old.search, newOf, size, removed, added);
+  // (Where they index groups of equal texts: the groups records leave and join, search-regroup.ts.)
+  let search = searchIndexRenumbered(old.search, newOf, size, removed, added) ?? regroupedIndexRenumbered(old.search, newOf, size, removed, added, (id) => searchTextOf(old, id));
   if (search === null) {
     const texts = new Array<string>(size);
     for (let i = 0; i < size; i++) texts[i] = oldOf[i]! >= 0 ? searchTextOf(old, oldOf[i]!) : searchTextOf(made, madeOf[i]!);

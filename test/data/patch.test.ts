@@ -446,7 +446,7 @@ describe('a patch after an edit', () => {
     }
   });
 
-  it('news whose titles repeat (the trigrams index groups of texts): built from every text, on a reload and a restart', async () => {
+  it('news whose titles repeat (the trigrams index groups of texts): the groups moved, on a reload and a restart, also with records inserted and removed in the middle', async () => {
     const data = join(root, 'data-grouped');
     const state = join(root, 'state-grouped');
     await writeDataset(data, { scale: 200 });
@@ -467,17 +467,41 @@ describe('a patch after an edit', () => {
       [[11, titles[0]!], [20, 'A headline of its own now']],
       [[12, 'One more new one'], [40, titles[2]!]],
     ];
-    for (const [n, edit] of edits.entries()) {
-      for (const [k, title] of edit) await editRecord(data, 'news', k, (r) => (r.title = title));
-      const ids = { news: edit.map(([k]) => k) };
+    // Inserted in the middle (every later record numbered anew, search-regroup.ts regroupedIndexRenumbered):
+    // one before the first record of its title's group (the group moves earlier), two of a title no record
+    // had (a new group); then removed: that first one again (the group moves back: its first was record 2),
+    // and records 30 and 62 (records 29 and 59 before: titles of their own, their groups go).
+    const shifts: { insert: [number, string[]][]; remove: number[] }[] = [
+      { insert: [[0, [titles[0]!]], [50, ['An inserted headline', 'An inserted headline']]], remove: [] },
+      { insert: [], remove: [0, 30, 62] },
+    ];
+    for (const [n, edit] of [...edits, ...shifts].entries()) {
+      let ids: Record<string, number[]>;
+      if (Array.isArray(edit)) {
+        for (const [k, title] of edit) await editRecord(data, 'news', k, (r) => (r.title = title));
+        ids = { news: edit.map(([k]) => k) };
+      } else {
+        ids = { news: [] };
+        await editLines(data, 'news', (lines) => {
+          for (const k of [...edit.remove].reverse()) lines.splice(k + 1, 1);
+          for (const [at, added] of [...edit.insert].reverse()) {
+            lines.splice(at + 1, 0, ...added.map((title, j) => {
+              const r = JSON.parse(lines[at + 1]!.replace(/,$/, '')) as Record<string, unknown>;
+              Object.assign(r, { _id: `inserted-${at}-${j}`, slug: `inserted-news-${at}-${j}`, title });
+              return `${JSON.stringify(r)},`;
+            }));
+          }
+        });
+      }
       const full = await loadSnapshot(data, { cacheDir: 'memory', buildThreads: 'never' });
       const { lines, log } = infoLines();
-      // The first edit on a reload (from the live snapshot), the second on a restart (from the boot cache).
-      const got = await loadSnapshot(data, { cacheDir: state, log, buildThreads: 'never', ...(n === 0 ? { previous: live } : {}) });
+      // Edits on a reload (from the live snapshot) and on a restart (from the boot cache), by turns.
+      const got = await loadSnapshot(data, { cacheDir: state, log, buildThreads: 'never', ...(n % 2 === 0 ? { previous: live } : {}) });
       const line = lines.find((l) => l.startsWith('data read and indexed'))!;
       assert.ok(line?.includes('"patched":["news"]'), lines.join('\n'));
       assert.ok(got.collections.news.search.groups.starts.length > 0);
       assertSameAnswers(full, got, ids);
+      assert.deepEqual(got.collections.news.search, full.collections.news.search, `edit ${n}: the search index, array for array`);
       live = got;
     }
   });
