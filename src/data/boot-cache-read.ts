@@ -243,7 +243,7 @@ export type CacheResult = { readonly index: CollectionIndex; readonly miss: null
  * A cache file whose header matched: its sections are read by `read` (which may still miss, on a
  * damaged index section), so a load can start building what missed before these reads are done.
  */
-export type CacheOpened = { readonly read: () => Promise<CacheResult>; readonly stale: boolean; readonly miss: null; readonly key: string } | { readonly read: null; readonly miss: string };
+export type CacheOpened = { readonly read: () => Promise<CacheResult>; readonly stale: boolean; readonly miss: null; readonly key: string; readonly digests: readonly (string | null)[] | null } | { readonly read: null; readonly miss: string };
 
 /**
  * The cached index of collection `def` when its file matches the data files of `id` exactly; else why not.
@@ -305,7 +305,7 @@ export async function openCollectionCache(stateDir: string, dataDir: string, def
     // changed written again (patch.ts relinked): its JSON arenas then read into memory of their own,
     // so the one replaced is let go without copying the rest of the index off the file's allocation.
     const apart = Array.isArray(base) ? [header.collection.list.bytes, header.collection.detail.own.bytes] : [];
-    return { read: () => readSections(handle, def, header, align8(PREFIX_BYTES + jsonLength), size, stale, shared, apart), stale, miss: null, key: header.key };
+    return { read: () => readSections(handle, def, header, align8(PREFIX_BYTES + jsonLength), size, stale, shared, apart), stale, miss: null, key: header.key, digests };
   } catch (err) {
     return { read: null, miss: err instanceof Miss ? err.message : `unreadable: ${(err as Error).message}` };
   } finally {

@@ -334,6 +334,23 @@ describe('boot cache', () => {
     }
   });
 
+  it('an edit after a touch whose cache rewrite was cut short (celebrities written under the touched identity, the others not): outfits, news and movies still kept from their caches (the same bytes by the digests)', async () => {
+    const { data, state } = await setup();
+    const first = await loadSnapshot(data, { cacheDir: state });
+    const file = join(data, 'celebrities.json');
+    await touchFile(file);
+    // The restart after the touch rewrote the celebrities' cache alone (then was stopped).
+    assert.ok(await saveCollectionCache(state, data, 'celebrities', first.collections.celebrities, await readDataIdentity(data)));
+    const text = await readFile(file, 'utf8');
+    const at = text.indexOf('"name":"') + '"name":"'.length;
+    await writeFile(file, text.slice(0, at) + (text[at] === 'Q' ? 'X' : 'Q') + text.slice(at + 1));
+    await sleep(SETTLE_MS);
+    const { lines, log } = infoLines();
+    const restarted = await loadSnapshot(data, { cacheDir: state, log });
+    assert.match(lines.find((l) => l.startsWith('data read and indexed'))!, /"built":\[\].*"patched":\["celebrities"\],"(unaffected|relinked)":\["outfits","news","movies"\]/);
+    assertSameAnswers(await loadSnapshot(data), restarted);
+  });
+
   it('a reload after a touch keeps every collection; after an edit of the same size it rebuilds what the file makes', async () => {
     const { data, state } = await setup();
     const first = await loadSnapshot(data, { cacheDir: state });
