@@ -13,7 +13,7 @@ import { groupCount as groupsOf } from './record-groups.ts';
 import { searchField, type SearchFrom } from './search-text.ts';
 import { slotBits, slugSlots, type SlugTable, type StringTable } from './string-table.ts';
 import {
-  align8, cacheFile, collectionKey, crc32, DEPENDS, keyFiles, KIND_BYTES, MAGIC, PREFIX_BYTES, READ_CHUNK, readDataIdentity,
+  align8, cacheFile, collectionKey, crc32, DEPENDS, keyFiles, KIND_BYTES, MAGIC, PREFIX_BYTES, READ_CHUNK, readDataIdentity, splitKey,
   type CollectionRef, type Collections, type DataIdentity, type DetailsRef, type FragmentsRef, type GramsRef, type Header, type Kind, type PostingRef, type Section, type SlugRef, type TableRef, type View,
 } from './boot-cache-format.ts';
 
@@ -294,6 +294,8 @@ export async function openCollectionCache(stateDir: string, dataDir: string, def
     check(header.size === size, 'truncated or extended');
     // The identities are this cache's: so are the digests it was written with (for a reload's sameData).
     if (!stale && !base && digests) digests.forEach((d, i) => typeof d === 'string' && rememberDigest(files[i]!, d));
+    // A base's: those of the identities it was written for (snapshot.ts: two bases made from one file's same bytes).
+    else if (base !== false && digests) splitKey(header.key)?.files.forEach((f, i) => typeof digests[i] === 'string' && rememberDigest(f, digests[i]!));
     const handle = fh;
     fh = null; // the read closes it
     // A collection kept after an edit of a file it links to may have its records that hold what

@@ -26,6 +26,11 @@ export function rememberDigest(identity: string, digest: string): void {
   if (digests.size > KEEP) digests.delete(digests.keys().next().value!);
 }
 
+/** Forgets every digest (tests: a load as a new process makes it, knowing only what it reads). */
+export function forgetDigests(): void {
+  digests.clear();
+}
+
 /** The digest of the file of `identity` when this process knows it (never reads the file). */
 export function knownDigest(identity: string): string | undefined {
   return digests.get(identity);

@@ -8,7 +8,7 @@ import type { CollectionName, ResourceDefinition, SourceRecord } from '../resour
 import type { Logger } from '../log.ts';
 import { collectionKey, DEPENDS, readDataIdentity, splitKey, type DataIdentity } from './boot-cache-format.ts';
 import { openCollectionCache, type CacheResult } from './boot-cache-read.ts';
-import { sameBut, sameData } from './content-digest.ts';
+import { knownDigest, sameBut, sameData } from './content-digest.ts';
 import { saveCollectionCache } from './boot-cache-write.ts';
 import { releaseMemory } from './gc.ts';
 import { indexBuilder, linkEmbeds, type CollectionIndex } from './indexes.ts';
@@ -143,6 +143,18 @@ export type BuildThreads = 'auto' | 'always' | 'never';
 type BuildReport = { thread?: readonly CollectionName[]; threadFailed?: string };
 
 let loads = 0;
+
+/**
+ * Whether two identities of a data file (boot-cache-format.ts readDataIdentity) are of the same bytes:
+ * the same identity, or the same digest as the boot caches written for them say (content-digest.ts). A
+ * restart after a touch whose cache writes were called off (stopped as soon as it listened) leaves
+ * the caches of one file's dependants keyed to two identities of the same bytes.
+ */
+function sameFile(a: string | undefined, b: string | undefined): boolean {
+  if (a === undefined || b === undefined) return false;
+  const digest = knownDigest(a);
+  return a === b || (digest !== undefined && digest === knownDigest(b));
+}
 
 /** Whether `name` reads back the records of the one collection `changed` holds (celebrities: movies, for filmographies). */
 const readsBack = (name: CollectionName, changed: readonly CollectionName[]) => changed.length === 1 && RESOURCES[name].referrers?.includes(changed[0]!) === true;
@@ -423,7 +435,7 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
       for (const [k, d] of changed.entries()) {
         const old = await baseBefore(d);
         const fileOf = (key: string, n: CollectionName) => splitKey(key)?.files[DEPENDS[n].indexOf(d)];
-        if (old === null || fileOf(base.key, name) === undefined || fileOf(base.key, name) !== fileOf(old.key, d)) return null;
+        if (old === null || fileOf(base.key, name) === undefined || !sameFile(fileOf(base.key, name)!, fileOf(old.key, d))) return null;
         // Which records of `d` changed, and in which fields, found once for every candidate (a scan of its records' bytes).
         if (!diffs.has(d)) diffs.set(d, changedRecords(old.index, collections[d]!, decodableFields(RESOURCES[d])));
         const all = diffs.get(d)!;
@@ -467,7 +479,7 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
       const old = await baseBefore(d);
       const edit = patchedRecords.get(d);
       const fileOf = (key: string, n: CollectionName) => splitKey(key)?.files[DEPENDS[n].indexOf(d)];
-      if (old === null || edit === undefined || fileOf(base.key, name) === undefined || fileOf(base.key, name) !== fileOf(old.key, d)) return null;
+      if (old === null || edit === undefined || fileOf(base.key, name) === undefined || !sameFile(fileOf(base.key, name)!, fileOf(old.key, d))) return null;
       const got = filmographiesPatched(base.index, old.index, collections[d]!, edit.ids, edit.sources, (t) => collections[t] ?? standIns[t], base.owned === true);
       if (got.index === null) {
         unpatched[name] = got.why;
