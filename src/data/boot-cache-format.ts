@@ -24,7 +24,7 @@ import type { CollectionName } from '../resources/types.ts';
 import type { CollectionIndex } from './indexes.ts';
 
 /** Bump when the layout, or anything the structures are built from that the fingerprint misses, changes. */
-export const BOOT_CACHE_FORMAT = 18;
+export const BOOT_CACHE_FORMAT = 19;
 export const MAGIC = Buffer.from('CAPIBOOT');
 /** Data files changed this recently before the load may change again within one timestamp tick. */
 const RACY_MS = 100;
@@ -175,6 +175,8 @@ export interface CollectionRef {
   readonly embeds: readonly EmbedRef[];
   readonly orders: readonly number[];
   readonly ranks: readonly number[];
+  /** Per sort, the section of its kept keys (indexes.ts CollectionIndex `sortKeys`), or null. */
+  readonly sortKeys: readonly (number | null)[];
   readonly postings: readonly PostingRef[];
   readonly range: { param: string; ids: number; values: number; byId: number } | null;
   readonly searchText: TableRef;

@@ -13,7 +13,7 @@ import { groupCount as groupsOf } from './record-groups.ts';
 import { searchField, type SearchFrom } from './search-text.ts';
 import { slotBits, slugSlots, type SlugTable, type StringTable } from './string-table.ts';
 import {
-  align8, cacheFile, collectionKey, crc32, DEPENDS, keyFiles, KIND_BYTES, MAGIC, PREFIX_BYTES, READ_CHUNK, readDataIdentity,
+  align8, cacheFile, collectionKey, crc32, DEPENDS, keyFiles, KIND_BYTES, MAGIC, PREFIX_BYTES, READ_CHUNK, readDataIdentity, splitKey,
   type CollectionRef, type Collections, type DataIdentity, type DetailsRef, type FragmentsRef, type GramsRef, type Header, type Kind, type PostingRef, type Section, type SlugRef, type TableRef, type View,
 } from './boot-cache-format.ts';
 
@@ -175,7 +175,9 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, .
     check(f.field === searchField(def) && derived.length === (n + 31) >>> 5);
     return { field: f.field, derived };
   };
-  check(ref.orders.length === def.sorts.length && ref.ranks.length === def.sorts.length);
+  check(ref.orders.length === def.sorts.length && ref.ranks.length === def.sorts.length && ref.sortKeys?.length === def.sorts.length);
+  // Kept keys where the definition keeps them (SortDef `kept`), one per record.
+  check(ref.sortKeys.every((k, s) => (k !== null) === (def.sorts[s]!.kept === true && def.sorts[s]!.type === 'number')));
   const r = ref.range;
   const range = r && { param: r.param, ids: i32(r.ids), values: f64(r.values), byId: f64(r.byId, n) };
   check(range === null || range.ids.length === range.values.length);
@@ -194,6 +196,7 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, .
     embeds,
     orders: ref.orders.map((s) => i32(s, n)),
     ranks: ref.ranks.map((s) => i32(s, n)),
+    sortKeys: ref.sortKeys.map((s) => (s === null ? null : f64(s, n))),
     postings: ref.postings.map(posting),
     range,
     searchText: table(ref.searchText, n),
@@ -240,7 +243,7 @@ export type CacheResult = { readonly index: CollectionIndex; readonly miss: null
  * A cache file whose header matched: its sections are read by `read` (which may still miss, on a
  * damaged index section), so a load can start building what missed before these reads are done.
  */
-export type CacheOpened = { readonly read: () => Promise<CacheResult>; readonly stale: boolean; readonly miss: null; readonly key: string } | { readonly read: null; readonly miss: string };
+export type CacheOpened = { readonly read: () => Promise<CacheResult>; readonly stale: boolean; readonly miss: null; readonly key: string; readonly digests: readonly (string | null)[] | null } | { readonly read: null; readonly miss: string };
 
 /**
  * The cached index of collection `def` when its file matches the data files of `id` exactly; else why not.
@@ -292,15 +295,17 @@ export async function openCollectionCache(stateDir: string, dataDir: string, def
     }
     else check(!stale || (await sameData(dataDir, header.key, key, digests)), 'written for other data files, another version or other code');
     check(header.size === size, 'truncated or extended');
-    // The identities are this cache's: so are the digests it was written with (for a reload's sameData).
-    if (!stale && !base && digests) digests.forEach((d, i) => typeof d === 'string' && rememberDigest(files[i]!, d));
+    // A file whose identity is this cache's: so is the digest it was written with (for a reload's
+    // sameData, and the cache write after an edit of another file, which then hashes only that one).
+    const written = splitKey(header.key)?.files;
+    if (digests && written?.length === files.length) digests.forEach((d, i) => typeof d === 'string' && written[i] === files[i] && rememberDigest(files[i]!, d));
     const handle = fh;
     fh = null; // the read closes it
     // A collection kept after an edit of a file it links to may have its records that hold what
     // changed written again (patch.ts relinked): its JSON arenas then read into memory of their own,
     // so the one replaced is let go without copying the rest of the index off the file's allocation.
     const apart = Array.isArray(base) ? [header.collection.list.bytes, header.collection.detail.own.bytes] : [];
-    return { read: () => readSections(handle, def, header, align8(PREFIX_BYTES + jsonLength), size, stale, shared, apart), stale, miss: null, key: header.key };
+    return { read: () => readSections(handle, def, header, align8(PREFIX_BYTES + jsonLength), size, stale, shared, apart), stale, miss: null, key: header.key, digests };
   } catch (err) {
     return { read: null, miss: err instanceof Miss ? err.message : `unreadable: ${(err as Error).message}` };
   } finally {

@@ -99,6 +99,7 @@ class SectionWriter {
       embeds: ix.embeds.map((e) => ({ field: e.field, target: e.target, ids: this.add('i32', e.ids), starts: e.starts && this.add('u32', e.starts), at: e.at && this.recordOffsets(e.at) })),
       orders: ix.orders.map((o) => this.add('i32', o)),
       ranks: ix.ranks.map((o) => this.add('i32', o)),
+      sortKeys: ix.sortKeys.map((k) => k && this.add('f64', k)),
       postings: ix.postings.map((p) => this.posting(p)),
       range: r && { param: r.param, ids: this.add('i32', r.ids), values: this.add('f64', r.values), byId: this.add('f64', r.byId) },
       searchText: this.table(ix.searchText),

@@ -74,6 +74,11 @@ export interface CollectionIndex {
   readonly orders: readonly Int32Array[];
   /** Per sort: the position of each record id in that order. */
   readonly ranks: readonly Int32Array[];
+  /**
+   * Per sort: each record's key (NaN: none) for a sort whose key no answer shows (SortDef `kept`:
+   * patch.ts and patch-shift.ts place records by it), else null (the key reads back from the JSON).
+   */
+  readonly sortKeys: readonly (Float64Array | null)[];
   /** One table per equality filter, in the definition's order. */
   readonly postings: readonly PostingTable[];
   readonly range: RangeIndex | null;
@@ -733,10 +738,12 @@ export function indexBuilder(
     ids.length = 0;
     const orders: Int32Array[] = [];
     const ranks: Int32Array[] = [];
+    const keptKeys: (Float64Array | null)[] = [];
     def.sorts.forEach((s, i) => {
       const k = sortKeys[i]!;
       const keys = k instanceof GrowingF64 ? k.copyTo(scratch.float64(k.length)) : k;
       if (k instanceof GrowingF64) k.release();
+      keptKeys.push(s.kept === true && keys instanceof Float64Array ? keys.slice() : null);
       const order = buildOrder(keys, s.dir, idRank, scratch);
       const rank = new Int32Array(size);
       for (let pos = 0; pos < size; pos++) rank[order[pos]!] = pos;
@@ -791,6 +798,7 @@ export function indexBuilder(
       embeds,
       orders,
       ranks,
+      sortKeys: keptKeys,
       postings,
       range,
       searchText: stringTable(texts, false),

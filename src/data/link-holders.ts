@@ -114,6 +114,8 @@ export function linkHolders(old: CollectionIndex, target: CollectionName, was: C
         const ctx: LinkContext = { get: (c) => (c === target ? before.get(slugOf(was, m)) : undefined), referrers: () => [] };
         return shows(def.link({ ...r, [shown.ref]: slugOf(was, m) } as SourceRecord, ctx)) === held;
       });
+      // (None: what it shows did not read back as a link makes it; then not told, never skipped.)
+      if (from.length === 0) return 'a record that no record gives what it shows';
       if (!from.some((m) => changed.has(m))) continue;
       if (from.length !== 1) return 'records that give the same values';
       if (changed.get(from[0]!)!.includes('slug')) return 'a slug changed that records name';

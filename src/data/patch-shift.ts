@@ -25,6 +25,7 @@ import { knownCollection } from './known.ts';
 import type { KnownCollections } from './load.ts';
 import { groupCount, RECORD_GROUP } from './record-groups.ts';
 import { buildSearchIndex, searchIndexRenumbered, type TextAt } from './search-index.ts';
+import { regroupedIndexRenumbered } from './search-regroup.ts';
 import type { SearchFrom } from './search-text.ts';
 import { slugTableAt, stringAt, type StringTable } from './string-table.ts';
 import { checkObject, type Findings } from './validate.ts';
@@ -365,11 +366,12 @@ export function shiftedIndex(def: ResourceDefinition, old: CollectionIndex, matc
     range = { param: old.range.param, ids: withValue, values: Float64Array.from(withValue, (i) => byId[i]!), byId };
   }
   // The search index: every posting's ids renumbered, the grams of the texts read and of those gone
-  // moved in and out; where the trigrams index groups of texts, built from every record's text.
+  // moved in and out; built from every record's text where that would not group texts as before.
   const removed: TextAt[] = [];
   for (let id = 0; id < n; id++) if (newOf[id]! < 0) removed.push({ id, text: searchTextOf(old, id) });
   const added: TextAt[] = Array.from(ids, (id, k) => ({ id, text: searchTextOf(made, k) }));
-  let search = searchIndexRenumbered(old.search, newOf, size, removed, added);
+  // (Where they index groups of equal texts: the groups records leave and join, search-regroup.ts.)
+  let search = searchIndexRenumbered(old.search, newOf, size, removed, added) ?? regroupedIndexRenumbered(old.search, newOf, size, removed, added, (id) => searchTextOf(old, id));
   if (search === null) {
     const texts = new Array<string>(size);
     for (let i = 0; i < size; i++) texts[i] = oldOf[i]! >= 0 ? searchTextOf(old, oldOf[i]!) : searchTextOf(made, madeOf[i]!);
@@ -423,6 +425,7 @@ export function shiftedIndex(def: ResourceDefinition, old: CollectionIndex, matc
     embeds,
     orders,
     ranks,
+    sortKeys: old.sortKeys.map((k, s) => k && remapIds(k, made.sortKeys[s]!, oldOf, madeOf, size)),
     postings,
     range,
     searchText,
@@ -438,8 +441,8 @@ export function shiftedIndex(def: ResourceDefinition, old: CollectionIndex, matc
 /**
  * The records of `made` (records `ids` now) that hold, in every part of the index, what the old
  * record of their slug holds (one not kept otherwise: `newOf` -1): the same list item, detail-only
- * text and offsets into them, embedded ids, range value, search text, and keys in each filter table
- * (sort keys are read from the JSON, the same); with that old record's number.
+ * text and offsets into them, embedded ids, range value, kept sort keys, search text, and keys in each
+ * filter table (the other sort keys are read from the JSON, the same); with that old record's number.
  */
 function keptAsTheyWere(old: CollectionIndex, made: CollectionIndex, ids: Int32Array, newOf: Int32Array): [number, number][] {
   const pairs: [number, number][] = [];
@@ -458,6 +461,7 @@ function keptAsTheyWere(old: CollectionIndex, made: CollectionIndex, ids: Int32A
     if (!sameOffsets(old.detail.cuts, o, made.detail.cuts, k, per) || !sameOffsets(old.detail.ownCuts, o, made.detail.ownCuts, k, ownPer) || !sameOffsets(old.slugs.at, o, made.slugs.at, k, 1)) continue;
     if (old.embeds.some((e, x) => e.ids[o] !== made.embeds[x]!.ids[k])) continue;
     if (old.range !== null && !Object.is(old.range.byId[o], made.range!.byId[k])) continue;
+    if (old.sortKeys.some((keys, s) => keys !== null && !Object.is(keys[o], made.sortKeys[s]![k]))) continue;
     if (searchTextOf(old, o) !== searchTextOf(made, k)) continue;
     if (old.searchFrom !== null && bitOf(old.searchFrom.derived, o) !== bitOf(made.searchFrom!.derived, k)) continue;
     pairs.push([k, o]);
@@ -613,8 +617,8 @@ function remapPer(old: RecordOffsets, made: RecordOffsets, per: number, oldOf: I
   return out;
 }
 
-function remapIds(old: Int32Array, made: Int32Array, oldOf: Int32Array, madeOf: Int32Array, size: number): Int32Array {
-  const out = new Int32Array(size);
+function remapIds<T extends Int32Array | Float64Array>(old: T, made: T, oldOf: Int32Array, madeOf: Int32Array, size: number): T {
+  const out = (old instanceof Float64Array ? new Float64Array(size) : new Int32Array(size)) as T;
   forRuns(oldOf, madeOf, size, (fromMade, first, count, at) => out.set((fromMade ? made : old).subarray(first, first + count), at));
   return out;
 }
@@ -681,17 +685,22 @@ function ordersOf(old: CollectionIndex, made: CollectionIndex, linked: readonly 
   const oldRecord = (id: number) => (before ??= knownCollection(old)).get(slugOf(old, id))!;
   for (let j = 0; j < linked.length; j++) if (after.get(slugOf(made, j))!._id !== linked[j]!._id) return null;
   const orders: Int32Array[] = [];
-  for (const sort of def.sorts) {
+  for (const [s, sort] of def.sorts.entries()) {
     const sign = sort.dir === 'asc' ? 1 : -1;
+    // A key no answer shows: each record's as the index keeps it (SortDef `kept`), none read back.
+    const oldKept = old.sortKeys[s] ?? null;
+    const madeKept = made.sortKeys[s] ?? null;
+    if ((oldKept === null) !== (madeKept === null)) return null;
     const madeKeys = new Array<number | string | null>(linked.length);
     for (let j = 0; j < linked.length; j++) {
-      const k = sortKey(sort.type, sort.key(linked[j]!));
-      if (!sameKey(k, sortKey(sort.type, sort.key(after.get(slugOf(made, j))! as LinkedRecord)))) return null;
+      const k = madeKept !== null ? madeKept[j]! : sortKey(sort.type, sort.key(linked[j]!));
+      if (madeKept === null && !sameKey(k, sortKey(sort.type, sort.key(after.get(slugOf(made, j))! as LinkedRecord)))) return null;
       madeKeys[j] = k;
     }
     const oldKeys = new Map<number, number | string | null>();
     const key = (id: number) => {
       if (madeOf[id]! >= 0) return madeKeys[madeOf[id]!]!;
+      if (oldKept !== null) return oldKept[oldOf[id]!]!;
       let k = oldKeys.get(id);
       if (k === undefined) oldKeys.set(id, (k = sortKey(sort.type, sort.key(oldRecord(oldOf[id]!) as LinkedRecord))));
       return k;

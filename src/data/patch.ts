@@ -33,6 +33,7 @@ import type { SearchFrom } from './search-text.ts';
 import { slugTableAt, stringAt, type StringTable } from './string-table.ts';
 import { checkObject, type Findings } from './validate.ts';
 import { readApart } from './boot-cache-read.ts';
+import { digestWhileReading } from './content-digest.ts';
 import { copiedOff, keysOf, mergedOrder, NO_KEYS, type FilterDef, orderComparator, sameKey, ShiftMatcher, shiftedIndex, unknownDigest } from './patch-shift.ts';
 import { decoded, linkHolders, shownField } from './link-holders.ts';
 
@@ -68,9 +69,11 @@ const readBack = (def: ResourceDefinition): string[] => ((def.referrers?.length 
  * `old` (the index of `def` built from the file before the edit, with the same collections to link
  * to as now) patched to the file in `dir` as it is now, or why not. `targets`: the indexes of the
  * collections it embeds from; `known`: its link targets (load.ts KnownCollections); `read`: the
- * reader's chunk size (tests: groups cut across chunks).
+ * reader's chunk size (tests: groups cut across chunks), and the file's identity as the load found it
+ * (boot-cache-format.ts readDataIdentity), whose digest is made from the bytes read when not known
+ * (content-digest.ts: the boot cache write then reads the file no more).
  */
-export async function patchCollection(dir: string, def: ResourceDefinition, old: CollectionIndex, targets: Targets, known: KnownCollections, read: { readonly chunkBytes?: number } = {}): Promise<PatchResult> {
+export async function patchCollection(dir: string, def: ResourceDefinition, old: CollectionIndex, targets: Targets, known: KnownCollections, read: { readonly chunkBytes?: number; readonly identity?: string } = {}): Promise<PatchResult> {
   const was = old.groups;
   if (!patchable(def)) return { index: null, why: 'its answers read other records' };
   if (was?.sources == null) return { index: null, why: 'no record digests' };
@@ -96,9 +99,11 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
     }
     pending = [];
   };
+  const hashing = read.identity === undefined ? null : digestWhileReading(dir, read.identity);
   try {
     await readRecords(join(dir, def.file), () => {}, {
-      ...read,
+      chunkBytes: read.chunkBytes,
+      onBytes: hashing?.update,
       parse: false,
       onSlices: (buf, starts, ends) => {
         for (let k = 0; k < starts.length; ) {
@@ -120,6 +125,7 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
         });
       },
     });
+    await hashing?.finish();
   } catch (err) {
     return { index: null, why: `not read: ${(err as Error).message}` };
   }
@@ -263,6 +269,7 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
     return c.finish(size, sorted.orders, t.embed >= 0 ? t.offsets.length - 1 : 0);
   });
   const range = rangeChanged ? rangeWith(old.range!, made.range!, ids, size) : kept.range;
+  const sortKeys = kept.sortKeys.map((k, s) => (k === null || (ids.length === 0 && size === n) ? k : spliceIds(k, made.sortKeys[s]!, ids, size)));
   // The changed groups' digests are theirs now (a later edit of one compares with them).
   const groupKeys = new Uint32Array(2 * groupCount(size));
   const groupSorts = new Uint32Array(2 * groupCount(size));
@@ -277,6 +284,7 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
     ...sorted,
     size,
     embeds,
+    sortKeys,
     range,
     postings,
     slugs: slugsChanged ? slugTableAt(list.bytes, list.starts, at) : { ...kept.slugs, at },
@@ -579,8 +587,8 @@ function spliceRecordOffsets(old: RecordOffsets, made: RecordOffsets, ids: Int32
 }
 
 /** One number for each of `size` records: `old`'s, those of records `ids` `made`'s. */
-function spliceIds(old: Int32Array, made: Int32Array, ids: Int32Array, size: number): Int32Array {
-  const out = new Int32Array(size);
+function spliceIds<T extends Int32Array | Float64Array>(old: T, made: T, ids: Int32Array, size: number): T {
+  const out = (old instanceof Float64Array ? new Float64Array(size) : new Int32Array(size)) as T;
   out.set(old.subarray(0, out.length));
   for (let j = 0; j < ids.length; j++) out[ids[j]!] = made[j]!;
   return out;
@@ -610,9 +618,10 @@ function sortKey(type: 'number' | 'text', k: unknown): number | string | null {
  * The sort orders, ranks and postings in order of `old` with the changed records (`made`'s record j
  * is record `ids[j]`, linked as `linked[j]`) where their new sort keys put them, as the builder's
  * orders would (indexes.ts buildOrder: a key of none last, ties by `_id`). The keys of the records
- * not changed are read back from their JSON (known.ts, as a link target reads them), so a sort
- * whose key is not a field served as it is could not be put right: null when a changed record's
- * key or `_id` does not read back from its own new JSON as it was built. Only the orders of `sorts`
+ * not changed are the index's kept keys (SortDef `kept`: a key no answer shows), else read back from
+ * their JSON (known.ts, as a link target reads them), so a sort whose key is neither could not be put
+ * right: null when a changed record's key or `_id` does not read back from its own new JSON as it was
+ * built. Only the orders of `sorts`
  * (numbers in the definition's) may change; the others are kept. `size`: the records after the
  * edit, those past `old`'s added at the end (in every order of `sorts`).
  */
@@ -632,18 +641,23 @@ function reordered(old: CollectionIndex, made: CollectionIndex, ids: Int32Array,
     const sign = sort.dir === 'asc' ? 1 : -1;
     const keyOf = new Map<number, number | string | null>();
     const moved: number[] = [];
+    const oldKept = old.sortKeys[s] ?? null;
+    const madeKept = made.sortKeys[s] ?? null;
+    if ((oldKept === null) !== (madeKept === null)) return null;
+    /** The key of old record `id`: kept, or read back from the old JSON. */
+    const oldKey = (id: number) => (oldKept !== null ? oldKept[id]! : sortKey(sort.type, sort.key(oldRecord(id) as LinkedRecord)));
     for (let j = 0; j < ids.length; j++) {
-      const k = sortKey(sort.type, sort.key(linked[j]!));
-      if (!sameKey(k, sortKey(sort.type, sort.key(after.get(slugOf(made, j))! as LinkedRecord)))) return null;
+      const k = madeKept !== null ? madeKept[j]! : sortKey(sort.type, sort.key(linked[j]!));
+      if (madeKept === null && !sameKey(k, sortKey(sort.type, sort.key(after.get(slugOf(made, j))! as LinkedRecord)))) return null;
       keyOf.set(ids[j]!, k);
       // (A record added at the end is put in its place in every order.)
-      if (ids[j]! >= old.size || !sameKey(k, sortKey(sort.type, sort.key(oldRecord(ids[j]!) as LinkedRecord)))) moved.push(ids[j]!);
+      if (ids[j]! >= old.size || !sameKey(k, oldKey(ids[j]!))) moved.push(ids[j]!);
     }
     if (moved.length === 0 && size === old.size) continue;
-    // Records not moved keep their old keys and places: their keys read back from the old JSON.
+    // Records not moved keep their old keys and places.
     const key = (id: number) => {
       let k = keyOf.get(id);
-      if (k === undefined) keyOf.set(id, (k = sortKey(sort.type, sort.key(oldRecord(id) as LinkedRecord))));
+      if (k === undefined) keyOf.set(id, (k = oldKey(id)));
       return k;
     };
     const idText = (id: number) => (idOf.has(id) ? linked[idOf.get(id)!]!._id : oldRecord(id)._id) as string;

@@ -111,6 +111,7 @@ export async function readRecords(
     parseBytes = PARSE_BYTES,
     onSlices,
     parse = true,
+    onBytes,
   }: {
     maxRecordBytes?: number;
     chunkBytes?: number;
@@ -119,6 +120,8 @@ export async function readRecords(
     onSlices?: (buf: Buffer, starts: readonly number[], ends: readonly number[], first: number) => void;
     /** False: records are only cut (and told to onSlices), never parsed; `onBatch` is not called. */
     parse?: boolean;
+    /** Told of every byte of the file, in order, as it is read (a digest of the file: content-digest.ts). */
+    onBytes?: (bytes: Uint8Array) => void;
   } = {},
 ): Promise<void> {
   const fh = await open(path, 'r');
@@ -144,6 +147,7 @@ export async function readRecords(
       const { bytesRead } = await fh.read(buf, len, buf.length - len, base + len);
       const eof = bytesRead === 0;
       const scanFrom = len;
+      if (bytesRead > 0) onBytes?.(buf.subarray(len, len + bytesRead));
       len += bytesRead;
       // Records complete in this chunk: [starts[k], ends[k]) in buf.
       const starts: number[] = [];

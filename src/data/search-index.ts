@@ -841,11 +841,21 @@ export interface TextAt {
  */
 export function searchIndexRenumbered(ix: SearchIndex, newOf: Int32Array, size: number, removed: readonly TextAt[], added: readonly TextAt[]): SearchIndex | null {
   if (ix.groups.starts.length > 0) return null;
+  return { size, ...recordGramsRenumbered(ix, newOf, size, removed, added, true), groups: ix.groups };
+}
+
+/**
+ * The 1- and 2-grams (over records) of `ix` renumbered as searchIndexRenumbered renumbers them (where
+ * the trigrams index groups: search-regroup.ts), and the trigrams too when they are over records (`trigrams`).
+ */
+export function recordGramsRenumbered(ix: SearchIndex, newOf: Int32Array, size: number, removed: readonly TextAt[], added: readonly TextAt[]): Pick<SearchIndex, 'unigrams' | 'bigrams'>;
+export function recordGramsRenumbered(ix: SearchIndex, newOf: Int32Array, size: number, removed: readonly TextAt[], added: readonly TextAt[], trigrams: true): Pick<SearchIndex, 'unigrams' | 'bigrams' | 'trigrams'>;
+export function recordGramsRenumbered(ix: SearchIndex, newOf: Int32Array, size: number, removed: readonly TextAt[], added: readonly TextAt[], trigrams = false): Partial<SearchIndex> {
   // The first old record whose number changes: postings of none after it are copied as they are.
   let same = 0;
   while (same < newOf.length && newOf[same] === same) same++;
   const grams = (g: GramPostings, n: 1 | 2 | 3) => gramsRenumbered(g, ix.size, size, newOf, same, removed, added, n);
-  return { size, unigrams: grams(ix.unigrams, 1), bigrams: grams(ix.bigrams, 2), trigrams: grams(ix.trigrams, 3), groups: ix.groups };
+  return { unigrams: grams(ix.unigrams, 1), bigrams: grams(ix.bigrams, 2), ...(trigrams ? { trigrams: grams(ix.trigrams, 3) } : {}) };
 }
 
 /** `g` (over `was` records) renumbered by `newOf` (the identity below `same`), with `removed` and `added`'s grams: see searchIndexRenumbered. */

@@ -5,8 +5,9 @@
 // goes (its trigram entries with it), a text no group had is a new group (its trigrams put in), a group
 // whose first record changed moves; every other group keeps its records and its entries, renumbered
 // in the order of the groups' first records, as buildSearchIndex numbers them. The 1- and 2-grams,
-// over records, move as searchIndexWith moves them.
-import { AMBIGUOUS, blocksFor, gramKey, gramsIn, gramsWith, groupCount, slotOf, type GramPostings, type SearchIndex, type TextChange } from './search-index.ts';
+// over records, move as searchIndexWith moves them. Records inserted or removed in the middle (every
+// later one numbered anew) are the same moves with each group's records renumbered.
+import { AMBIGUOUS, blocksFor, gramKey, gramsIn, gramsWith, groupCount, recordGramsRenumbered, slotOf, type GramPostings, type SearchIndex, type TextAt, type TextChange } from './search-index.ts';
 
 /**
  * What buildSearchIndex(texts) gives for the texts of `ix` with `changes` made (ascending ids, each
@@ -16,8 +17,37 @@ import { AMBIGUOUS, blocksFor, gramKey, gramsIn, gramsWith, groupCount, slotOf, 
  * builds from every text). `textOf`: a record's text in `ix` (before the edit).
  */
 export function regroupedIndexWith(ix: SearchIndex, changes: readonly TextChange[], size: number, textOf: (id: number) => string): SearchIndex | null {
+  if (ix.groups.starts.length === 0) return null;
+  const leaving = changes.filter((c) => c.id < ix.size).map((c) => c.id);
+  const arriving = changes.filter((c) => c.id < size).map((c) => ({ id: c.id, text: c.now }));
+  const regrouped = regroup(ix, leaving, arriving, null, size, textOf);
+  return regrouped && { size, unigrams: gramsWith(ix.unigrams, ix.size, size, changes, 1), bigrams: gramsWith(ix.bigrams, ix.size, size, changes, 2), ...regrouped };
+}
+
+/**
+ * What buildSearchIndex gives for the texts of `ix` with records numbered anew (records inserted or
+ * removed in the middle of a file, patch-shift.ts; the arguments of search-index.ts
+ * searchIndexRenumbered), where `ix`'s trigrams index groups: each group's records renumbered, those
+ * removed out of their groups and those added into the group of their text (or a new one); null as
+ * for regroupedIndexWith. `textOf`: a record's text in `ix` (before).
+ */
+export function regroupedIndexRenumbered(ix: SearchIndex, newOf: Int32Array, size: number, removed: readonly TextAt[], added: readonly TextAt[], textOf: (id: number) => string): SearchIndex | null {
+  if (ix.groups.starts.length === 0) return null;
+  const regrouped = regroup(ix, removed.map((r) => r.id), added, newOf, size, textOf);
+  return regrouped && { size, ...recordGramsRenumbered(ix, newOf, size, removed, added), ...regrouped };
+}
+
+/**
+ * The trigrams and groups buildSearchIndex makes of the texts of `ix` with records `leaving` (numbers
+ * before) out of their groups and records `arriving` (numbers now, with their texts) in the group of
+ * their text, or a new one; every record's number now is `newOf`'s (null: the same), `size` records
+ * in all. Only the groups records leave and join change: a group left empty goes (its trigram entries
+ * with it), a text no group had is a new group (its trigrams put in), a group whose first record
+ * changed moves; every other group keeps its records and its entries, renumbered in the order of the
+ * groups' first records. Null when the new texts would not be grouped (groupTexts' rule).
+ */
+function regroup(ix: SearchIndex, leaving: readonly number[], arriving: readonly TextAt[], newOf: Int32Array | null, size: number, textOf: (id: number) => string): Pick<SearchIndex, 'trigrams' | 'groups'> | null {
   const { starts, ids } = ix.groups;
-  if (starts.length === 0) return null;
   const n = ix.size;
   const G = groupCount(ix);
   const groupOf = new Int32Array(n);
@@ -42,8 +72,10 @@ export function regroupedIndexWith(ix: SearchIndex, changes: readonly TextChange
     }
     return -1;
   };
+  /** A record's number now. */
+  const now = newOf === null ? (id: number) => id : (id: number) => newOf[id]!;
   // The records each affected group loses and gains; the records of each text no group had.
-  const leaving = new Map<number, number[]>();
+  const out = new Map<number, number[]>();
   const joining = new Map<number, number[]>();
   const fresh = new Map<string, number[]>();
   const add = <K>(m: Map<K, number[]>, k: K, id: number) => {
@@ -51,19 +83,18 @@ export function regroupedIndexWith(ix: SearchIndex, changes: readonly TextChange
     if (l === undefined) m.set(k, [id]);
     else l.push(id);
   };
-  for (const c of changes) {
-    if (c.id < n) add(leaving, groupOf[c.id]!, c.id);
-    if (c.id >= size) continue;
-    const g = fresh.has(c.now) ? -1 : groupOfText(c.now);
-    if (g >= 0) add(joining, g, c.id);
-    else add(fresh, c.now, c.id);
+  for (const id of leaving) add(out, groupOf[id]!, id);
+  for (const { id, text } of arriving) {
+    const g = fresh.has(text) ? -1 : groupOfText(text);
+    if (g >= 0) add(joining, g, id);
+    else add(fresh, text, id);
   }
   // Each affected group's records now (ascending), and the new groups'.
   const members = new Map<number, Int32Array>();
-  for (const g of new Set([...leaving.keys(), ...joining.keys()])) {
-    const out = new Set(leaving.get(g) ?? []);
-    const now = [...ids.subarray(starts[g]!, starts[g + 1]!)].filter((id) => !out.has(id));
-    members.set(g, Int32Array.from([...now, ...(joining.get(g) ?? [])]).sort());
+  for (const g of new Set([...out.keys(), ...joining.keys()])) {
+    const gone = new Set(out.get(g) ?? []);
+    const kept = [...ids.subarray(starts[g]!, starts[g + 1]!)].filter((id) => !gone.has(id)).map(now);
+    members.set(g, Int32Array.from([...kept, ...(joining.get(g) ?? [])]).sort());
   }
   const added = [...fresh].map(([text, list]) => ({ text, records: Int32Array.from(list).sort() }));
   // groupTexts' rule over the new texts: the units the repeats save against the groups' arrays.
@@ -77,8 +108,9 @@ export function regroupedIndexWith(ix: SearchIndex, changes: readonly TextChange
   for (const m of members.values()) if (m.length === 0) distinct--;
   for (const a of added) saved += saves(a.records.length, a.text.length);
   if (saved * 3 <= (size + distinct + 1) * 4) return null;
-  // The groups in the order of their first records: those not affected keep theirs (and their order);
-  // the affected ones left with records and the new ones merged in.
+  // The groups in the order of their first records: those not affected keep theirs (and their order:
+  // a renumbering keeps the order of the records it keeps); the affected ones left with records and
+  // the new ones merged in.
   const moved = [...members].filter(([, m]) => m.length > 0).map(([g, m]) => ({ g, first: m[0]!, records: m, text: '' }));
   for (const a of added) moved.push({ g: -1, first: a.records[0]!, records: a.records, text: a.text });
   moved.sort((a, b) => a.first - b.first);
@@ -97,7 +129,7 @@ export function regroupedIndexWith(ix: SearchIndex, changes: readonly TextChange
   };
   for (let g = 0; g <= G; g++) {
     if (g < G && members.has(g)) continue;
-    const first = g < G ? ids[starts[g]!]! : Infinity;
+    const first = g < G ? now(ids[starts[g]!]!) : Infinity;
     for (; m < moved.length && moved[m]!.first < first; m++) {
       const x = moved[m]!;
       if (x.g >= 0) number[x.g] = next;
@@ -106,7 +138,11 @@ export function regroupedIndexWith(ix: SearchIndex, changes: readonly TextChange
     }
     if (g === G) break;
     number[g] = next;
-    place(ids.subarray(starts[g]!, starts[g + 1]!));
+    if (newOf === null) place(ids.subarray(starts[g]!, starts[g + 1]!));
+    else {
+      for (let k = starts[g]!; k < starts[g + 1]!; k++) groupIds[at++] = newOf[ids[k]!]!;
+      groupStarts[++next] = at;
+    }
   }
   if (next !== distinct || at !== size) throw new Error('search-regroup: groups miscounted');
   // Trigram entries: those of groups gone taken out, those of new groups put in, the rest renumbered.
@@ -115,14 +151,7 @@ export function regroupedIndexWith(ix: SearchIndex, changes: readonly TextChange
   const puts: { readonly key: number; readonly g: number; readonly at: number }[] = [];
   for (const x of news) for (const [key, p] of gramsIn(x.text, 3)) puts.push({ key, g: x.g, at: p });
   puts.sort((a, b) => a.key - b.key || a.g - b.g);
-  const trigrams = renumbered(tri, G, distinct, number, gone, puts);
-  return {
-    size,
-    unigrams: gramsWith(ix.unigrams, n, size, changes, 1),
-    bigrams: gramsWith(ix.bigrams, n, size, changes, 2),
-    trigrams,
-    groups: { starts: groupStarts, ids: groupIds },
-  };
+  return { trigrams: renumbered(tri, G, distinct, number, gone, puts), groups: { starts: groupStarts, ids: groupIds } };
 }
 
 /**

@@ -8,7 +8,7 @@ import type { CollectionName, ResourceDefinition, SourceRecord } from '../resour
 import type { Logger } from '../log.ts';
 import { collectionKey, DEPENDS, readDataIdentity, splitKey, type DataIdentity } from './boot-cache-format.ts';
 import { openCollectionCache, type CacheResult } from './boot-cache-read.ts';
-import { sameBut, sameData } from './content-digest.ts';
+import { knownDigest, sameBut, sameData } from './content-digest.ts';
 import { saveCollectionCache } from './boot-cache-write.ts';
 import { releaseMemory } from './gc.ts';
 import { indexBuilder, linkEmbeds, type CollectionIndex } from './indexes.ts';
@@ -143,6 +143,9 @@ export type BuildThreads = 'auto' | 'always' | 'never';
 type BuildReport = { thread?: readonly CollectionName[]; threadFailed?: string };
 
 let loads = 0;
+
+/** An index from before an edit (the live one, or the boot cache's) with its key, and the digests of its key's files when its cache header gave them. */
+type Base = { readonly index: CollectionIndex; readonly key: string; readonly owned?: boolean; readonly digests?: readonly (string | null)[] | null };
 
 /** Whether `name` reads back the records of the one collection `changed` holds (celebrities: movies, for filmographies). */
 const readsBack = (name: CollectionName, changed: readonly CollectionName[]) => changed.length === 1 && RESOURCES[name].referrers?.includes(changed[0]!) === true;
@@ -370,7 +373,7 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
      * The index of `name` built before an edit of the files numbered `skip` among DEPENDS[name] (the
      * live one, or the boot cache's), with its key; null when there is none.
      */
-    const baseOf = async (name: CollectionName, skip: readonly number[]): Promise<{ readonly index: CollectionIndex; readonly key: string; readonly owned?: boolean } | null> => {
+    const baseOf = async (name: CollectionName, skip: readonly number[]): Promise<Base | null> => {
       const live = previous?.collections[name];
       if (was?.[name] !== undefined && live !== undefined && (await sameBut(input, was[name], keys[name], skip))) return { index: live, key: was[name] };
       if (cacheDir === undefined) return null;
@@ -379,13 +382,29 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
       if (opened.read === null) return null;
       const index = (await opened.read()).index;
       // (Read for this load alone: its memory is this load's to change.)
-      return index === null ? null : { index, key: opened.key, owned: true };
+      return index === null ? null : { index, key: opened.key, owned: true, digests: opened.digests };
+    };
+    /**
+     * Whether `base` (an index of `name`) was made from the same version of `d`'s file as `old` (an
+     * index of `d`): the same identity, or the same bytes (the digests their cache headers hold: a
+     * cache rewritten under a touched identity, while another's write was cut short, says the same).
+     */
+    const sameFileOf = (base: Base, name: CollectionName, old: Base, d: CollectionName): boolean => {
+      const a = DEPENDS[name].indexOf(d);
+      const b = DEPENDS[d].indexOf(d);
+      const fa = splitKey(base.key)?.files[a];
+      const fb = splitKey(old.key)?.files[b];
+      if (fa === undefined || fb === undefined) return false;
+      if (fa === fb) return true;
+      const da = base.digests?.[a] ?? knownDigest(fa);
+      return da != null && da === (old.digests?.[b] ?? knownDigest(fb));
     };
     /** The index each collection patched or built in this load was made from (or would have been): what an edit changed of it is told against that. */
-    const bases = new Map<CollectionName, { readonly index: CollectionIndex; readonly key: string } | null>();
-    const baseBefore = async (name: CollectionName) => {
-      if (!bases.has(name)) bases.set(name, await baseOf(name, [DEPENDS[name].indexOf(name)]));
-      return bases.get(name)!;
+    const bases = new Map<CollectionName, Promise<{ readonly index: CollectionIndex; readonly key: string } | null>>();
+    const baseBefore = (name: CollectionName) => {
+      let got = bases.get(name);
+      if (got === undefined) bases.set(name, (got = baseOf(name, [DEPENDS[name].indexOf(name)])));
+      return got;
     };
     /** The records a patch read again, and their sources (patch.ts PatchResult `changed`). */
     const patchedRecords = new Map<CollectionName, { readonly ids: Int32Array; readonly sources: readonly SourceRecord[] }>();
@@ -399,7 +418,7 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
       const base = (await baseBefore(name))?.index ?? null;
       if (base === null) return '';
       const known = Object.fromEntries(others.map((n) => [n, knownCollection(linkTarget(n)!)]));
-      const got = await patchCollection(input, def, base, (t) => linkTarget(t), known);
+      const got = await patchCollection(input, def, base, (t) => linkTarget(t), known, { identity: before.files[RESOURCE_LIST.indexOf(def)] });
       if (got.index === null) return got.why;
       collections[name] = got.index;
       if (got.changed !== undefined) patchedRecords.set(name, got.changed);
@@ -422,8 +441,7 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
       let relink = false;
       for (const [k, d] of changed.entries()) {
         const old = await baseBefore(d);
-        const fileOf = (key: string, n: CollectionName) => splitKey(key)?.files[DEPENDS[n].indexOf(d)];
-        if (old === null || fileOf(base.key, name) === undefined || fileOf(base.key, name) !== fileOf(old.key, d)) return null;
+        if (old === null || !sameFileOf(base, name, old, d)) return null;
         // Which records of `d` changed, and in which fields, found once for every candidate (a scan of its records' bytes).
         if (!diffs.has(d)) diffs.set(d, changedRecords(old.index, collections[d]!, decodableFields(RESOURCES[d])));
         const all = diffs.get(d)!;
@@ -463,11 +481,10 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
      * was when what `name` reads back of it is the same, else with the records whose filmographies
      * changed written again (filmography.ts); else null (it is built).
      */
-    const readBackSame = async (name: CollectionName, d: CollectionName, base: { readonly index: CollectionIndex; readonly key: string; readonly owned?: boolean }): Promise<{ readonly index: CollectionIndex; readonly relinked: boolean } | null> => {
+    const readBackSame = async (name: CollectionName, d: CollectionName, base: Base): Promise<{ readonly index: CollectionIndex; readonly relinked: boolean } | null> => {
       const old = await baseBefore(d);
       const edit = patchedRecords.get(d);
-      const fileOf = (key: string, n: CollectionName) => splitKey(key)?.files[DEPENDS[n].indexOf(d)];
-      if (old === null || edit === undefined || fileOf(base.key, name) === undefined || fileOf(base.key, name) !== fileOf(old.key, d)) return null;
+      if (old === null || edit === undefined || !sameFileOf(base, name, old, d)) return null;
       const got = filmographiesPatched(base.index, old.index, collections[d]!, edit.ids, edit.sources, (t) => collections[t] ?? standIns[t], base.owned === true);
       if (got.index === null) {
         unpatched[name] = got.why;
@@ -489,6 +506,9 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
     // reads overlap it on the thread pool: after a celebrity's name edit at 100k, 0.9 GB of outfits,
     // news and movies); only a stand-in (below) is waited for before.
     const baseReads: { readonly name: CollectionName; readonly changed: readonly CollectionName[]; readonly base: Promise<{ readonly index: CollectionIndex; readonly key: string; readonly owned?: boolean } | null> }[] = [];
+    // The index before the edit of each collection that may be patched is read beside those (it waited
+    // for the stand-ins below: after a celebrity's name edit, its 128 MB read after movies' 110 MB).
+    if (options.patch !== false) for (const name of inOrder(missing)) if (patchable(RESOURCES[name])) baseBefore(name).catch(() => {}); // (awaited where used)
     for (const name of inOrder(missing)) {
       const changed = DEPENDS[name].filter((d) => d !== name && missing.has(d));
       if (options.patch === false || changed.length === 0 || (changed.some((d) => bakedFields(RESOURCES[name], d) === null) && !readsBack(name, changed))) continue;

@@ -41,7 +41,7 @@ export const news = {
   ],
   sorts: [
     ...byTime('publishDate'),
-    { name: 'popular', type: 'number', dir: 'desc', key: (r) => r.views as number | null },
+    { name: 'popular', type: 'number', dir: 'desc', key: (r) => r.views as number | null, kept: true },
   ],
   searchText: (r) => r.title as string,
 } as const satisfies ResourceDefinition;

@@ -74,6 +74,11 @@ export interface SortDef {
   readonly dir: 'asc' | 'desc';
   /** Records with a null key come last in either direction; ties break on `_id` ascending. */
   readonly key: (r: LinkedRecord) => number | string | null;
+  /**
+   * A number key that no answer shows (news `views`): the index keeps each record's key (indexes.ts
+   * CollectionIndex `sortKeys`), so a patch can place an inserted or edited record in this order.
+   */
+  readonly kept?: boolean;
 }
 
 export interface ResourceDefinition {

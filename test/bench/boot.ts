@@ -133,14 +133,17 @@ interface Server {
 
 /** `serve` on port 0 over plain HTTP; resolves at its `listening on` line (the server is ready). */
 function serve(data: string, state: string, watch: boolean): Promise<Server> {
-  const args = [CLI, 'serve', '--data', data, '--state', state, '--port', '0', '--insecure-http', '--log-level', watch ? 'info' : 'error'];
+  // (At info: each load's line, what it built, patched or kept, is shown beside its figure.)
+  const args = [CLI, 'serve', '--data', data, '--state', state, '--port', '0', '--insecure-http', '--log-level', 'info'];
   if (watch) args.push('--watch');
   const t0 = performance.now();
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let err = '';
   const waiters: { text: string; from: number; done: (t: number) => void }[] = [];
   child.stderr!.on('data', (d: Buffer) => {
+    const from = err.lastIndexOf('\n') + 1;
     err += d;
+    for (const line of err.slice(from).split('\n').slice(0, -1)) if (/"msg":"(data read and indexed|data loaded from the boot cache|no data file changed)/.test(line)) log(`  ${line.slice(0, 400)}`);
     for (const w of [...waiters]) {
       if (err.indexOf(w.text, w.from) >= 0) {
         waiters.splice(waiters.indexOf(w), 1);

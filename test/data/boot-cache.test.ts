@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { align8, cacheFile as collectionFile, crc32, DEPENDS, MAGIC, PREFIX_BYTES, readDataIdentity, type Header, type Section } from '../../src/data/boot-cache-format.ts';
 import { loadSnapshotCache, readCollectionCache } from '../../src/data/boot-cache-read.ts';
+import { forgetDigests, hashStats } from '../../src/data/content-digest.ts';
 import { saveCollectionCache } from '../../src/data/boot-cache-write.ts';
 import { RESOURCE_LIST, RESOURCES } from '../../src/resources/index.ts';
 import type { CollectionName, LinkContext } from '../../src/resources/types.ts';
@@ -302,6 +303,52 @@ describe('boot cache', () => {
       const again = await readCollectionCache(state, data, RESOURCES.celebrities, id);
       assert.ok(again.index && !again.stale, 'written again for the new identity');
     }
+  });
+
+  it('a restart after an edit of celebrities.json (a process that knows no digest) reads no data file only to hash it but the edited one when its size is the same', async () => {
+    const { data, state } = await setup();
+    await loadSnapshot(data, { cacheDir: state });
+    const file = join(data, 'celebrities.json');
+    for (const [what, edit, hashed] of [
+      // Same size: hashed to tell it from a touch; the patch then takes that digest (its read hashes nothing).
+      ['a name letter', async () => {
+        const text = await readFile(file, 'utf8');
+        const at = text.indexOf('"name":"') + '"name":"'.length;
+        await writeFile(file, text.slice(0, at) + (text[at] === 'Q' ? 'X' : 'Q') + text.slice(at + 1));
+        await sleep(SETTLE_MS);
+      }, 1],
+      // Another size: other bytes without a hash; the patch's read makes the digest the cache write takes.
+      ['a space at the end', () => editFile(file), 0],
+    ] as const) {
+      await edit();
+      forgetDigests();
+      const before = hashStats.files;
+      const { lines, log } = infoLines();
+      const restarted = await loadSnapshot(data, { cacheDir: state, log });
+      assert.match(lines.find((l) => l.startsWith('data read and indexed'))!, /"patched":\["celebrities"\],"(unaffected|relinked)":\["outfits","news","movies"\]/, what);
+      assert.ok(lines.some((l) => l.startsWith('boot cache written')), lines.join('\n'));
+      // (movies.json, outfits.json, news.json: their digests from the cache headers, written for their identities.)
+      assert.equal(hashStats.files - before, hashed, `${what}: files read whole to be hashed`);
+      assertSameAnswers(await loadSnapshot(data), restarted);
+      assert.ok(await loadSnapshotCache(state, data), `${what}: every collection cached for the files as they are`);
+    }
+  });
+
+  it('an edit after a touch whose cache rewrite was cut short (celebrities written under the touched identity, the others not): outfits, news and movies still kept from their caches (the same bytes by the digests)', async () => {
+    const { data, state } = await setup();
+    const first = await loadSnapshot(data, { cacheDir: state });
+    const file = join(data, 'celebrities.json');
+    await touchFile(file);
+    // The restart after the touch rewrote the celebrities' cache alone (then was stopped).
+    assert.ok(await saveCollectionCache(state, data, 'celebrities', first.collections.celebrities, await readDataIdentity(data)));
+    const text = await readFile(file, 'utf8');
+    const at = text.indexOf('"name":"') + '"name":"'.length;
+    await writeFile(file, text.slice(0, at) + (text[at] === 'Q' ? 'X' : 'Q') + text.slice(at + 1));
+    await sleep(SETTLE_MS);
+    const { lines, log } = infoLines();
+    const restarted = await loadSnapshot(data, { cacheDir: state, log });
+    assert.match(lines.find((l) => l.startsWith('data read and indexed'))!, /"built":\[\].*"patched":\["celebrities"\],"(unaffected|relinked)":\["outfits","news","movies"\]/);
+    assertSameAnswers(await loadSnapshot(data), restarted);
   });
 
   it('a reload after a touch keeps every collection; after an edit of the same size it rebuilds what the file makes', async () => {

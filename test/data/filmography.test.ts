@@ -7,14 +7,16 @@
 // reviews is byte for byte a full build's, on a reload and on a restart, and an invalid edit gets the
 // full build's error.
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { shownField } from '../../src/data/link-holders.ts';
 import { RECORD_GROUP } from '../../src/data/record-groups.ts';
-import { loadSnapshot } from '../../src/data/snapshot.ts';
+import { loadSnapshot, type CacheWrite } from '../../src/data/snapshot.ts';
+import { cacheFile } from '../../src/data/boot-cache-format.ts';
+import { forgetDigests } from '../../src/data/content-digest.ts';
 import { writeDataset } from '../../src/generate/write-dataset.ts';
 import { RESOURCES } from '../../src/resources/index.ts';
 import { assertSameAnswers, editLines, editRecord, infoLines, SETTLE_MS } from '../helpers/edits.ts';
@@ -204,6 +206,38 @@ describe('celebrities and reviews after an edit of movies.json (filmography.ts, 
       }
     });
   }
+
+  // A restart after a touch of movies.json rewrites the caches of what is made from it under the new
+  // identity after it listens; stopped at once, some are written, some not: the bases of movies and
+  // reviews are then keyed to two identities of the same bytes, which their digests tell.
+  it('after a touch whose cache writes were called off partway, a movie title edit still relinks reviews on a restart', async () => {
+    const data = join(root, 'data-touched');
+    const state = join(root, 'state-touched');
+    await writeDataset(data, { scale: 200 });
+    await sleep(SETTLE_MS);
+    await loadSnapshot(data, { cacheDir: state, buildThreads: 'never' });
+    const movies = cacheFile(state, 'movies');
+    const before = await readFile(movies);
+    const now = new Date();
+    await utimes(join(data, 'movies.json'), now, now);
+    await sleep(SETTLE_MS);
+    let write: CacheWrite | null = null;
+    await loadSnapshot(data, { cacheDir: state, buildThreads: 'never', writeLater: (w) => (write = w) });
+    await (write as CacheWrite | null)!.start();
+    // (The movies' cache as the touch left it unwritten: keyed to the identity before the touch.)
+    await writeFile(movies, before);
+    const k = (await reviewed(data))[1]!;
+    await editRecord(data, 'movies', k, (r) => (r.title = `${r.title as string} Again`));
+    const full = await loadSnapshot(data, { cacheDir: 'memory', buildThreads: 'never' });
+    const { lines, log } = infoLines();
+    // (A restart is a new process: it knows the digests the caches it reads say, no other.)
+    forgetDigests();
+    const got = await loadSnapshot(data, { cacheDir: state, log, buildThreads: 'never' });
+    const line = lines.find((l) => l.startsWith('data read and indexed '))!;
+    const fields = JSON.parse(line.slice('data read and indexed '.length)) as { built: string[]; patched?: string[]; relinked?: string[]; unaffected?: string[] };
+    assert.deepEqual([fields.built, fields.patched, fields.relinked, fields.unaffected], [[], ['movies'], ['reviews'], ['celebrities']], line);
+    assertSameAnswers(full, got, { movies: [], reviews: await reviewsOf(data, [k]) });
+  });
 
   it('an invalid edit is never kept: a reload and a restart report what a full build reports', async () => {
     const data = join(root, 'data-invalid');
