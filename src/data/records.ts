@@ -281,6 +281,14 @@ export async function readRecords(
 }
 
 /**
+ * Decodes a batch's text: on Node 20 in 70% of the time of Buffer#toString (3.1 ms per MB of the
+ * data here, about 2.5 s of CPU over the 808 MiB of a first start at 100k; Node 26 decodes both ways
+ * alike, 4 times faster). The bytes are valid UTF-8 (checked before); a byte order mark stays a
+ * character, as toString leaves it (a batch starts with `[` anyway).
+ */
+const UTF8 = new TextDecoder('utf-8', { ignoreBOM: true });
+
+/**
  * `[` + the text of `buf[from, to)` + `]`: decoded with the brackets in place of the bytes on either
  * side (a separator, whitespace or bytes not read yet; put back after), so the batch's text is one
  * flat string. Joined as `[${text}]`, the string was a cons that JSON.parse flattened: a second copy
@@ -293,7 +301,7 @@ export function arrayText(buf: Buffer, from: number, to: number): string {
   buf[from - 1] = 0x5b; // [
   buf[to] = 0x5d; // ]
   try {
-    return buf.toString('utf8', from - 1, to + 1);
+    return UTF8.decode(buf.subarray(from - 1, to + 1));
   } finally {
     buf[from - 1] = before;
     buf[to] = after;

@@ -1,6 +1,6 @@
 // Celebrities (SPEC 2.2): `age` from `born` on the serving day, `filmography` from movie casts (CONTRACT 1).
 import { arrayOf, bool, int, map, obj, str, strings } from './schema.ts';
-import { byTime, timeKey, type LinkContext, type LinkedRecord, type ResourceDefinition, type SourceRecord } from './types.ts';
+import { byTime, recordCopy, timeKey, type LinkContext, type LinkedRecord, type ResourceDefinition, type SourceRecord } from './types.ts';
 
 /** Whole years from a birth date to a day, both yyyymmdd: the date difference with the month-day carried. */
 export const ageOn = (born: number, today: number): number => Math.floor((today - born) / 10_000);
@@ -14,7 +14,9 @@ function link(c: SourceRecord, ctx: LinkContext): LinkedRecord {
     const { record: m, holder } = films[i]!;
     return { title: m.title, slug: m.slug, releaseDate: m.releaseDate, character: holder.character ?? null, role: holder.role ?? null };
   });
-  return { ...c, filmography };
+  const out = recordCopy(c);
+  out.filmography = filmography;
+  return out;
 }
 
 export const celebrities = {

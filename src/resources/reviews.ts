@@ -1,20 +1,19 @@
 // Reviews (SPEC 2.6): `movieTitle`, `poster` and `movieDetails` come from the reviewed movie.
 import { bool, int, num, obj, ref, str, strings } from './schema.ts';
-import { byTime, type LinkContext, type LinkedRecord, type ResourceDefinition, type SourceRecord } from './types.ts';
+import { byTime, recordCopy, type LinkContext, type LinkedRecord, type ResourceDefinition, type SourceRecord } from './types.ts';
 
 function link(r: SourceRecord, ctx: LinkContext): LinkedRecord {
   const m = ctx.get('movies', r.movie as string)!;
-  return {
-    ...r,
-    movieTitle: m.title,
-    poster: m.poster ?? null,
-    movieDetails: {
-      releaseYear: new Date(m.releaseDate as string).getUTCFullYear(),
-      director: m.director ?? null,
-      genre: m.genre ?? [],
-      runtime: m.duration ?? null,
-    },
+  const out = recordCopy(r);
+  out.movieTitle = m.title;
+  out.poster = m.poster ?? null;
+  out.movieDetails = {
+    releaseYear: new Date(m.releaseDate as string).getUTCFullYear(),
+    director: m.director ?? null,
+    genre: m.genre ?? [],
+    runtime: m.duration ?? null,
   };
+  return out;
 }
 
 export const reviews = {
