@@ -364,6 +364,13 @@ export function writeFragment(f: Fragments, id: number, today: number, out: Buff
   return pos + f.bytes.copy(out, pos, gap, end);
 }
 
+/**
+ * Arenas of more bytes than this have their page's records touched ahead of the join: a smaller one
+ * (a 10k collection's, 3 MB) stays in the CPU's last-level cache, where the touch is only more work
+ * (a page in cache: 3.28 -> 3.64 µs).
+ */
+const TOUCH_ABOVE_BYTES = 16 << 20;
+
 /** What touchRecords read, kept so that its loads are not optimized away. */
 let touched = 0;
 
@@ -417,7 +424,7 @@ export function joinFragments(f: Fragments, ids: ArrayLike<number>, today: numbe
   const arena = bytes.buffer;
   const base = bytes.byteOffset;
   let length = headLength + tail.length + (n > 0 ? n - 1 : 0);
-  touchRecords(f, ids, n);
+  if (bytes.length > TOUCH_ABOVE_BYTES) touchRecords(f, ids, n);
   if (gaps === null) {
     for (let i = 0; i < n; i++) {
       const id = ids[i]!;
