@@ -1,6 +1,8 @@
 // The request pipeline of CONTRACT 2: transport (403) -> key (401) -> quota (429) -> route, method
 // and parameters (404/405/400) -> 200. One instance per server; no closures per request.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+// The global `performance` is a lazy accessor: every read of it calls a getter (about 10 ns); the import is a binding.
+import { performance } from 'node:perf_hooks';
 import { utcYmd } from '../data/fragments.ts';
 import { releaseSendBuffer } from '../data/send-buffer.ts';
 import { slugId } from '../data/indexes.ts';
