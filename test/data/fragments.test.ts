@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { FragmentBuilder, GrowingF64, GrowingI32, numberLength, offsetsOf, recordOffsetsOf, U32_OFFSETS_LIMIT, writeNumber } from '../../src/data/fragments.ts';
 import { buildIndex, listBody } from '../../src/data/indexes.ts';
 import { compileShapes } from '../../src/data/shape.ts';
-import { Scratch } from '../../src/data/scratch.ts';
+import { Scratch, UNMOVING_BYTES } from '../../src/data/scratch.ts';
 import { loadLinked } from '../../src/data/load.ts';
 import { generateRecords } from '../../src/generate/generate.ts';
 import { RESOURCE_LIST } from '../../src/resources/index.ts';
@@ -97,6 +97,27 @@ test('GrowingF64 and GrowingI32: past one 64 KiB chunk, every value in order, ea
   const w = wide.finishRecordOffsets();
   assert.ok(w instanceof Uint32Array);
   assert.deepEqual([...w], [0x10000, 1]);
+});
+
+test('FragmentBuilder: its write chunk sized from a hint of 1 MiB to 32 MiB is a view of a 32 MiB block (its free moves no mmap threshold: scratch.ts)', () => {
+  // At 10k a data file is 9-26 MB, and a chunk of the file's size, freed once the arena was done, set
+  // glibc's mmap threshold to 25.6 MB: at ready, 107 MB of free malloc memory stayed resident (Node 26).
+  for (const [hint, block] of [
+    [5 << 20, UNMOVING_BYTES],
+    [(32 << 20) - 1, UNMOVING_BYTES],
+    [64 << 20, 32 << 20],
+    [1000, 64 << 10],
+  ] as const) {
+    const b = new FragmentBuilder(3, null, hint);
+    assert.equal(b.buf.buffer.byteLength, block, `a hint of ${hint} bytes`);
+    assert.equal(b.buf.length, Math.min(Math.max(hint, 64 << 10), 32 << 20));
+    b.add('{"a":1}');
+    b.add('{"b":"' + 'x'.repeat(70_000) + '"}');
+    b.add('{}');
+    const f = b.finish();
+    assert.equal(f.bytes.toString(), '{"a":1}{"b":"' + 'x'.repeat(70_000) + '"}{}');
+    assert.deepEqual([...f.starts], [0, 7, 7 + 70_008, 7 + 70_008 + 2]);
+  }
 });
 
 test('offsets within a record: all below 65,536 -> Uint16Array, else the Uint32Array as it is', () => {
