@@ -1,6 +1,7 @@
 // The access log: one line per response through the structured logger (JSON lines or text),
 // with the client address, and never an API key (SPEC 5.5, CONTRACT 4).
 import type { IncomingMessage } from 'node:http';
+import { performance } from 'node:perf_hooks'; // a binding: the global is a getter per read
 import { clientAddress } from '../access/client-address.ts';
 import { isKeyBody, KEY_LENGTH, KEY_PREFIX } from '../access/key-format.ts';
 import type { Logger } from '../log.ts';

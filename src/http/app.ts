@@ -1,9 +1,11 @@
 // The request pipeline of CONTRACT 2: transport (403) -> key (401) -> quota (429) -> route, method
 // and parameters (404/405/400) -> 200. One instance per server; no closures per request.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+// The global `performance` is a lazy accessor: every read of it calls a getter (about 10 ns); the import is a binding.
+import { performance } from 'node:perf_hooks';
 import { utcYmd } from '../data/fragments.ts';
 import { releaseSendBuffer } from '../data/send-buffer.ts';
-import { slugId } from '../data/indexes.ts';
+import { slugId, type CollectionIndex } from '../data/indexes.ts';
 import type { Snapshot } from '../data/snapshot.ts';
 import { errorBody, ERRORS, type ErrorCode } from '../errors.ts';
 import type { Logger } from '../log.ts';
@@ -173,7 +175,7 @@ export class App {
       const page = bodies !== null && r.kind === 'list' ? bodies.page(r.collection, query) : null;
       encoding = accepted === 'either' ? 'br' : accepted;
       if (page !== null) out = packedOrNow(page, bodies!.day(r.collection, today), encoding, body);
-      else if (bodies !== null && r.kind === 'detail') out = bodies.detail(r.collection, slugId(snapshot.collections[r.collection], r.slug), bodies.day(r.collection, today), encoding, body);
+      else if (bodies !== null && r.kind === 'detail') out = bodies.detail(r.collection, this.slugId(snapshot.collections[r.collection], r.slug), bodies.day(r.collection, today), encoding, body);
       else if (bodies !== null && tag !== -1) out = this.answers.get(extra[tag + 1]!, req.url!, encoding, body);
       else out = compressNow(body, encoding, false);
     } else {
@@ -183,6 +185,16 @@ export class App {
     if (tag !== -1) extra[tag + 1] = encodedTag(extra[tag + 1]!, encoding);
     send(res, 200, out, base, extra);
   }
+
+  /** A slug's record id in `index`, the last one found kept (a detail asked again: no hash of its slug). */
+  private slugId(index: CollectionIndex, slug: string): number {
+    const last = this.lastSlug;
+    if (last.index === index && last.slug === slug) return last.id;
+    const id = slugId(index, slug);
+    this.lastSlug = { index, slug, id };
+    return id;
+  }
+  private lastSlug: { readonly index: CollectionIndex | null; readonly slug: string; readonly id: number } = { index: null, slug: '', id: -1 };
 
   /** The bytes of a refusal outside a request (parser errors, CONNECT) on a listener, with a request id. */
   rawAnswer(transport: Transport): RawAnswer {

@@ -43,14 +43,20 @@ const parsed = new Map<string, Accepts>();
 /** The codings a request accepts, from its Accept-Encoding header (none without the header). */
 export function accepts(header: string | undefined): Accepts {
   if (header === undefined || header === '') return 'identity';
+  // The last value first: a compare of the request's new string, where a Map lookup hashes it whole.
+  if (header === lastHeader) return lastAccepts;
   let a = parsed.get(header);
   if (a === undefined) {
     a = parseAcceptEncoding(header);
     if (parsed.size >= 256) parsed.clear();
     parsed.set(header, a);
   }
+  lastHeader = header;
+  lastAccepts = a;
   return a;
 }
+let lastHeader = '';
+let lastAccepts: Accepts = 'identity';
 
 const { BROTLI_PARAM_QUALITY, BROTLI_PARAM_MODE, BROTLI_MODE_TEXT, BROTLI_MAX_QUALITY } = zlib.constants;
 

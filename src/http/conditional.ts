@@ -126,4 +126,13 @@ export function sendNotModified(res: ServerResponse, base: readonly string[], ex
  * The tag of `tag`'s representation compressed with `encoding`: a strong validator names the bytes
  * sent, so a br or gzip body has a tag of its own (RFC 9110 8.8.3.3).
  */
-export const encodedTag = (tag: string, encoding: 'br' | 'gzip'): string => `${tag.slice(0, -1)}-${encoding}"`;
+export function encodedTag(tag: string, encoding: 'br' | 'gzip'): string {
+  // The last one made is kept: a compressed answer asked again names the same tag (a compare of the
+  // same string, where a slice and a concatenation made two new ones per request).
+  const e = lastEncoded;
+  if (tag === e.tag && encoding === e.encoding) return e.value;
+  const value = `${tag.slice(0, -1)}-${encoding}"`;
+  lastEncoded = { tag, encoding, value };
+  return value;
+}
+let lastEncoded: { readonly tag: string; readonly encoding: string; readonly value: string } = { tag: '', encoding: '', value: '' };

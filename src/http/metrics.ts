@@ -1,6 +1,7 @@
 // Prometheus text exposition (format 0.0.4) of what an operator watches: traffic by route and
 // status, latency, quota rejections, the live data version and how far the usage log lags.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks'; // a binding: the global is a getter per read
 import type { StoreStatus } from '../store/types.ts';
 import { COLLECTIONS, type CollectionName } from '../resources/types.ts';
 import type { Route } from './router.ts';
@@ -43,10 +44,18 @@ class Histogram {
   }
 }
 
+/** What one response counts in: its route's and status's counter, its route's latency. */
+interface Series {
+  readonly route: Route | null;
+  readonly status: number;
+  readonly count: { n: number };
+  readonly latency: Histogram;
+}
+
 const escapeLabel = (v: string) => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 
 export class Metrics {
-  private readonly requests = new Map<string, Map<number, number>>();
+  private readonly requests = new Map<string, Map<number, { n: number }>>();
   private readonly latency = new Map<string, Histogram>();
   private quotaRejections = 0;
   private version = '';
@@ -61,15 +70,27 @@ export class Metrics {
   /** The app's observe hook calls this once per response. */
   /** `startMs`: performance.now() when the request came. */
   observe(r: Route, status: number, startMs: number): void {
+    // The series of the last route object and status seen, kept: the router answers the same path
+    // with the same object, and a client asks for the same thing again and again (four Map lookups saved).
+    let series = this.last;
+    if (series.route !== r || series.status !== status) this.last = series = this.series(r, status);
+    series.count.n++;
+    series.latency.add((performance.now() - startMs) / 1e3);
+    if (status === 429) this.quotaRejections++;
+  }
+
+  /** The counter and histogram of a route and status, made (in the order first seen, as rendered) when new. */
+  private series(r: Route, status: number): Series {
     const label = routeLabel(r);
     let byStatus = this.requests.get(label);
     if (byStatus === undefined) this.requests.set(label, (byStatus = new Map()));
-    byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
-    let h = this.latency.get(label);
-    if (h === undefined) this.latency.set(label, (h = new Histogram()));
-    h.add((performance.now() - startMs) / 1e3);
-    if (status === 429) this.quotaRejections++;
+    let count = byStatus.get(status);
+    if (count === undefined) byStatus.set(status, (count = { n: 0 }));
+    let latency = this.latency.get(label);
+    if (latency === undefined) this.latency.set(label, (latency = new Histogram()));
+    return { route: r, status, count, latency };
   }
+  private last: Series = { route: null, status: 0, count: { n: 0 }, latency: new Histogram() };
 
   dataLoaded(version: string, loadedAtMs: number): void {
     this.version = version;
@@ -86,7 +107,7 @@ export class Metrics {
     const family = (name: string, type: string, help: string) => out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
     family('celebrity_api_requests_total', 'counter', 'Responses sent, by route and HTTP status.');
     for (const [route, byStatus] of this.requests) {
-      for (const [status, n] of byStatus) out.push(`celebrity_api_requests_total{route="${route}",status="${status}"} ${n}`);
+      for (const [status, { n }] of byStatus) out.push(`celebrity_api_requests_total{route="${route}",status="${status}"} ${n}`);
     }
     family('celebrity_api_request_duration_seconds', 'histogram', 'Time from request to response, by route.');
     for (const [route, h] of this.latency) {

@@ -122,11 +122,26 @@ export function sendHealth(res: ServerResponse, report: HealthReport, withNode: 
 export class RequestIds {
   private readonly prefix = randomBytes(4).toString('hex');
   private seq = 0;
+  /** `prefix-` and the digits of seq / 1296, made again once per 1,296 ids. */
+  private head = '';
+  private high = -1;
 
+  /** `prefix-` and seq in base 36: the last two digits from a table (`toString(36)` per id cost 30 ns). */
   next(): string {
-    return `${this.prefix}-${(++this.seq).toString(36)}`;
+    const seq = ++this.seq;
+    const high = Math.floor(seq / LOW_IDS);
+    if (high !== this.high) {
+      this.high = high;
+      this.head = high === 0 ? `${this.prefix}-` : `${this.prefix}-${high.toString(36)}`;
+    }
+    return this.head + (high === 0 ? BASE36[seq % LOW_IDS]! : BASE36_PADDED[seq % LOW_IDS]!);
   }
 }
+
+/** 36 * 36: the ids that share their digits but the last two. */
+const LOW_IDS = 1296;
+const BASE36: readonly string[] = Array.from({ length: LOW_IDS }, (_, i) => i.toString(36));
+const BASE36_PADDED: readonly string[] = BASE36.map((s) => s.padStart(2, '0'));
 
 /** Flattens a header object (from the quota gate) onto a flat header list. */
 export function pushHeaders(extra: string[], headers: Readonly<Record<string, string>>): void {

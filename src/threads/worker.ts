@@ -5,6 +5,7 @@
 // /metrics text, and says when to drain.
 import type { Http2SecureServer } from 'node:http2';
 import { createRequire } from 'node:module';
+import { performance } from 'node:perf_hooks'; // a binding: the global is a getter per read
 import type { Server as TlsServer } from 'node:tls';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { holdTickShape } from '../data/gc.ts';

@@ -4,7 +4,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import zlib from 'node:zlib';
-import { compressNow, parseAcceptEncoding } from '../../src/http/compress.ts';
+import { accepts, compressNow, parseAcceptEncoding } from '../../src/http/compress.ts';
 import { startTestServer, type RawReply, type TestServer } from '../helpers/server.ts';
 import { eventually } from '../helpers/serve-harness.ts';
 import { EVENTUALLY_MS } from '../helpers/deadlines.ts';
@@ -37,6 +37,19 @@ describe('parseAcceptEncoding', () => {
 
 const decode = (r: RawReply): Buffer =>
   r.headers['content-encoding'] === 'br' ? zlib.brotliDecompressSync(r.body) : r.headers['content-encoding'] === 'gzip' ? zlib.gunzipSync(r.body) : r.body;
+
+describe('accepts (the last value and each distinct one parsed once)', () => {
+  it('answers each value as parseAcceptEncoding does, asked again, in turn and as new strings', () => {
+    const values = ['gzip', 'br', 'gzip, deflate, br', 'deflate', 'br;q=0, gzip', '*;q=0', 'gzip;q=1, br;q=0.5'];
+    for (const a of values) {
+      for (const b of values) {
+        for (const v of [a, b, b, a, `${a} `.trimEnd()]) assert.equal(accepts(v), parseAcceptEncoding(v), `${v} after ${a}, ${b}`);
+      }
+    }
+    assert.equal(accepts(undefined), 'identity');
+    assert.equal(accepts(''), 'identity');
+  });
+});
 
 describe('compressNow (one compressor per format, reused by every request)', () => {
   const BR1 = { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 1, [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_TEXT } };

@@ -2,7 +2,7 @@
 // with no body and the headers of the 200, never counted; HEAD and 304 agree with GET.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { targetHash } from '../../src/http/conditional.ts';
+import { encodedTag, targetHash } from '../../src/http/conditional.ts';
 import { fixture } from '../helpers/fixture.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -24,6 +24,17 @@ test('targetHash: FNV-1a 32 of the target in 8 hex digits', () => {
   const cases: [string, string][] = [['', '811c9dc5'], ['a', 'e40c292c'], ['foobar', 'bf9cf968']];
   for (const [target, hex] of cases) assert.equal(targetHash(target), hex, `${JSON.stringify(target)} -> ${hex}`);
   assert.notEqual(targetHash('/api/v1/news?limit=5'), targetHash('/api/v1/news?limit=6'));
+});
+
+test('encodedTag: the tag with its coding before the closing quote, for each tag and coding in turn (the last one kept)', () => {
+  const tags = ['"abc-12345678"', '"abc-87654321-20261129"', '"x"'];
+  for (const a of tags) {
+    for (const b of tags) {
+      for (const [tag, encoding] of [[a, 'br'], [a, 'gzip'], [b, 'br'], [b, 'br'], [a, 'br']] as const) {
+        assert.equal(encodedTag(tag, encoding), `${tag.slice(0, -1)}-${encoding}"`);
+      }
+    }
+  }
 });
 
 test('a 200 carries a strong ETag and may be kept and revalidated; a matching If-None-Match is a 304 with the same headers, no body, not counted', async () => {

@@ -40,3 +40,15 @@ const cases: [string, unknown][] = [
 for (const [path, want] of cases) {
   test(`route ${JSON.stringify(path)} -> ${JSON.stringify(want)}`, () => assert.deepEqual(route(path), want));
 }
+
+test('the last path route() matched is kept: every path asked again, and after each other one, gets its own route', () => {
+  // Pairs of one length among them (a kept route matched by length alone would answer the other's).
+  for (const [path, want] of cases) {
+    for (const [other, otherWant] of cases) {
+      assert.deepEqual(route(other), otherWant);
+      assert.deepEqual(route(path), want, `${path} after ${other}`);
+      assert.deepEqual(route(path), want, `${path} again`);
+      assert.deepEqual(route(`${path}`.slice(0)), want);
+    }
+  }
+});

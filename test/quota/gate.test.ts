@@ -205,3 +205,28 @@ test('429s within one second -> one shared frozen answer; a second later -> t co
   assert.match(rejected(gate.admit(key)).body, /free plan/, 'plans do not share a body');
   assert.equal((await gate.usage.get('a@b.io')).daily[0]?.rejected, 4, 'every 429 is still counted');
 });
+
+test('two keys in turn across midnight -> each request counted on its own account and day (the counters of the last reservation kept)', async () => {
+  let now = Date.parse('2026-11-28T23:59:59.000Z');
+  const { gate, key } = await gateWithKey({ clock: () => now }, 'pro');
+  const other = (await gate.accounts.create({ email: 'o@b.io', plan: 'pro', password: 'pw' })).key;
+  const use = (k: string, status = 200) => {
+    const a = gate.admit(k);
+    assert.ok(a.ok);
+    gate.settle(a.ticket, status);
+  };
+  use(key);
+  use(key);
+  use(other);
+  use(key, 404);
+  now = Date.parse('2026-11-29T00:00:00.000Z');
+  use(key);
+  use(other);
+  use(other);
+  use(other, 404);
+  const days = async (email: string) => (await gate.usage.get(email)).daily.map((d) => [d.date, d.success, d.rejected]);
+  assert.deepEqual(await days('a@b.io'), [['2026-11-28', 2, 1], ['2026-11-29', 1, 0]]);
+  assert.deepEqual(await days('o@b.io'), [['2026-11-28', 1, 0], ['2026-11-29', 2, 1]]);
+  assert.equal((await gate.usage.get('a@b.io')).used, 3);
+  assert.equal((await gate.usage.get('o@b.io')).used, 3);
+});

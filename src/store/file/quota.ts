@@ -6,15 +6,33 @@ import type { Quota } from '../../access/plans.ts';
 import { AccountError } from '../../access/types.ts';
 import type { CountedElsewhere } from '../../quota/counting-store.ts';
 import type { MonthKey } from '../../quota/month.ts';
-import { StoreUnavailableError, Ticket, type Durability, type MonthFigures, type MonthlyUsage, type QuotaStore, type QuotaTicket, type UsageFigures } from '../types.ts';
+import { StoreUnavailableError, type Durability, type MonthFigures, type MonthlyUsage, type QuotaStore, type QuotaTicket, type UsageFigures } from '../types.ts';
 import { withdraw, type Counters, type DayCount, type MonthCount } from './counters.ts';
 import { NULL_SINK, type UsageSink } from './usage-log.ts';
 
-/** A ticket holding its month's and day's counters, so settling looks nothing up. */
-class FileTicket extends Ticket {
-  constructor(account: string, total: Quota, remaining: number | null, at: Moment, now: number, readonly month: MonthCount, readonly daily: DayCount) {
-    super(account, total, remaining, at, now);
-  }
+/**
+ * A ticket holding its month's and day's counters, so settling looks nothing up. Ticket's fields in a
+ * class of its own: a derived class's constructor (super) cost 50 ns per request more.
+ */
+class FileTicket implements QuotaTicket {
+  open = true;
+  constructor(
+    readonly account: string,
+    readonly total: Quota,
+    readonly remaining: number | null,
+    readonly at: Moment,
+    readonly now: number,
+    readonly month: MonthCount,
+    readonly daily: DayCount,
+  ) {}
+}
+
+/** An account's counters of one day (and its month), as the last reservation found them. */
+interface Counted {
+  readonly account: string;
+  readonly at: Moment | null;
+  readonly month: MonthCount;
+  readonly daily: DayCount;
 }
 
 export class FileQuota implements QuotaStore, CountedElsewhere {
@@ -57,18 +75,31 @@ export class FileQuota implements QuotaStore, CountedElsewhere {
   }
 
   reserve(account: string, total: Quota, at: Moment, now: number): FileTicket | null {
-    const usage = this.counters.of(account);
-    const month = usage.month(at.month.key);
+    const last = this.counted(account, at);
+    const month = last.month;
     if (now > month.lastMs) month.lastMs = now;
     if (total !== null && month.used + month.reserved >= total) {
       // In-flight reservations count: N + 50 concurrent requests can never take N + 1 units.
-      usage.day(at.day).rejected++;
+      last.daily.rejected++;
       this.sink.add(account, at.day, 0, 1, now);
       return null;
     }
     month.reserved++;
-    return new FileTicket(account, total, total === null ? null : total - month.used - month.reserved, at, now, month, usage.day(at.day));
+    return new FileTicket(account, total, total === null ? null : total - month.used - month.reserved, at, now, month, last.daily);
   }
+
+  /**
+   * The month's and day's counters of `account` at `at`, those of the last reservation when it was the
+   * same account on the same day (a busy key asks again and again: three Map lookups saved). Counters
+   * only grow: an account's, a month's or a day's counter object, once made, is the one for good.
+   */
+  private counted(account: string, at: Moment): Counted {
+    const last = this.last;
+    if (last.account === account && last.at === at) return last;
+    const usage = this.counters.of(account);
+    return (this.last = { account, at, month: usage.month(at.month.key), daily: usage.day(at.day) });
+  }
+  private last: Counted = { account: '', at: null, month: { used: 0, reserved: 0, lastMs: 0 }, daily: { success: 0, rejected: 0 } };
 
   settle(ticket: QuotaTicket, status: number): Promise<void> | null {
     const t = ticket as FileTicket;
