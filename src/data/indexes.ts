@@ -148,6 +148,18 @@ export function postingKeys(ix: CollectionIndex, param: string): string[] {
   return out;
 }
 
+/** The last index in 0..`last` of ascending `a` whose value is at most `value` (0 when none is). */
+export function lastAtOrBelow(a: ArrayLike<number>, value: number, last: number): number {
+  let lo = 0;
+  let hi = last;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >>> 1;
+    if (a[mid]! <= value) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
 /**
  * The table and posting number of `ids` when it is a whole posting that postingIds returned: found
  * by where it lies in the table's ids (its offset), not by object identity, so the views made per
@@ -162,13 +174,7 @@ function postingOf(ix: CollectionIndex, ids: Int32Array): { t: PostingTable; k: 
     const offsets = t.offsets;
     // The last posting that starts at or before `start`: empty postings (a celebrity without news)
     // share their offset with the next one.
-    let lo = 0;
-    let hi = offsets.length - 2;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >>> 1;
-      if (offsets[mid]! <= start) lo = mid;
-      else hi = mid - 1;
-    }
+    const lo = lastAtOrBelow(offsets, start, offsets.length - 2);
     return offsets[lo] === start && offsets[lo + 1]! - start === ids.length ? { t, k: lo } : null;
   }
   return null;

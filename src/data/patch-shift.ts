@@ -19,7 +19,7 @@ import type { CollectionName, LinkContext, LinkedRecord, ResourceDefinition, Sou
 import { detailBytes, embedFields, type Details, type Embed } from './detail-layout.ts';
 import { fragment, offsetsOf, recordOffsetsOf, type Fragments, type RecordOffsets } from './fragments.ts';
 import { fold } from './fold.ts';
-import { indexBuilder, PostingCollector, searchTextOf, slugId, slugOf, SMALL_POSTING, type CollectionIndex, type PostingTable, type RangeIndex, type Targets } from './indexes.ts';
+import { indexBuilder, lastAtOrBelow, PostingCollector, searchTextOf, slugId, slugOf, SMALL_POSTING, type CollectionIndex, type PostingTable, type RangeIndex, type Targets } from './indexes.ts';
 import { memberKey, memberString } from './json-bytes.ts';
 import { knownCollection } from './known.ts';
 import type { KnownCollections } from './load.ts';
@@ -505,13 +505,7 @@ function idsUnique(old: CollectionIndex, ids: ReadonlySet<unknown>, newOf: Int32
     for (const x of ids) {
       const needle = Buffer.from(`${JSON.stringify('_id')}:${JSON.stringify(x)}`);
       for (let at = bytes.indexOf(needle); at >= 0; at = bytes.indexOf(needle, at + 1)) {
-        let lo = 0;
-        let hi = old.size - 1;
-        while (lo < hi) {
-          const mid = (lo + hi + 1) >>> 1;
-          if (starts[mid]! <= at) lo = mid;
-          else hi = mid - 1;
-        }
+        const lo = lastAtOrBelow(starts, at, old.size - 1);
         if (newOf[lo]! >= 0 && idOf(lo) === x) return false;
       }
     }
@@ -670,7 +664,8 @@ export function mergedOrder(rest: Int32Array, placed: readonly number[], size: n
   order.set(rest.subarray(r), at);
   return order;
 }
-const sameKey = (a: number | string | null, b: number | string | null) => a === b || (none(a) && none(b));
+/** Sort keys equal, or both absent (null or NaN). */
+export const sameKey = (a: number | string | null, b: number | string | null) => a === b || (none(a) && none(b));
 
 /**
  * Every sort order for the new numbering: the old records in their old relative places (their keys
@@ -716,7 +711,7 @@ function ordersOf(old: CollectionIndex, made: CollectionIndex, linked: readonly 
   return orders;
 }
 
-const NO_KEYS: readonly string[] = [];
+export const NO_KEYS: readonly string[] = [];
 
 /**
  * The key number in `keys` (an old table's) of each record of table `m` (of the records read): -1
@@ -838,7 +833,7 @@ function postingsRenumbered(t: PostingTable, madeKeys: Int32Array, ids: Int32Arr
   return { param: t.param, keys: t.keys, embed: t.embed, offsets, ids: out, sortedKeys: t.sortedKeys, sortedOffsets, sorted, bitsAt, bits };
 }
 
-type FilterDef = Exclude<ResourceDefinition['filters'][number], { kind: 'range' }>;
+export type FilterDef = Exclude<ResourceDefinition['filters'][number], { kind: 'range' }>;
 
 /**
  * Each record's keys in table `t` of `old` for the new numbering (those of the records read from
@@ -846,9 +841,9 @@ type FilterDef = Exclude<ResourceDefinition['filters'][number], { kind: 'range' 
  * order of first appearance, a record's in the order it lists them. An old record has its keys in the
  * order of their old numbers, which is its own order for the keys it was the first to hold; where it
  * is the first to hold two or more now but was not before, its order is read from its JSON (known.ts),
- * as a full build reads it (patch.ts severalKeys: the same rule).
+ * as a full build reads it. `known`: `old` as a link target when the caller has it already.
  */
-function keysOf(old: CollectionIndex, t: PostingTable, linked: readonly LinkedRecord[], oldOf: Int32Array, madeOf: Int32Array, size: number, filter: FilterDef): (readonly string[])[] {
+export function keysOf(old: CollectionIndex, t: PostingTable, linked: readonly LinkedRecord[], oldOf: Int32Array, madeOf: Int32Array, size: number, filter: FilterDef, known: ReturnType<typeof knownCollection> | null = null): (readonly string[])[] {
   const n = old.size;
   const strings: string[] = [];
   const keyOf = (k: number) => (strings[k] ??= stringAt(t.keys!, k));
@@ -859,7 +854,7 @@ function keysOf(old: CollectionIndex, t: PostingTable, linked: readonly LinkedRe
   const members = new Int32Array(t.ids.length);
   const cursor = counts.slice(0, n);
   for (let k = 0; k + 1 < t.offsets.length; k++) for (let e = t.offsets[k]!; e < t.offsets[k + 1]!; e++) members[cursor[t.ids[e]!]!++] = k;
-  let before: ReturnType<typeof knownCollection> | null = null;
+  let before = known;
   const listed = (r: LinkedRecord): string[] => {
     const raw = filter.get(r);
     const values = Array.isArray(raw) ? raw : raw === null || raw === undefined ? [] : [raw];

@@ -33,7 +33,7 @@ import type { SearchFrom } from './search-text.ts';
 import { slugTableAt, stringAt, type StringTable } from './string-table.ts';
 import { checkObject, type Findings } from './validate.ts';
 import { readApart } from './boot-cache-read.ts';
-import { copiedOff, mergedOrder, orderComparator, ShiftMatcher, shiftedIndex, unknownDigest } from './patch-shift.ts';
+import { copiedOff, keysOf, mergedOrder, NO_KEYS, type FilterDef, orderComparator, sameKey, ShiftMatcher, shiftedIndex, unknownDigest } from './patch-shift.ts';
 
 /** More changed records than this share of the collection: a full build (the patch's gain is gone). */
 const MAX_CHANGED_SHARE = 0.05;
@@ -347,8 +347,6 @@ function searchTexts(ix: CollectionIndex): string[] {
   return texts;
 }
 
-const NO_KEYS: readonly string[] = [];
-
 /** The position of each record id in `order`. */
 function rankOf(order: Int32Array): Int32Array {
   const rank = new Int32Array(order.length);
@@ -387,7 +385,12 @@ function changedFilters(old: CollectionIndex, made: CollectionIndex, ids: Int32A
     for (let k = 0; k < ids.length && !changed; k++) changed = keyAt(t, was.key[ids[k]!]!) !== keyAt(m, now.key[k]!);
     if (!changed) continue;
     if (was.several || now.several) {
-      out.set(x, severalKeys(old, t, linked, ids, size, before));
+      // Records not changed keep their numbers; the changed ones are `linked`.
+      const oldOf = new Int32Array(size).map((_, id) => (id < n ? id : -1));
+      const madeOf = new Int32Array(size).fill(-1);
+      for (let k = 0; k < ids.length; k++) madeOf[ids[k]!] = k;
+      const filter = old.def.filters.find((f) => f.kind !== 'range' && f.param === t.param) as FilterDef;
+      out.set(x, keysOf(old, t, linked, oldOf, madeOf, size, filter, before));
       continue;
     }
     const strings: (string | null)[] = [];
@@ -398,48 +401,6 @@ function changedFilters(old: CollectionIndex, made: CollectionIndex, ids: Int32A
     }
     for (let k = 0; k < ids.length; k++) keys[ids[k]!] = keyAt(m, now.key[k]!);
     out.set(x, keys);
-  }
-  return out;
-}
-
-/**
- * Each record's keys in table `t` of `old` (whose records may hold several), those of records `ids`
- * (`linked`) as they list them now, in an order that a PostingCollector numbers as a full build does:
- * keys in order of first appearance, a record's in the order it lists them. A record not changed has
- * its keys in the order of their old numbers, which is its own order for the keys it was the first to
- * hold; where it is the first to hold two or more now but was not before, its order is read from its
- * JSON (known.ts), as a full build reads it.
- */
-function severalKeys(old: CollectionIndex, t: PostingTable, linked: readonly LinkedRecord[], ids: Int32Array, size: number, before: ReturnType<typeof knownCollection>): (readonly string[])[] {
-  const n = old.size;
-  const filter = old.def.filters.find((f) => f.kind !== 'range' && f.param === t.param) as Exclude<ResourceDefinition['filters'][number], { kind: 'range' }>;
-  const strings: string[] = [];
-  const keyOf = (k: number) => (strings[k] ??= stringAt(t.keys!, k));
-  // The old table inverted: record -> its key numbers (ascending, as the walk over keys meets them).
-  const counts = new Int32Array(n + 1);
-  for (let e = 0; e < t.ids.length; e++) counts[t.ids[e]! + 1]!++;
-  for (let id = 0; id < n; id++) counts[id + 1]! += counts[id]!;
-  const members = new Int32Array(t.ids.length);
-  const cursor = counts.slice(0, n);
-  for (let k = 0; k + 1 < t.offsets.length; k++) for (let e = t.offsets[k]!; e < t.offsets[k + 1]!; e++) members[cursor[t.ids[e]!]!++] = k;
-  const listed = (r: LinkedRecord): string[] => {
-    const raw = filter.get(r);
-    const values = Array.isArray(raw) ? raw : raw === null || raw === undefined ? [] : [raw];
-    return values.map((v) => (filter.kind === 'text' ? fold(String(v).trim()) : String(v)));
-  };
-  const out = new Array<readonly string[]>(size);
-  const seen = new Set<string>();
-  for (let id = 0, j = 0; id < size; id++) {
-    let keys: readonly string[];
-    if (j < ids.length && ids[j] === id) keys = listed(linked[j++]!);
-    else {
-      keys = Array.from(members.subarray(counts[id]!, counts[id + 1]!), keyOf);
-      let fresh = 0;
-      for (const k of keys) if (!seen.has(k)) fresh++;
-      if (fresh > 1) keys = listed(before.get(slugOf(old, id))! as LinkedRecord);
-    }
-    for (const k of keys) seen.add(k);
-    out[id] = keys;
   }
   return out;
 }
@@ -643,8 +604,6 @@ function sortKey(type: 'number' | 'text', k: unknown): number | string | null {
   return k === null || k === undefined ? null : fold(String(k));
 }
 
-const none = (k: number | string | null) => k === null || k !== k;
-const sameKey = (a: number | string | null, b: number | string | null) => a === b || (none(a) && none(b));
 
 /**
  * The sort orders, ranks and postings in order of `old` with the changed records (`made`'s record j

@@ -357,49 +357,8 @@ export function gramsWith(g: GramPostings, was: number, n: number, changes: read
   }
   if (edits.length === 0 && n === was) return g;
   edits.sort((a, b) => a.key - b.key || a.id - b.id);
-  const words = (n + 31) >>> 5;
-  const B = blocksFor(n);
-  /** The same of `g`. */
-  const oldWords = (was + 31) >>> 5;
-  const oldB = blocksFor(was);
-  const oldCount = (s: number): number => (g.bitsAt[s]! >= 0 ? g.bitCounts[g.bitsAt[s]!]! : g.offsets[s + 1]! - g.offsets[s]!);
-  // The new slots in key order: an old slot (>= 0) or none (-1), the range of its edits, its count.
-  const slotOld: number[] = [];
-  const slotKey: number[] = [];
-  const editFrom: number[] = [];
-  const editTo: number[] = [];
-  const counts: number[] = [];
-  const keys = g.keys;
-  let e = 0;
-  for (let s = 0; s <= keys.length; s++) {
-    const bound = s < keys.length ? keys[s]! : Infinity;
-    // Keys of edits before this old slot's: new grams (only additions can name them).
-    while (e < edits.length && edits[e]!.key < bound) {
-      const from = e;
-      const key = edits[e]!.key;
-      while (e < edits.length && edits[e]!.key === key) e++;
-      slotOld.push(-1), slotKey.push(key), editFrom.push(from), editTo.push(e), counts.push(e - from);
-    }
-    if (s === keys.length) break;
-    const from = e;
-    let count = oldCount(s);
-    for (; e < edits.length && edits[e]!.key === bound; e++) count += edits[e]!.add ? 1 : edits[e]!.at === -1 ? -1 : 0;
-    // A gram no text has any more is not a slot (as a build of the new texts has it).
-    if (count > 0) slotOld.push(s), slotKey.push(bound), editFrom.push(from), editTo.push(e), counts.push(count);
-  }
-  const slots = slotKey.length;
-  const bitsAt = new Int32Array(slots).fill(-1);
-  const offsets = new Int32Array(slots + 1);
-  let dense = 0;
-  for (let r = 0; r < slots; r++) {
-    if (size < 3 && counts[r]! * 32 >= n) bitsAt[r] = dense++;
-    offsets[r + 1] = offsets[r]! + (bitsAt[r]! >= 0 ? 0 : counts[r]!);
-  }
-  const bits = new Uint32Array(dense * words);
-  const bitCounts = new Int32Array(dense);
-  const lows = new Uint16Array(offsets[slots]!);
-  const at = size === 3 ? new Uint8Array(lows.length) : NO_POSITIONS;
-  const blocks = new Int32Array(slots * B);
+  const { slotOld, editFrom, editTo, counts, keys, bitsAt, offsets, bits, bitCounts, lows, at, blocks, words, B, oldWords, oldB } = slotsAfter(g, edits, was, n, size);
+  const slots = keys.length;
   const ids: number[] = [];
   const ats: number[] = [];
   for (let r = 0; r < slots; r++) {
@@ -460,7 +419,57 @@ export function gramsWith(g: GramPostings, was: number, n: number, changes: read
     }
     for (; h < B; h++) blocks[r * B + h] = o + ids.length;
   }
-  return { keys: Float64Array.from(slotKey), offsets, lows, blocks, at, bitsAt, bits, bitCounts };
+  return { keys, offsets, lows, blocks, at, bitsAt, bits, bitCounts };
+}
+
+/**
+ * The slots of `g` (over `was` records) once `edits` (sorted by key) are applied, over `n` records,
+ * in key order: the old slot of each (or -1 for a new gram), the range of its edits, its count, and
+ * the new postings' arrays laid out for those counts (a slot dense enough a bitmap, as a build makes
+ * it), still to be filled. A removal (`at` -1) takes one off its slot's count, a new position none; a
+ * gram no text has any more is not a slot, and only additions can name a new gram.
+ */
+function slotsAfter(g: GramPostings, edits: readonly GramEdit[], was: number, n: number, size: 1 | 2 | 3) {
+  const oldCount = (s: number): number => (g.bitsAt[s]! >= 0 ? g.bitCounts[g.bitsAt[s]!]! : g.offsets[s + 1]! - g.offsets[s]!);
+  const slotOld: number[] = [];
+  const slotKey: number[] = [];
+  const editFrom: number[] = [];
+  const editTo: number[] = [];
+  const counts: number[] = [];
+  const oldKeys = g.keys;
+  let e = 0;
+  for (let s = 0; s <= oldKeys.length; s++) {
+    const bound = s < oldKeys.length ? oldKeys[s]! : Infinity;
+    while (e < edits.length && edits[e]!.key < bound) {
+      const from = e;
+      const key = edits[e]!.key;
+      let count = 0;
+      for (; e < edits.length && edits[e]!.key === key; e++) count += edits[e]!.add ? 1 : 0;
+      if (count > 0) slotOld.push(-1), slotKey.push(key), editFrom.push(from), editTo.push(e), counts.push(count);
+    }
+    if (s === oldKeys.length) break;
+    const from = e;
+    let count = oldCount(s);
+    for (; e < edits.length && edits[e]!.key === bound; e++) count += edits[e]!.add ? 1 : edits[e]!.at === -1 ? -1 : 0;
+    if (count > 0) slotOld.push(s), slotKey.push(bound), editFrom.push(from), editTo.push(e), counts.push(count);
+  }
+  const slots = slotKey.length;
+  const words = (n + 31) >>> 5;
+  const B = blocksFor(n);
+  const bitsAt = new Int32Array(slots).fill(-1);
+  const offsets = new Int32Array(slots + 1);
+  let dense = 0;
+  for (let r = 0; r < slots; r++) {
+    if (size < 3 && counts[r]! * 32 >= n) bitsAt[r] = dense++;
+    offsets[r + 1] = offsets[r]! + (bitsAt[r]! >= 0 ? 0 : counts[r]!);
+  }
+  const lows = new Uint16Array(offsets[slots]!);
+  return {
+    slotOld, editFrom, editTo, counts, keys: Float64Array.from(slotKey), bitsAt, offsets, lows, words, B,
+    bits: new Uint32Array(dense * words), bitCounts: new Int32Array(dense),
+    at: size === 3 ? new Uint8Array(lows.length) : NO_POSITIONS, blocks: new Int32Array(slots * B),
+    oldWords: (was + 31) >>> 5, oldB: blocksFor(was),
+  };
 }
 
 /**
@@ -846,11 +855,8 @@ function gramsRenumbered(g: GramPostings, was: number, n: number, newOf: Int32Ar
   for (const { id, text } of added) for (const [key, at] of gramsIn(text, size)) edits.push({ key, id, at, add: true });
   // (Removals counted only; additions merged by their new numbers.)
   edits.sort((a, b) => a.key - b.key || Number(a.add) - Number(b.add) || a.id - b.id);
-  const words = (n + 31) >>> 5;
-  const B = blocksFor(n);
-  const oldWords = (was + 31) >>> 5;
-  const oldB = blocksFor(was);
-  const oldCount = (s: number): number => (g.bitsAt[s]! >= 0 ? g.bitCounts[g.bitsAt[s]!]! : g.offsets[s + 1]! - g.offsets[s]!);
+  const { slotOld, editFrom, editTo, counts, keys, bitsAt, offsets, bits, bitCounts, lows, at, blocks, words, B, oldWords, oldB } = slotsAfter(g, edits, was, n, size);
+  const slots = keys.length;
   // The runs of kept records: old first, new first, count (for bitmaps).
   const runs: number[] = [];
   for (let i = 0; i < was; ) {
@@ -863,41 +869,6 @@ function gramsRenumbered(g: GramPostings, was: number, n: number, newOf: Int32Ar
     runs.push(i, newOf[i]!, j - i);
     i = j;
   }
-  const slotOld: number[] = [];
-  const slotKey: number[] = [];
-  const editFrom: number[] = [];
-  const editTo: number[] = [];
-  const counts: number[] = [];
-  const keys = g.keys;
-  let e = 0;
-  for (let s = 0; s <= keys.length; s++) {
-    const bound = s < keys.length ? keys[s]! : Infinity;
-    while (e < edits.length && edits[e]!.key < bound) {
-      const from = e;
-      const key = edits[e]!.key;
-      let count = 0;
-      for (; e < edits.length && edits[e]!.key === key; e++) count += edits[e]!.add ? 1 : 0;
-      if (count > 0) slotOld.push(-1), slotKey.push(key), editFrom.push(from), editTo.push(e), counts.push(count);
-    }
-    if (s === keys.length) break;
-    const from = e;
-    let count = oldCount(s);
-    for (; e < edits.length && edits[e]!.key === bound; e++) count += edits[e]!.add ? 1 : -1;
-    if (count > 0) slotOld.push(s), slotKey.push(bound), editFrom.push(from), editTo.push(e), counts.push(count);
-  }
-  const slots = slotKey.length;
-  const bitsAt = new Int32Array(slots).fill(-1);
-  const offsets = new Int32Array(slots + 1);
-  let dense = 0;
-  for (let r = 0; r < slots; r++) {
-    if (size < 3 && counts[r]! * 32 >= n) bitsAt[r] = dense++;
-    offsets[r + 1] = offsets[r]! + (bitsAt[r]! >= 0 ? 0 : counts[r]!);
-  }
-  const bits = new Uint32Array(dense * words);
-  const bitCounts = new Int32Array(dense);
-  const lows = new Uint16Array(offsets[slots]!);
-  const at = size === 3 ? new Uint8Array(lows.length) : NO_POSITIONS;
-  const blocks = new Int32Array(slots * B);
   for (let r = 0; r < slots; r++) {
     const s = slotOld[r]!;
     const o = offsets[r]!;
@@ -976,7 +947,7 @@ function gramsRenumbered(g: GramPostings, was: number, n: number, newOf: Int32Ar
     for (; x < xe; x++) put(edits[x]!.id, edits[x]!.at);
     for (; hb < B; hb++) blocks[r * B + hb] = o + k;
   }
-  return { keys: Float64Array.from(slotKey), offsets, lows, blocks, at, bitsAt, bits, bitCounts };
+  return { keys, offsets, lows, blocks, at, bitsAt, bits, bitCounts };
 }
 
 /** Bits `from` to `from + count - 1` of the bitmap at word `src` of `a` set at bits `to`... of the bitmap at word `dst` of `b` (whose bits there are 0). */
