@@ -18,7 +18,7 @@
 import { join } from 'node:path';
 import { RESOURCES } from '../resources/index.ts';
 import type { CollectionName, LinkContext, LinkedRecord, ResourceDefinition, SourceRecord } from '../resources/types.ts';
-import { detailBytes, embedFields, ownFieldsJson, type Details, type Embed } from './detail-layout.ts';
+import { detailBytes, embedFields, type Details, type Embed } from './detail-layout.ts';
 import { fragment, offsetsOf, recordOffsetsOf, type Fragments, type RecordOffsets } from './fragments.ts';
 import { memberKey, memberString } from './json-bytes.ts';
 import { fold } from './fold.ts';
@@ -34,6 +34,7 @@ import { slugTableAt, stringAt, type StringTable } from './string-table.ts';
 import { checkObject, type Findings } from './validate.ts';
 import { readApart } from './boot-cache-read.ts';
 import { copiedOff, keysOf, mergedOrder, NO_KEYS, type FilterDef, orderComparator, sameKey, ShiftMatcher, shiftedIndex, unknownDigest } from './patch-shift.ts';
+import { decoded, linkHolders, shownField } from './link-holders.ts';
 
 /** More changed records than this share of the collection: a full build (the patch's gain is gone). */
 const MAX_CHANGED_SHARE = 0.05;
@@ -801,6 +802,8 @@ export function relinked(old: CollectionIndex, target: CollectionName, was: Coll
       }
     }
   }
+  /** Records found by the values they show (link-holders.ts): the id of the changed record each was made from. */
+  let holders: ReadonlyMap<number, number> | null = null;
   // Records a changed record reads back (`referrers`), each with how often it names it.
   const named = new Map<number, { readonly id: number; readonly times: number }[]>();
   if (of.referrers?.includes(def.name)) {
@@ -836,28 +839,43 @@ export function relinked(old: CollectionIndex, target: CollectionName, was: Coll
         list.push({ id: t, times: k });
       }
     }
-  } else if (embedded.length === 0) return no(`${def.name} holds ${target} records otherwise`);
+  } else if (embedded.length === 0) {
+    // Records that show values of changed records as derived fields of their own, naming them by a
+    // reference they do not serve (a review its movie's title): found by those values (link-holders.ts).
+    const found = linkHolders(old, target, was, changed);
+    if (typeof found === 'string') return no(found);
+    for (const id of found.keys()) mark(id);
+    holders = found;
+  }
   // (None: a changed record that no record holds, an outfit's celebrity without outfits.)
   if (hits === 0) return { index: old, records: 0 };
   if (hits > Math.max(RECORD_GROUP * 4, n * MAX_RELINKED_SHARE)) return no('too many records hold them');
   const ids = new Int32Array(hits);
   for (let id = 0, j = 0; id < n; id++) if (hit[id] === 1) ids[j++] = id;
 
-  const today = 20000101;
   const before = knownCollection(was);
   const after = knownCollection(now);
-  const decode = (id: number): Record<string, unknown> => ({ ...(JSON.parse(fragment(old.list, id, today).toString('utf8')) as object), ...(JSON.parse(ownFieldsJson(old.detail, id)) as object) });
+  const decode = (id: number): Record<string, unknown> => decoded(old, id);
   const derived = Object.keys(def.derived.properties);
   const records: LinkedRecord[] = [];
+  let textsChanged = false;
   for (const id of ids) {
     const wasRecord = decode(id);
     const r = decode(id);
     for (const e of embeds) r[e.field] = e.ids[id]! < 0 ? null : after.get(slugOf(now, e.ids[id]!));
+    const giver = holders?.get(id);
+    if (giver !== undefined) {
+      // Linked again as a full build links it, to the changed record as it is now.
+      const shown = shownField(def, target)!;
+      const slug = slugOf(now, giver);
+      const linked = def.link({ ...r, [shown.ref]: slug } as SourceRecord, { get: (c, s) => (c === target && s === slug ? after.get(slug) : undefined), referrers: () => [] });
+      for (const f of derived) r[f] = linked[f];
+    }
     // Per field links read, each old value (JSON) of the changed records that name this one: its new
     // value (one: two records of one old value given two new ones cannot be told apart), and how
     // many times they name it.
     const renames = new Map<string, Map<string, { readonly to: unknown; readonly text: string; times: number; found: number }>>();
-    for (const { id: t, times } of named.get(id) ?? []) {
+    for (const { id: t, times } of giver === undefined ? (named.get(id) ?? []) : []) {
       const slug = slugOf(now, t);
       for (const f of changed.get(t)!) {
         if (!of.readByLinks?.includes(f)) {
@@ -890,12 +908,30 @@ export function relinked(old: CollectionIndex, target: CollectionName, was: Coll
       // Found more often: another record of that value, or a value of the record's own, is named there too.
       for (const byValue of renames.values()) for (const h of byValue.values()) if (h.found !== h.times) return no('a value held otherwise too');
     }
-    // What the orders, filter tables and search index hold of the record is the same.
+    // What the orders and filter tables hold of the record is the same; a search text changed (a
+    // review's movie title) moves the grams it loses and gains (searchRebuilt, as patchCollection does).
     const same = (get: (x: LinkedRecord) => unknown) => JSON.stringify(get(r as LinkedRecord)) === JSON.stringify(get(wasRecord as LinkedRecord));
-    if (!def.sorts.every((sort) => same(sort.key)) || !def.filters.every((f) => same(f.get)) || !same(def.searchText)) return no('a sort key, filter value or search text changed');
+    if (!def.sorts.every((sort) => same(sort.key)) || !def.filters.every((f) => same(f.get))) return no('a sort key or filter value changed');
+    if (!same(def.searchText)) textsChanged = true;
     records.push(r as LinkedRecord);
   }
-  const builder = indexBuilder(def, { records: records.length, bytes: 0 }, (t) => (t === target ? now : targets(t)));
+  return rewritten(old, ids, records, (t) => (t === target ? now : targets(t)), textsChanged, owned);
+}
+
+/**
+ * `old` with its records `ids` (ascending) those of `records` (linked as a full build links them) as
+ * the index builder writes them (`targets`: the indexes it embeds from), or why not: each must keep
+ * its slug, embedded records, sort keys and filter values (the caller checks those two); a changed
+ * search text (`textsChanged`) moves the grams it loses and gains. `owned`: as relinked's. `records`
+ * is emptied.
+ */
+export function rewritten(old: CollectionIndex, ids: Int32Array, records: LinkedRecord[], targets: Targets, textsChanged: boolean, owned: boolean): PatchResult {
+  const def = old.def;
+  const n = old.size;
+  const plan = old.detail.plan;
+  const no = (why: string): PatchResult => ({ index: null, why });
+  if (plan === null) return no('another layout');
+  const builder = indexBuilder(def, { records: records.length, bytes: 0 }, targets);
   for (const r of records) builder.add(r);
   const made = builder.finish();
   records.length = 0;
@@ -910,8 +946,10 @@ export function relinked(old: CollectionIndex, target: CollectionName, was: Coll
   const listSame = sameRecords(old.list, made.list, ids);
   const ownSame = sameRecords(old.detail.own, made.detail.own, ids);
   if (listSame && ownSame) return { index: old, records: 0 };
+  // (Before an arena is spliced in place: a text the table leaves out is read from the old list item.)
+  const search = textsChanged ? searchRebuilt(old, made, ids, n) : null;
   const arenas = new Set([...(listSame ? [] : [old.list.bytes.buffer]), ...(ownSame ? [] : [old.detail.own.bytes.buffer])]);
-  const kept = copiedOff({ ...old, list: listSame ? old.list : null, detail: { ...old.detail, own: ownSame ? old.detail.own : null } }, arenas);
+  const kept = copiedOff({ ...old, list: listSame ? old.list : null, detail: { ...old.detail, own: ownSame ? old.detail.own : null }, ...search }, arenas);
   const detail: Details = {
     plan,
     own: ownSame ? kept.detail.own! : ((owned && spliceInPlace(old.detail.own, made.detail.own, ids, n)) || spliceFragments(old.detail.own, made.detail.own, ids, n)),

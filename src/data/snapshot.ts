@@ -16,7 +16,7 @@ import { decodableFields, knownCollection } from './known.ts';
 import { DataError, loadCollections, type DataInput, type IndexHint, type KnownCollections } from './load.ts';
 import { BuildThread, SPLIT } from './build-split.ts';
 import { bakedFields, changedRecords, grownBy, patchable, patchCollection, relinked } from './patch.ts';
-import { filmographiesSame } from './filmography.ts';
+import { filmographiesPatched } from './filmography.ts';
 import { movedRecords, renumberedBy } from './patch-shift.ts';
 
 export interface Snapshot {
@@ -459,15 +459,21 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
     };
     /**
      * The index of `name` (the celebrities), whose own file did not change, built before the edit of
-     * the file of `d` (the movies, which it reads back: filmographies), when `d` was patched and what
-     * `name` reads back of it is the same (filmography.ts); else null (it is built).
+     * the file of `d` (the movies, which it reads back: filmographies), when `d` was patched: as it
+     * was when what `name` reads back of it is the same, else with the records whose filmographies
+     * changed written again (filmography.ts); else null (it is built).
      */
-    const readBackSame = async (name: CollectionName, d: CollectionName, base: { readonly index: CollectionIndex; readonly key: string }): Promise<{ readonly index: CollectionIndex; readonly relinked: boolean } | null> => {
+    const readBackSame = async (name: CollectionName, d: CollectionName, base: { readonly index: CollectionIndex; readonly key: string; readonly owned?: boolean }): Promise<{ readonly index: CollectionIndex; readonly relinked: boolean } | null> => {
       const old = await baseBefore(d);
       const edit = patchedRecords.get(d);
       const fileOf = (key: string, n: CollectionName) => splitKey(key)?.files[DEPENDS[n].indexOf(d)];
       if (old === null || edit === undefined || fileOf(base.key, name) === undefined || fileOf(base.key, name) !== fileOf(old.key, d)) return null;
-      return filmographiesSame(base.index, old.index, collections[d]!, edit.ids, edit.sources) ? { index: base.index, relinked: false } : null;
+      const got = filmographiesPatched(base.index, old.index, collections[d]!, edit.ids, edit.sources, (t) => collections[t] ?? standIns[t], base.owned === true);
+      if (got.index === null) {
+        unpatched[name] = got.why;
+        return null;
+      }
+      return { index: got.index, relinked: got.index !== base.index };
     };
     if (cacheDir !== undefined) log?.info('boot cache not used for some collections; loading them from the data files', { misses });
     // A collection whose own file did not change, rebuilt for an edit of a file it links to (a

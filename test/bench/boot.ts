@@ -17,9 +17,10 @@
 // _id, slug and title; the file as it was put back at the end of the run); `remove` removes the
 // last record each time (put back at the end of the run); `career` and `name` rot13 the first letter
 // of a celebrity's career (shown by its detail alone) or name (embedded in outfits, news and movie
-// casts): use them with --touch celebrities.json; `insert` inserts a record in the middle (every later
-// record moves one on), and the next edit takes it out again.
-//   npm run bench:boot -- [--scales 10k,100k] [--touch outfits.json] [--edit case|title|category|append|remove|insert|career|name] [--reloads 2] [--no-touch] [--latency-seconds 5] [--max-rss-gb 18] [--work DIR] [--seed S]
+// casts): use them with --touch celebrities.json; `character` does that to a movie cast entry's character
+// (which the celebrity's filmography shows): use it with --touch movies.json; `insert` inserts a record
+// in the middle (every later record moves one on), and the next edit takes it out again.
+//   npm run bench:boot -- [--scales 10k,100k] [--touch outfits.json] [--edit case|title|category|append|remove|insert|career|name|character] [--reloads 2] [--no-touch] [--latency-seconds 5] [--max-rss-gb 18] [--work DIR] [--seed S]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, open, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
@@ -51,9 +52,9 @@ const scaleOf = (s: string): number => {
 };
 const SCALES = flags.scales!.split(',').map(scaleOf);
 const EDIT = flags.edit!;
-if (!['case', 'title', 'category', 'append', 'remove', 'insert', 'career', 'name'].includes(EDIT)) throw new Error(`--edit: case, title, category, append, remove, insert, career or name, not ${EDIT}`);
+if (!['case', 'title', 'category', 'append', 'remove', 'insert', 'career', 'name', 'character'].includes(EDIT)) throw new Error(`--edit: case, title, category, append, remove, insert, career, name or character, not ${EDIT}`);
 /** The field whose value's first letter is edited. */
-const EDITED_FIELD = EDIT === 'category' || EDIT === 'career' || EDIT === 'name' ? EDIT : 'title';
+const EDITED_FIELD = EDIT === 'category' || EDIT === 'career' || EDIT === 'name' || EDIT === 'character' ? EDIT : 'title';
 /** The edited letter: its case flipped, or rot13 (a letter 13 places on, the same case): done twice, the letter it was. */
 const edited = (c: number): number => (EDIT === 'case' ? c ^ 0x20 : ((((c | 0x20) - 0x61 + 13) % 26) + 0x61) & (c | ~0x20));
 const RELOADS = Number(flags.reloads);
@@ -477,12 +478,15 @@ async function measure(scale: number): Promise<Row> {
         const s = await serve(data, state, false);
         await stop(s.child);
         afterTouch = s;
+        // (CPU seconds too: wall seconds on a busy machine are the machine's more than the code's.)
+        log(`  listening after ${s.seconds.toFixed(2)} s, ${s.cpu.toFixed(2)} s CPU (load ${os.loadavg().map(f1).join(' ')})`);
         log(`scale ${scale}: restart after editing one record of ${flags.touch}`);
         log(`  ${await editRecord(touched)}`);
         edits++;
         const e = await serve(data, state, false);
         await stop(e.child);
         afterEdit = e;
+        log(`  listening after ${e.seconds.toFixed(2)} s, ${e.cpu.toFixed(2)} s CPU (load ${os.loadavg().map(f1).join(' ')})`);
       }
     } finally {
       // The data set as generated again (each edit undoes the one before).
