@@ -19,7 +19,7 @@ import { cacheFile } from '../../src/data/boot-cache-format.ts';
 import { forgetDigests } from '../../src/data/content-digest.ts';
 import { writeDataset } from '../../src/generate/write-dataset.ts';
 import { RESOURCES } from '../../src/resources/index.ts';
-import { assertSameAnswers, editLines, editRecord, infoLines, SETTLE_MS } from '../helpers/edits.ts';
+import { assertSameAnswers, assertSameRefusals, editLines, editRecord, infoLines, SETTLE_MS } from '../helpers/edits.ts';
 
 let root: string;
 before(async () => (root = await mkdtemp(join(tmpdir(), 'filmography-'))));
@@ -253,15 +253,6 @@ describe('celebrities and reviews after an edit of movies.json (filmography.ts, 
       ['the slug of a reviewed movie changed', (d) => editRecord(d, 'movies', k, (r) => (r.slug = 'a-slug-no-review-names'))],
       ['a reviewed movie retitled, its release date not a date', (d) => editRecord(d, 'movies', k, (r) => ((r.title = 'Retitled'), (r.releaseDate = 'soon')))],
     ];
-    for (const [what, edit] of invalid) {
-      await edit(data);
-      const message = (p: Promise<unknown>) => p.then(() => 'loaded', (err: Error) => err.message);
-      const want = await message(loadSnapshot(data, { cacheDir: 'memory', buildThreads: 'never' }));
-      assert.notEqual(want, 'loaded', what);
-      assert.equal(await message(loadSnapshot(data, { cacheDir: state, previous: live, buildThreads: 'never' })), want, `${what}: reload`);
-      assert.equal(await message(loadSnapshot(data, { cacheDir: state, buildThreads: 'never' })), want, `${what}: restart`);
-      await writeFile(file, good);
-      await sleep(SETTLE_MS);
-    }
+    await assertSameRefusals(data, state, live, file, good, invalid);
   });
 });

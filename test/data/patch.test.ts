@@ -2,7 +2,7 @@
 // answers exactly as one built from every record of the same files, on a reload (from the live
 // snapshot) and on a restart (from the boot cache); an edit it does not handle is built whole.
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -17,7 +17,7 @@ import { RESOURCE_LIST, RESOURCES } from '../../src/resources/index.ts';
 import { loadSnapshot, type Snapshot } from '../../src/data/snapshot.ts';
 import { writeDataset } from '../../src/generate/write-dataset.ts';
 import { COLLECTIONS, type CollectionName } from '../../src/resources/types.ts';
-import { assertSameAnswers, editLines, editRecord, infoLines, SETTLE_MS } from '../helpers/edits.ts';
+import { assertSameAnswers, assertSameRefusals, editLines, editRecord, infoLines, SETTLE_MS } from '../helpers/edits.ts';
 
 /**
  * A build of the files with nothing patched: `name` (the edited collection) and what embeds it built
@@ -434,16 +434,7 @@ describe('a patch after an edit', () => {
       ["a record inserted in the middle with another record's _id", (d) => insertRecords(d, 'outfits', 100, 1, { _id: (JSON.parse(good.split('\n')[300]!.replace(/,$/, '')) as { _id: string })._id })],
       ['a record inserted in the middle with a title that is not a string', (d) => insertRecords(d, 'outfits', 100, 1, { title: 7 })],
     ];
-    for (const [what, edit] of invalid) {
-      await edit(data);
-      const message = (p: Promise<unknown>) => p.then(() => 'loaded', (err: Error) => err.message);
-      const want = await message(loadSnapshot(data, { cacheDir: 'memory', buildThreads: 'never' }));
-      assert.notEqual(want, 'loaded', what);
-      assert.equal(await message(loadSnapshot(data, { cacheDir: state, previous: live, buildThreads: 'never' })), want, `${what}: reload`);
-      assert.equal(await message(loadSnapshot(data, { cacheDir: state, buildThreads: 'never' })), want, `${what}: restart`);
-      await writeFile(file, good);
-      await sleep(SETTLE_MS);
-    }
+    await assertSameRefusals(data, state, live, file, good, invalid);
   });
 
   it('news whose titles repeat (the trigrams index groups of texts): the groups moved, on a reload and a restart, also with records inserted and removed in the middle', async () => {

@@ -1,5 +1,5 @@
 // What the tests of a patched or kept collection after an edit share (test/data/patch.test.ts,
-// patch-dependants.test.ts): the edits of a data file written one record per line (write-dataset.ts),
+// patch-dependants.test.ts, filmography.test.ts): the edits of a data file written one record per line (write-dataset.ts),
 // the load's log line, and the comparison of every answer with a full build's.
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DEPENDS } from '../../src/data/boot-cache-format.ts';
 import { postingKeys, searchTextOf, slugOf, type CollectionIndex } from '../../src/data/indexes.ts';
 import { stringAt } from '../../src/data/string-table.ts';
-import type { Snapshot } from '../../src/data/snapshot.ts';
+import { loadSnapshot, type Snapshot } from '../../src/data/snapshot.ts';
 import { detail, listPage } from '../../src/http/handlers.ts';
 import { COLLECTIONS, type CollectionName } from '../../src/resources/types.ts';
 
@@ -85,4 +85,22 @@ export async function editRecord(data: string, name: CollectionName, k: number, 
     edit(r);
     lines[k + 1] = JSON.stringify(r) + (comma ? ',' : '');
   });
+}
+
+/**
+ * Each of `invalid`'s edits of `data` refused on a reload from `live` and on a restart from the boot
+ * cache in `state` with the very message a full build of the edited files gives; `file` is put back
+ * to `good` after each.
+ */
+export async function assertSameRefusals(data: string, state: string, live: Snapshot, file: string, good: string, invalid: readonly (readonly [string, (d: string) => Promise<unknown>])[]): Promise<void> {
+  const message = (p: Promise<unknown>) => p.then(() => 'loaded', (err: Error) => err.message);
+  for (const [what, edit] of invalid) {
+    await edit(data);
+    const want = await message(loadSnapshot(data, { cacheDir: 'memory', buildThreads: 'never' }));
+    assert.notEqual(want, 'loaded', what);
+    assert.equal(await message(loadSnapshot(data, { cacheDir: state, previous: live, buildThreads: 'never' })), want, `${what}: reload`);
+    assert.equal(await message(loadSnapshot(data, { cacheDir: state, buildThreads: 'never' })), want, `${what}: restart`);
+    await writeFile(file, good);
+    await sleep(SETTLE_MS);
+  }
 }
