@@ -17,6 +17,14 @@ export const UNMOVING_BYTES = 32 << 20;
  */
 export const SCRATCH_FROM = 1 << 20;
 
+/**
+ * A Scratch's arrays from this size on are views of its block. Not only from SCRATCH_FROM: at 100k
+ * the working arrays of the 200k news (800 KB each, under the threshold) came from the build
+ * thread's heap between the arrays the index keeps, and their frees left 16-17 MB there in holes of
+ * up to 3.6 MB, resident at ready (gdb walk of glibc's arenas at `listening on`).
+ */
+export const SCRATCH_VIEWS_FROM = 64 << 10;
+
 /** An ArrayBuffer of `bytes` or more, zeroed: UNMOVING_BYTES for SCRATCH_FROM bytes and more. */
 function block(bytes: number): ArrayBuffer {
   return new ArrayBuffer(bytes >= SCRATCH_FROM && bytes < UNMOVING_BYTES ? UNMOVING_BYTES : bytes);
@@ -34,8 +42,8 @@ export function scratchInt32(length: number): Int32Array {
 }
 
 /**
- * The working arrays of one step (a collection's sort orders): each of SCRATCH_FROM bytes or more is
- * a view of a block of at least UNMOVING_BYTES shared with the step's others, handed out back to
+ * The working arrays of one step (a collection's sort orders): each of SCRATCH_VIEWS_FROM bytes or
+ * more is a view of a block of at least UNMOVING_BYTES shared with the step's others, handed out back to
  * back and never reused, so each is zeroed. The blocks go when the Scratch and its arrays do: one
  * block for the step instead of a block per array (V8 counts each block as external memory, and
  * more of it sets off more collections). Nothing handed out may outlive the step.
@@ -58,14 +66,14 @@ export class Scratch {
 
   /** An Int32Array of `length` zeros; `shared`: a view of a block even when small. */
   int32(length: number, shared = false): Int32Array {
-    if (length * 4 < SCRATCH_FROM && !shared) return new Int32Array(length);
+    if (length * 4 < SCRATCH_VIEWS_FROM && !shared) return new Int32Array(length);
     const [buf, at] = this.take(Math.ceil(length / 2) * 8);
     return new Int32Array(buf, at, length);
   }
 
   /** A Float64Array of `length` zeros; `shared`: a view of a block even when small. */
   float64(length: number, shared = false): Float64Array {
-    if (length * 8 < SCRATCH_FROM && !shared) return new Float64Array(length);
+    if (length * 8 < SCRATCH_VIEWS_FROM && !shared) return new Float64Array(length);
     const [buf, at] = this.take(length * 8);
     return new Float64Array(buf, at, length);
   }

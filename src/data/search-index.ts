@@ -263,7 +263,7 @@ function buildGrams(texts: readonly string[], size: 1 | 2 | 3): GramPostings {
 export function groupTexts(texts: readonly string[]): { readonly distinct: readonly string[]; readonly groups: TextGroups } {
   // Not a Map (string-keys.ts): the distinct texts are its keys, numbered in order.
   const seen = new StringKeys();
-  const groupOf = new Int32Array(texts.length);
+  const groupOf = scratchInt32(texts.length); // (not from malloc's heap: scratch.ts)
   let saved = 0;
   for (let id = 0; id < texts.length; id++) {
     const t = texts[id]!;

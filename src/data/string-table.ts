@@ -2,6 +2,7 @@
 // string, and an open-addressing hash table of their numbers. A million slugs are three typed arrays
 // instead of a million Map entries and strings: nothing for the garbage collector to trace, nothing
 // to rebuild when the boot cache maps them back, and a lookup compares units without decoding.
+import { scratchInt32 } from './scratch.ts';
 import { recordOffsetsOf, U32_OFFSETS_LIMIT, type Offsets, type RecordOffsets } from './fragments.ts';
 
 export interface StringTable {
@@ -191,7 +192,9 @@ function hashQuoted(bytes: Uint8Array, p: number): number {
  */
 export function slugTable(bytes: Buffer, starts: Offsets, slugs: readonly string[]): SlugTable {
   const count = slugs.length;
-  const at = new Uint32Array(count);
+  // A scratch block (scratch.ts): at 100k this array (4 bytes per outfit) is let go once narrowed to
+  // 16 bits, and the free of an array of its own raised glibc's mmap threshold.
+  const at = new Uint32Array(scratchInt32(count).buffer, 0, count);
   for (let k = 0; k < count; k++) {
     const start = starts[k]!;
     const end = starts[k + 1]!;
@@ -201,7 +204,8 @@ export function slugTable(bytes: Buffer, starts: Offsets, slugs: readonly string
     if (p === -1 || p + SLUG_KEY.length + s.length >= end) throw new Error(`list item ${k} does not show its slug ${JSON.stringify(s)}`);
     at[k] = p + SLUG_KEY.length - start;
   }
-  return slugTableAt(bytes, starts, recordOffsetsOf(at));
+  const narrow = recordOffsetsOf(at);
+  return slugTableAt(bytes, starts, narrow === at ? at.slice() : narrow);
 }
 
 /** The slug table of records whose slugs lie at `at` in their list items (as slugTable finds them). */

@@ -2,7 +2,7 @@
 // then never moves glibc's mmap threshold); smaller and larger ones are exactly their size.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { SCRATCH_FROM, Scratch, UNMOVING_BYTES, scratchBuffer, scratchInt32 } from '../../src/data/scratch.ts';
+import { SCRATCH_FROM, SCRATCH_VIEWS_FROM, Scratch, UNMOVING_BYTES, scratchBuffer, scratchInt32 } from '../../src/data/scratch.ts';
 
 test('scratchBuffer: the length asked for, its block 32 MiB from 1 MiB up to 32 MiB', () => {
   for (const [bytes, block] of [
@@ -69,4 +69,25 @@ test('Scratch: zeroed arrays of the lengths asked for; from 1 MiB, views of shar
   assert.equal(d.length, 6 << 20);
   assert.equal(b[0], 1);
   assert.equal(a[a.length - 1], 1);
+});
+
+test('Scratch: from 64 KiB, under SCRATCH_FROM too, views of its block (the 800 KB working arrays of 200k records never come from the C heap)', () => {
+  const s = new Scratch();
+  assert.equal(SCRATCH_VIEWS_FROM, 64 << 10);
+  const under = s.int32((64 << 10) / 4 - 1);
+  assert.equal(under.buffer.byteLength, (64 << 10) - 4, 'under 64 KiB: exactly its size');
+  const news = s.int32(200_000);
+  const keys = s.float64(100_000);
+  const from = s.float64((64 << 10) / 8);
+  assert.equal(news.buffer.byteLength, UNMOVING_BYTES);
+  assert.equal(keys.buffer, news.buffer, 'the same block');
+  assert.equal(from.buffer, news.buffer);
+  assert.equal(keys.byteOffset, news.byteOffset + news.byteLength);
+  assert.equal(from.byteOffset, keys.byteOffset + keys.byteLength);
+  for (const x of [news, keys, from]) {
+    assert.equal(x.every((v) => v === 0), true);
+    x.fill(3);
+  }
+  assert.equal(news[news.length - 1], 3);
+  assert.equal(keys[0], 3);
 });
