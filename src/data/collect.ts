@@ -6,6 +6,7 @@ import { NOT_AN_ARRAY, readRecords, RecordsError } from './records.ts';
 import { StringKeys } from './string-keys.ts';
 import type { SourceDigester } from './record-groups.ts';
 import { checkObject, timestampNormalizer, type Findings, type Problem, type RefSite } from './validate.ts';
+import { fastCheck, type FastCheck } from './validate-fast.ts';
 
 /**
  * A file this size or smaller is re-read whole after a syntax error, so the message is JSON.parse's
@@ -101,12 +102,24 @@ export interface CollectOptions {
   readonly validated?: boolean;
 }
 
+/** Each schema's compiled check (validate-fast.ts), made once per thread; null: checkObject alone. */
+const compiled = new WeakMap<ResourceDefinition['source'], FastCheck | null>();
+function fastCheckOf(schema: ResourceDefinition['source']): FastCheck | null {
+  let check = compiled.get(schema);
+  if (check === undefined) compiled.set(schema, (check = fastCheck(schema)));
+  return check;
+}
+
+/** The references the fast check finds, taken out when it passes: a record without any allocates nothing. */
+const found: RefSite[] = [];
+
 /** Validates records one at a time, in file order, into a Collected. */
 class Collector {
   readonly out: Collected = { records: [], refs: [], slugs: new StringKeys(), problems: [], readable: true };
   private readonly ids = new StringKeys();
   /** For a file validated earlier (options.validated): what validation would change in a record, or nothing. */
   private readonly normalize: ((record: Record<string, unknown>) => void) | null | undefined;
+  private readonly fast: FastCheck | null;
 
   constructor(
     private readonly def: ResourceDefinition,
@@ -114,6 +127,7 @@ class Collector {
   ) {
     if (options.validated && options.keep) throw new Error('a file validated earlier is not kept (its references are not collected)');
     if (options.validated) this.normalize = timestampNormalizer(def.source);
+    this.fast = fastCheckOf(def.source);
   }
 
   add(rec: unknown, index: number): void {
@@ -128,9 +142,17 @@ class Collector {
       this.options.each?.(r as SourceRecord, index, undefined, out.problems.length === 0);
       return;
     }
-    const found: Findings = { problems: [], refs: [] };
-    checkObject(def.source, r, '', found);
-    for (const [field, reason] of found.problems) out.problems.push({ file: def.file, index, field, reason });
+    let refs: RefSite[] | undefined;
+    if (this.fast?.(r, found)) {
+      refs = found.length > 0 ? found.splice(0) : undefined;
+    } else {
+      // Not valid (or no fast check): checkObject finds and words each problem.
+      found.length = 0;
+      const all: Findings = { problems: [], refs: [] };
+      checkObject(def.source, r, '', all);
+      for (const [field, reason] of all.problems) out.problems.push({ file: def.file, index, field, reason });
+      refs = all.refs.length > 0 ? all.refs : undefined;
+    }
     // One hash lookup each (add, then the id tells whether it was there), not has() and add().
     if (typeof r._id === 'string') {
       const before = this.ids.size;
@@ -140,7 +162,6 @@ class Collector {
       const before = out.slugs.size;
       if (out.slugs.add(r.slug) < before) out.problems.push({ file: def.file, index, field: 'slug', reason: `duplicate slug ${JSON.stringify(r.slug)}` });
     }
-    const refs = found.refs.length > 0 ? found.refs : undefined;
     if (this.options.keep) {
       if (refs) out.refs[index] = refs;
       out.records.push(this.options.project ? this.options.project(r as SourceRecord) : (r as SourceRecord));

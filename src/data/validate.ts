@@ -58,6 +58,34 @@ const typeName = (v: unknown): string => (v === null ? 'null' : Array.isArray(v)
  */
 const PLAIN_URL = /^https?:\/\/(?:[a-z0-9-]+\.)*[a-z][a-z0-9-]*(?:\/[A-Za-z0-9._~\/-]*)?$/;
 
+/** The URL rule of `format: 'url'`: an absolute http or https URL. */
+export function isUrl(value: string): boolean {
+  return (PLAIN_URL.test(value) && !value.includes('xn--')) || (URL_START.test(value) && URL.canParse(value));
+}
+
+/** Where YYYY-MM-DD has its digits. */
+const DATE_DIGITS = [0, 1, 2, 3, 5, 6, 8, 9];
+
+/** The rule of `format: 'date'`: YYYY-MM-DD, a day that exists. */
+export function isDate(value: string): boolean {
+  // Nearly every date: YYYY-MM-DD with a month of 1-12 and a day of 1-28, a day every month has,
+  // told from the units without the regex's match and a Date.
+  if (value.length === 10 && value.charCodeAt(4) === 0x2d && value.charCodeAt(7) === 0x2d) {
+    let digits = true;
+    for (const i of DATE_DIGITS) {
+      const c = value.charCodeAt(i);
+      if (c < 0x30 || c > 0x39) digits = false;
+    }
+    const month = (value.charCodeAt(5) - 0x30) * 10 + value.charCodeAt(6) - 0x30;
+    const day = (value.charCodeAt(8) - 0x30) * 10 + value.charCodeAt(9) - 0x30;
+    if (digits && month >= 1 && month <= 12 && day >= 1 && day <= 28) return true;
+  }
+  const m = DATE.exec(value);
+  if (!m) return false;
+  const d = new Date(Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!));
+  return d.getUTCMonth() === +m[2]! - 1 && d.getUTCDate() === +m[3]!;
+}
+
 /**
  * Validates `value` against `schema`; pushes problems to `out.problems` and references to `out.refs`.
  * Timestamps are rewritten in place to `toISOString()` form, so they are served as CONTRACT 1 says.
@@ -80,16 +108,11 @@ function checkValue(
           if (!SLUG.test(value)) return fail(out, pathOf(parent, key), 'must be a slug: lower-case letters and digits separated by single hyphens');
           break;
         case 'url':
-          if (!(PLAIN_URL.test(value) && !value.includes('xn--')) && !(URL_START.test(value) && URL.canParse(value))) {
-            return fail(out, pathOf(parent, key), 'must be an absolute http or https URL');
-          }
+          if (!isUrl(value)) return fail(out, pathOf(parent, key), 'must be an absolute http or https URL');
           break;
-        case 'date': {
-          const m = DATE.exec(value);
-          const d = m ? new Date(Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!)) : null;
-          if (!m || !d || d.getUTCMonth() !== +m[2]! - 1 || d.getUTCDate() !== +m[3]!) return fail(out, pathOf(parent, key), 'must be a date YYYY-MM-DD');
+        case 'date':
+          if (!isDate(value)) return fail(out, pathOf(parent, key), 'must be a date YYYY-MM-DD');
           break;
-        }
         case 'timestamp': {
           const ms = timestampMs(value);
           if (!Number.isFinite(ms)) return fail(out, pathOf(parent, key), 'must be an ISO 8601 UTC timestamp such as 2026-11-22T10:54:22.000Z');
@@ -156,7 +179,7 @@ export function checkObject(schema: ObjectSchema, value: Record<string, unknown>
  * The time of an ISO 8601 UTC timestamp, NaN when it is not one. One as toISOString writes it (nearly
  * every one) is read without the regex and the date parser.
  */
-function timestampMs(value: string): number {
+export function timestampMs(value: string): number {
   const ms = canonicalTimestamp(value);
   return ms === ms ? ms : TIMESTAMP.test(value) ? Date.parse(value) : NaN;
 }

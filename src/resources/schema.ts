@@ -56,7 +56,9 @@ export function obj<const P extends Readonly<Record<string, Schema>>, const R ex
   required: R,
   oneOf?: readonly (keyof P & string)[],
 ): Obj<P, R>;
-export function obj(properties: Readonly<Record<string, Schema>>, required: readonly string[] = [], oneOf?: readonly string[]): ObjectSchema {
+export function obj(given: Readonly<Record<string, Schema>>, required: readonly string[] = [], oneOf?: readonly string[]): ObjectSchema {
+  // No prototype: a record's field named `__proto__`, `constructor` or `toString` finds nothing here.
+  const properties = Object.assign(Object.create(null) as Record<string, Schema>, given);
   return oneOf ? { type: 'object', properties, required, oneOf } : { type: 'object', properties, required };
 }
 export const map = <const V extends Schema>(values: V): { readonly type: 'map'; readonly values: V } => ({ type: 'map', values });

@@ -2,7 +2,7 @@
 // JSON text, and a page joined in one pass is byte for byte its items joined with commas, on any day.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { FragmentBuilder, GrowingF64, GrowingI32, numberLength, offsetsOf, recordOffsetsOf, U32_OFFSETS_LIMIT, writeNumber } from '../../src/data/fragments.ts';
+import { FragmentBuilder, GrowingF64, GrowingI32, joinFragments, joinLargeAbove, numberLength, offsetsOf, recordOffsetsOf, U32_OFFSETS_LIMIT, writeNumber, type Fragments } from '../../src/data/fragments.ts';
 import { buildIndex, listBody } from '../../src/data/indexes.ts';
 import { compileShapes } from '../../src/data/shape.ts';
 import { Scratch, UNMOVING_BYTES } from '../../src/data/scratch.ts';
@@ -128,7 +128,12 @@ test('offsets within a record: all below 65,536 -> Uint16Array, else the Uint32A
   assert.equal(recordOffsetsOf(wide), wide, 'a record of 64 KB or more keeps 4-byte offsets');
 });
 
-test('every collection: listBody == head + the list items joined by commas + "]}", on days across age digit counts', async () => {
+for (const large of [false, true]) {
+test(`every collection${large ? ', joined as a large arena (records touched ahead, cuts interleaved)' : ''}: listBody == head + the list items joined by commas + "]}", on days across age digit counts`, async (t) => {
+  if (large) {
+    joinLargeAbove(0);
+    t.after(() => joinLargeAbove(16 << 20));
+  }
   const linked = await loadLinked(generateRecords({ scale: 40 }));
   for (const def of RESOURCE_LIST) {
     const records = linked[def.name];
@@ -149,5 +154,27 @@ test('every collection: listBody == head + the list items joined by commas + "]}
         assert.equal(listBody(ix, ids, today, head, head.length).toString(), want, `${def.name}, ${ids.length} items on ${today}`);
       }
     }
+  }
+});
+}
+
+test('a large arena whose late keys do not fit a word is joined from its three arrays: the same bytes', (t) => {
+  joinLargeAbove(0);
+  t.after(() => joinLargeAbove(16 << 20));
+  const records = ['{"n":1,"v":}', '{"n":2,"v":}', '{"n":3,"v":}'];
+  const bytes = Buffer.from(records.join(''));
+  const starts = Uint32Array.of(0, 12, 24, 36);
+  const gaps = Uint32Array.of(11, 23, 35);
+  const late = { field: 'v', key: () => null, value: (key: number, today: number) => key + today };
+  const tail = Buffer.from(']}');
+  const head = Buffer.from('[');
+  for (const [keys, values] of [
+    [Float64Array.of(7, NaN, 2 ** 32 - 2), ['8', 'null', String(2 ** 32 - 1)]], // fits: the cuts
+    [Float64Array.of(7, NaN, 2 ** 32), ['8', 'null', String(2 ** 32 + 1)]], // past a word: the arrays
+    [Float64Array.of(7, 0.5, -3), ['8', '1.5', '-2']], // a fraction, a negative: the arrays
+  ] as const) {
+    const f: Fragments = { bytes, starts, gaps, late, keys };
+    const want = `[${[2, 0, 1].map((id) => records[id]!.replace(':}', `:${values[id]}}`)).join(',')}]}`;
+    assert.equal(joinFragments(f, Int32Array.of(2, 0, 1), 1, head, head.length, tail).toString(), want);
   }
 });

@@ -40,6 +40,10 @@ const cases: [string, (f: Fixture) => void, string[]][] = [
   ['wrong type in array', (f) => (f.celebrities[0]!.occupation = ['Actor', 3]), ['celebrities.json, record 0, occupation[1]: must be a string, got number']],
   ['not a URL', (f) => (f.celebrities[0]!.profileImage = 'images/zoe.jpg'), ['celebrities.json, record 0, profileImage: must be an absolute http or https URL']],
   ['unknown field (a typo)', (f) => (f.celebrities[0]!.nationalty = 'French'), ['celebrities.json, record 0, nationalty: is not a known field']],
+  // Names every object inherits: a lookup in the schema's properties must not find Object.prototype's.
+  ['unknown field named __proto__', (f) => Object.defineProperty(f.celebrities[0]!, '__proto__', { value: 'x', enumerable: true }), ['celebrities.json, record 0, __proto__: is not a known field']],
+  ['unknown fields named constructor and toString', (f) => Object.assign(f.outfits[0]!, { constructor: 'x' }, { toString: 'y' }), ['outfits.json, record 0, constructor: is not a known field', 'outfits.json, record 0, toString: is not a known field']],
+  ['unknown nested field named hasOwnProperty', (f) => Object.assign((f.movies[0]!.cast as Record<string, unknown>[])[0]!, { hasOwnProperty: 1 }), ['movies.json, record 0, cast[0].hasOwnProperty: is not a known field']],
   ['record not an object', (f) => (f.reviews[0] = 'x' as never), ['reviews.json, record 0: must be an object']],
   ['collection not an array', (f) => (f.news = {} as never), ['news.json: must be a JSON array of records']],
   [
