@@ -389,7 +389,8 @@ const NO_KEY = 0xffffffff;
  * a record's cuts were three cache lines on three memory pages, missed for each record of a first
  * page (a page's records are scattered over the collection); here, one line. Null (the three arrays
  * then) when an offset or a key does not fit a word: an arena of 4 GiB or more, a key that is not a
- * whole number below 2^32 - 1.
+ * whole number below 2^32 - 1. Made once per thread and arena, by its first join (at a start, that of
+ * the first pages compressed ahead: http/compressed-bodies.ts warm): 2-7 ms of CPU at 100k (Node 20).
  */
 function recordCuts(f: Fragments): Uint32Array | null {
   if (f === cutsFor) return cuts;
