@@ -132,28 +132,6 @@ function shrinkYoung(): void {
   }
 }
 
-/** How much V8 grows the young generation at a time once serving (its own default: 2, doubling). */
-export const YOUNG_GROWTH = 16;
-
-/**
- * From a server's first request on: the young generation grows to its largest in one step instead of
- * by doubling. The load's collections leave it at its smallest (releaseMemory, shrinkYoung: 1 MB, for
- * the RSS at ready), and V8 grows it only once as many bytes as its size have survived young
- * collections since it last grew. A request's garbage dies young (what survives a collection is the
- * requests in flight), so under load it stayed at 1-2 MB: a scavenge every ~250 requests of ~9 KB
- * (40 per 10,000 at 100k, Node 20 and 26; the bare server 23-39), each about 700,000 instructions on
- * the serving thread (callgrind) and more on V8's helpers. Grown in one step after the first megabyte
- * survived, it reaches V8's largest (16 MB semi-spaces on Node 20) within the first seconds of load:
- * 5-6 scavenges per 10,000. V8 reads this flag each time it grows a young generation
- * (SemiSpaceNewSpace::Grow, Node 20 and 26), so setting it acts on every thread from then on; the
- * largest size, and so the RSS a busy server may reach, stays V8's. Set at the first request, not at
- * ready: work after `listening on` (the first pages compressed, the boot cache written) would grow it
- * before the RSS at ready is read.
- */
-export function growYoungAtOnce(): void {
-  v8.setFlagsFromString(`--semi-space-growth-factor=${YOUNG_GROWTH}`);
-}
-
 /**
  * Before a worker thread ends, once what it keeps is let go: its heap's pages given back now. Node
  * 26's V8 keeps an ended thread's pages mapped and resident (a build thread at 100k: 137 MiB at

@@ -5,7 +5,6 @@ import http from 'node:http';
 import type { Http2SecureServer } from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
 import { DEFAULTS } from '../config.ts';
-import { growYoungAtOnce } from '../data/gc.ts';
 import type { ErrorCode } from '../errors.ts';
 import type { App, Transport } from './app.ts';
 import { onClientError, onConnect, onTlsClientError, type RawAnswer } from './client-error.ts';
@@ -90,8 +89,6 @@ export function hardenedServer(limits: Limits, handler: Handler, tls: ListenOpti
   if (tls) server.on('tlsClientError', onTlsClientError(plainAnswer));
   server.on('connect', onConnect(answer, ALLOW, handler));
   server.on('request', handler as never);
-  // Once, then gone: the young generation grows at once from the first request on (src/data/gc.ts).
-  server.once('request', growYoungAtOnce);
   server.on('checkExpectation', (req: http.IncomingMessage, res: http.ServerResponse) => handler(req, res, 'EXPECTATION_FAILED'));
   // Every raw socket, so the shutdown deadline also reaches those still in a TLS handshake.
   const sockets = new Set<Socket>();
