@@ -389,10 +389,8 @@ export class App {
       return NOT_MODIFIED;
     }
     // A page or a detail asked before with the same tag (data, day) and target is sent as it was sent then.
-    let outcome: Outcome;
-    const kept = this.pages.get(tag, req.url!);
-    if (kept !== undefined) outcome = { ok: true, body: kept };
-    else {
+    let outcome: Outcome | undefined = this.pages.get(tag, req.url!);
+    if (outcome === undefined) {
       outcome = r.kind === 'list' ? listPage(index, query, today) : detail(index, r.slug, today);
       if (outcome.ok) this.pages.keep(tag, req.url!, outcome.body);
     }

@@ -15,9 +15,15 @@ export const ASKED_ONCE_SLOTS = 4096;
 /** Counted per entry besides its body and target: the Map entry, the tag, the record. */
 const ENTRY_BYTES = 128;
 
+/** A kept page as the request path answers it: made once when kept, so a hit allocates nothing. */
+export interface KeptAnswer {
+  readonly ok: true;
+  readonly body: Buffer;
+}
+
 interface Kept extends Used {
   readonly target: string;
-  readonly body: Buffer;
+  readonly answer: KeptAnswer;
 }
 
 /**
@@ -46,8 +52,12 @@ export class KeptPages {
 
   constructor(private readonly budgetBytes = KEPT_PAGES_BYTES) {}
 
-  /** The page kept for `tag` and `target`, or undefined: a miss, the caller builds it and calls keep(). */
-  get(tag: string, target: string): Buffer | undefined {
+  /**
+   * The page kept for `tag` and `target`, or undefined: a miss, the caller builds it and calls keep().
+   * A hit is the entry's own answer object, the same every time (the handlers' outcome shape, made
+   * per hit it cost 40 bytes of garbage per request).
+   */
+  get(tag: string, target: string): KeptAnswer | undefined {
     const kept = this.entries.get(tag);
     if (kept === undefined || kept.target !== target) {
       this.misses++;
@@ -55,7 +65,7 @@ export class KeptPages {
     }
     this.hits++;
     kept.used = true;
-    return kept.body;
+    return kept.answer;
   }
 
   /**
@@ -72,15 +82,15 @@ export class KeptPages {
     const cost = costOf(tag, target, body);
     if (cost > this.budgetBytes) return;
     const old = this.entries.get(tag);
-    if (old !== undefined) this.bytes -= costOf(tag, old.target, old.body); // another target, one tag: replaced in place
+    if (old !== undefined) this.bytes -= costOf(tag, old.target, old.answer.body); // another target, one tag: replaced in place
     const copy = Buffer.allocUnsafeSlow(body.length);
     body.copy(copy);
-    this.entries.set(tag, { target, body: copy, used: false });
+    this.entries.set(tag, { target, answer: { ok: true, body: copy }, used: false });
     this.bytes += cost;
     while (this.bytes > this.budgetBytes) {
       const [t, k] = this.hand.next()!;
       this.entries.delete(t);
-      this.bytes -= costOf(t, k.target, k.body);
+      this.bytes -= costOf(t, k.target, k.answer.body);
     }
   }
 

@@ -29,7 +29,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { CLI, cli, fetchOnce, memoryOf, stop, stopAll } from './server.ts';
+import { CLI, SERVER_ENV, cli, fetchOnce, memoryOf, stop, stopAll } from './server.ts';
 import { ensureWrk, runLoad, type LoadResult } from './wrk.ts';
 
 const { values: flags } = parseArgs({
@@ -137,7 +137,7 @@ function serve(data: string, state: string, watch: boolean): Promise<Server> {
   const args = [CLI, 'serve', '--data', data, '--state', state, '--port', '0', '--insecure-http', '--log-level', 'info'];
   if (watch) args.push('--watch');
   const t0 = performance.now();
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: SERVER_ENV });
   let err = '';
   const waiters: { text: string; from: number; done: (t: number) => void }[] = [];
   child.stderr!.on('data', (d: Buffer) => {

@@ -53,6 +53,15 @@ export function cli(args: readonly string[], stdin?: string, timeoutMs = 900_000
   });
 }
 
+/**
+ * Extra environment for our server's process only (not the baseline's, not wrk's), from
+ * BENCH_SERVER_ENV="NAME=value NAME=value": to compare, say, glibc tunables on the server alone.
+ */
+export const SERVER_ENV: NodeJS.ProcessEnv = {
+  ...process.env,
+  ...Object.fromEntries((process.env.BENCH_SERVER_ENV ?? '').split(/\s+/).filter((kv) => kv.includes('=')).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])),
+};
+
 /** The core every measured server runs on; wrk runs on LOAD_CORE (wrk.ts), so neither steals from the other. */
 export const SERVER_CORE = '0';
 
@@ -78,7 +87,7 @@ export function startOurs(data: string, state: string, plain: boolean, timeoutMs
   const args = [CLI, 'serve', '--data', data, '--state', state, '--port', '0', '--log-level', 'error'];
   if (plain) args.push('--insecure-http');
   const t0 = performance.now();
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: SERVER_ENV });
   children.add(child);
   return new Promise((resolve, reject) => {
     let out = '';

@@ -24,14 +24,25 @@ test('KeptPages: a page built the second time it is asked is kept; the same tag 
   const body = page(1);
   kept.keep('"t-1"', '/a', body);
   body.fill(9); // the body was a slice of a shared slab, written again by a later request: the kept copy stays
-  assert.deepEqual(kept.get('"t-1"', '/a'), page(1));
+  assert.deepEqual(kept.get('"t-1"', '/a')?.body, page(1));
   assert.equal(kept.get('"t-1"', '/b'), undefined, 'another target under the same tag (a hash collision)');
   assert.equal(kept.get('"t-2"', '/a'), undefined, 'another day or load');
   assert.deepEqual({ hits: kept.hits, misses: kept.misses, entries: kept.size.entries }, { hits: 1, misses: 4, entries: 1 });
   // The colliding target kept in turn: each only ever gets its own page.
   keepNow(kept, '"t-1"', '/b', page(2));
-  assert.deepEqual(kept.get('"t-1"', '/b'), page(2));
+  assert.deepEqual(kept.get('"t-1"', '/b')?.body, page(2));
   assert.equal(kept.get('"t-1"', '/a'), undefined);
+});
+
+test('KeptPages: every hit on an entry is the same answer object, made when the page was kept (nothing made per hit)', () => {
+  const kept = new KeptPages();
+  keepNow(kept, '"t-1"', '/a', page(1));
+  const first = kept.get('"t-1"', '/a');
+  assert.ok(first !== undefined && first.ok);
+  assert.equal(kept.get('"t-1"', '/a'), first);
+  keepNow(kept, '"t-1"', '/b', page(2)); // another target under that tag: a new entry, a new answer
+  assert.notEqual(kept.get('"t-1"', '/b'), first);
+  assert.deepEqual(first.body, page(1));
 });
 
 test('KeptPages: a tag asked once is noted in its slot until another tag takes that slot; asked again while noted -> kept', () => {
@@ -47,7 +58,7 @@ test('KeptPages: a tag asked once is noted in its slot until another tag takes t
   kept.keep(first, '/p', page(1));
   for (let i = 0; i < ASKED_ONCE_SLOTS; i++) kept.keep(others(true), '/p', page(1)); // other slots: first stays noted
   kept.keep(first, '/p', page(2));
-  assert.deepEqual(kept.get(first, '/p'), page(2), 'asked twice: kept');
+  assert.deepEqual(kept.get(first, '/p')?.body, page(2), 'asked twice: kept');
   const second = '"second"';
   const rival = (() => {
     for (let i = 0; ; i++) if (askedSlot(`"r${i}"`) === askedSlot(second)) return `"r${i}"`;
@@ -57,7 +68,7 @@ test('KeptPages: a tag asked once is noted in its slot until another tag takes t
   kept.keep(second, '/p', page(3)); // noted again, not kept
   assert.equal(kept.get(second, '/p'), undefined);
   kept.keep(second, '/p', page(3));
-  assert.deepEqual(kept.get(second, '/p'), page(3));
+  assert.deepEqual(kept.get(second, '/p')?.body, page(3));
 });
 
 test('KeptPages: a page asked for between every keep of others stays kept while the others come and go', () => {
@@ -66,7 +77,7 @@ test('KeptPages: a page asked for between every keep of others stays kept while 
   keepNow(kept, '"hot"', '/p', page(7));
   for (let i = 0; i < 100; i++) {
     keepNow(kept, `"c${i}"`, '/p', page(1));
-    assert.deepEqual(kept.get('"hot"', '/p'), page(7), `after ${i + 1} others kept`);
+    assert.deepEqual(kept.get('"hot"', '/p')?.body, page(7), `after ${i + 1} others kept`);
     assert.ok(kept.size.entries <= 3);
   }
   assert.equal(kept.get('"c0"', '/p'), undefined, 'the cold ones went');
@@ -81,8 +92,8 @@ test('KeptPages: over its byte budget -> the least recently used go first; a pag
   keepNow(kept, '"c"', '/p', page(3));
   assert.equal(kept.size.entries, 2);
   assert.ok(kept.size.bytes <= one * 2 + one / 2);
-  assert.deepEqual(kept.get('"a"', '/p'), page(1));
-  assert.deepEqual(kept.get('"c"', '/p'), page(3));
+  assert.deepEqual(kept.get('"a"', '/p')?.body, page(1));
+  assert.deepEqual(kept.get('"c"', '/p')?.body, page(3));
   assert.equal(kept.get('"b"', '/p'), undefined, 'b evicted');
   keepNow(kept, '"d"', '/p', page(4, one * 3));
   assert.equal(kept.get('"d"', '/p'), undefined);
