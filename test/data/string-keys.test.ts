@@ -2,7 +2,17 @@
 // content (not by identity), across the table's growth.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { StringKeys } from '../../src/data/string-keys.ts';
+import { StringKeys, zeros } from '../../src/data/string-keys.ts';
+
+test('zeros: a packed array of exactly n zeros, across the block it copies from', () => {
+  for (const n of [0, 1, 16, 16_383, 16_384, 16_385, 3 * 16_384 + 5, 1 << 20]) {
+    const z = zeros(n);
+    assert.equal(z.length, n, `length of zeros(${n})`);
+    assert.equal(z.every((x) => x === 0), true, `zeros(${n}) all zero`);
+    z[0] = 7; // a copy: the block it came from is not changed
+  }
+  assert.equal(zeros(20_000).every((x) => x === 0), true);
+});
 
 test('add numbers new keys in order and gives a key seen before its id', () => {
   const k = new StringKeys();
