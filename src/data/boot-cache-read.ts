@@ -5,7 +5,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { RESOURCE_LIST, RESOURCES } from '../resources/index.ts';
 import type { ResourceDefinition } from '../resources/types.ts';
 import { rememberDigest, sameBut, sameData } from './content-digest.ts';
-import { detailPlan, embedFields, type Details, type Embed } from './detail-layout.ts';
+import { detailPlan, embedFields, listEmbedPlan, type Details, type Embed } from './detail-layout.ts';
 import type { Fragments, Offsets, RecordOffsets } from './fragments.ts';
 import { linkEmbeds, SMALL_POSTING, type CollectionIndex, type PostingTable } from './indexes.ts';
 import { groupCount, groupsConsistent, gramsConsistent, type GramPostings, type TextGroups } from './search-index.ts';
@@ -89,9 +89,10 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, .
     return { at, slots, bits: slotBits(n) };
   };
   /** `first`: the byte each record starts with (-1: records may be empty, nothing to check); `closed`: each ends with `}`. */
-  const fragments = (f: FragmentsRef, shown: boolean, first: number, closed: boolean): Fragments => {
+  /** `gapped`: each record has a gap without a late value (its embedded record's: fragments.ts ListEmbed). */
+  const fragments = (f: FragmentsRef, shown: boolean, first: number, closed: boolean, gapped = false): Fragments => {
     const late = shown ? def.late! : null;
-    check((f.gaps === null) === (late === null) && (f.keys === null) === (late === null));
+    check((f.gaps === null) === (late === null && !gapped) && (f.keys === null) === (late === null));
     const bytes = sec(f.bytes, 'u8') as Uint8Array;
     const starts = offsets(f.starts, n + 1);
     check(starts[0] === 0 && starts[n] === bytes.length);
@@ -168,6 +169,15 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, .
     check(cuts.length === n * plan.listCuts.length && ownCuts.length === n * Math.max(plan.ownRuns - 1, 0));
     return { plan, own, cuts, ownCuts };
   };
+  /** The list arena; with its embedded record kept as an id (listEmbedPlan), that embed's gaps, checked inside their records. */
+  const listFragments = (): Fragments => {
+    const byId = embeds.length > 0 ? listEmbedPlan(def) : null;
+    const list = fragments(ref.list, lateIn(def.listFields), 0x7b, true, byId !== null);
+    if (byId === null) return list;
+    const { starts, gaps } = list;
+    for (let i = 0; i < n; i++) check(gaps![i]! > starts[i]! && gaps![i]! < starts[i + 1]!);
+    return { ...list, embed: { head: byId.head, slot: byId.slot, ids: embeds[byId.slot]!.ids, source: null } };
+  };
   // The field the code reads texts from, and a bit per record.
   const searchFrom = (f: CollectionRef['searchFrom']): SearchFrom | null => {
     if (f === null) return null;
@@ -191,7 +201,7 @@ function rebuild(def: ResourceDefinition, ref: CollectionRef, sec: (i: number, .
     def,
     size: n,
     slugs: slugTable(ref.slugs),
-    list: fragments(ref.list, lateIn(def.listFields), 0x7b, true),
+    list: listFragments(),
     detail: details(ref.detail),
     embeds,
     orders: ref.orders.map((s) => i32(s, n)),

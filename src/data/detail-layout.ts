@@ -10,7 +10,7 @@
 // The response envelope is the same for every record of a collection, so it is kept once.
 import { RESOURCES } from '../resources/index.ts';
 import type { CollectionName, EmbeddedField, OutputField, ResourceDefinition } from '../resources/types.ts';
-import { fragment, lateValue, numberLength, writeNumber, type Fragments, type RecordOffsets } from './fragments.ts';
+import { fragment, lateValue, numberLength, writeNumber, type EmbedSource, type Fragments, type RecordOffsets } from './fragments.ts';
 import type { CollectionIndex } from './indexes.ts';
 import { sendBuffer } from './send-buffer.ts';
 
@@ -155,10 +155,45 @@ export function embedFields(def: ResourceDefinition): { readonly field: string; 
   return out;
 }
 
+/**
+ * The list field of `def` kept as the embedded record's id (fragments.ts ListEmbed), when its index
+ * has its embeds: the first embedded field of the list item whose picks are one run of the other
+ * collection's list fields, neither its first nor its last (so between two of its cuts), in a list
+ * item without a late field (one gap per item) and not first (its text starts with a comma). `slot`:
+ * its number among embedFields. Null when there is none.
+ */
+export function listEmbedPlan(def: ResourceDefinition): { readonly field: number; readonly slot: number; readonly head: Buffer; readonly piece: Piece } | null {
+  if (def.late !== undefined && def.listFields.some((f) => fieldName(f) === def.late!.field)) return null;
+  for (let j = 1; j < def.listFields.length; j++) {
+    const f = def.listFields[j]!;
+    if (typeof f === 'string' || f.from === undefined) continue;
+    const pieces = embedPieces(f);
+    if (pieces === null || pieces.length !== 1) return null;
+    const piece = pieces[0]!;
+    if (piece[0] === 0 || piece[1] >= RESOURCES[f.from].listFields.length) return null;
+    const slot = embedFields(def).findIndex((e) => e.field === f.name && !e.refs);
+    if (slot < 0) return null;
+    return { field: j, slot, head: Buffer.from(`,${JSON.stringify(f.name)}:`, 'latin1'), piece };
+  }
+  return null;
+}
+
+/** Where `t`'s records' text for an embed of `piece` is read (fragments.ts EmbedSource), or null when `t` has no such cuts (a stand-in of slugs alone). */
+export function embedSource(t: CollectionIndex, piece: Piece): EmbedSource | null {
+  const plan = t.detail?.plan;
+  if (plan == null) return null;
+  const from = plan.cutOf[piece[0]]!;
+  const to = plan.cutOf[piece[1]]!;
+  if (from < 0 || to < 0) return null;
+  return { bytes: t.list.bytes, starts: t.list.starts, cuts: t.detail.cuts, stride: plan.listCuts.length, from, to };
+}
+
 /** The boundaries of `def`'s list items that others' embeds copy from. */
 function embeddedCuts(def: ResourceDefinition): number[] {
   const cuts: number[] = [];
   for (const other of Object.values(RESOURCES)) {
+    const listed = listEmbedPlan(other);
+    if (listed !== null && (other.listFields[listed.field] as EmbeddedField).from === def.name) cuts.push(...listed.piece);
     for (const f of other.detailFields) {
       if (typeof f === 'string') {
         const r = refsPiece(other, f);
@@ -181,11 +216,13 @@ function ownPlanned(def: ResourceDefinition): boolean {
 function detailRuns(def: ResourceDefinition, embedded: boolean): Run[] | null {
   const list = def.listFields.map(slot);
   const embeds = embedded ? embedFields(def) : [];
+  // The list item's embedded record kept as its id: not text a detail's run can copy.
+  const byId = embedded ? (listEmbedPlan(def)?.field ?? -1) : -1;
   const out: Run[] = [];
   def.detailFields.forEach((f, j) => {
     const li = list.indexOf(slot(f));
     // A field's text starts with a comma unless it is first: shared only when both agree on that.
-    const shared = li >= 0 && (li === 0) === (j === 0);
+    const shared = li >= 0 && li !== byId && (li === 0) === (j === 0);
     const last = out.at(-1) as { kind: string; from: number; to: number } | undefined;
     const e = shared ? -1 : embeds.findIndex((x) => x.field === fieldName(f));
     if (e >= 0 && embeds[e]!.refs) {
@@ -219,6 +256,9 @@ export function detailPlan(def: ResourceDefinition, embedded = false): DetailPla
   const listCuts = new Set<number>();
   const detailCuts = new Set<number>();
   for (const b of embeddedCuts(def)) if (b > 0 && b < m) listCuts.add(b);
+  // The list item's field kept as its embedded record's id is a run of its own, written as a gap.
+  const byId = embedded ? listEmbedPlan(def) : null;
+  if (byId !== null) for (const b of [byId.field, byId.field + 1]) if (b < m) listCuts.add(b);
   for (const r of runs) {
     if (r.kind === 'list') {
       for (const b of [r.from, r.to]) if (b > 0 && b < m) listCuts.add(b);
@@ -355,7 +395,8 @@ let runBounds = new Float64Array(16);
 export function detailBytes(list: Fragments, det: Details, embeds: readonly Embed[], id: number, today: number): Buffer {
   const plan = det.plan;
   if (plan === null) return fragment(det.own, id, today);
-  const gap = list.gaps === null ? -1 : list.gaps[id]!;
+  // (A list item's gap without a late value is its embedded record's: never inside a list run.)
+  const gap = list.gaps === null || list.late === null ? -1 : list.gaps[id]!;
   // The late value once, its digits written straight into the body.
   const late = gap < 0 ? NaN : lateValue(list, id, today);
   const lateLength = gap < 0 ? 0 : numberLength(late);

@@ -38,11 +38,82 @@ export interface Fragments {
   readonly bytes: Buffer;
   /** Record i is `bytes[starts[i], starts[i + 1])`. */
   readonly starts: Offsets;
-  /** Where the late value goes inside record i (an offset into `bytes`), or null without a late field. */
+  /**
+   * Where the late value goes inside record i (an offset into `bytes`), or, with `embed`, where its
+   * embedded record goes; null without either.
+   */
   readonly gaps: Offsets | null;
   readonly late: LateField | null;
   /** The late field's key of each record (NaN: the value is null). */
   readonly keys: Float64Array | null;
+  /** A field embedded from another collection's records, kept as their ids (ListEmbed); absent or null: none. */
+  readonly embed?: ListEmbed | null;
+}
+
+/**
+ * A list item's field that embeds another collection's record (an outfit's celebrity: its name, slug
+ * and picture), not kept as text (issue 19: 37 MB of the outfits' list arena at 100k): at the record's
+ * gap go `head` (`,"celebrity":`) and the record's fields as the other collection's list item has
+ * them, in braces (`null` for none), copied from that arena at join time, as a detail's embed is.
+ */
+export interface ListEmbed {
+  /** The field's key with its leading comma: `,"celebrity":`. */
+  readonly head: Buffer;
+  /** The number of its embed among the index's (indexes.ts CollectionIndex `embeds`). */
+  readonly slot: number;
+  /** The embedded record's id of each record (-1: null): the embed's `ids`. */
+  readonly ids: Int32Array;
+  /** Where the embedded records' text is read (null until the index is linked: indexes.ts linkEmbeds). */
+  readonly source: EmbedSource | null;
+}
+
+/**
+ * The run of fields each record of another collection shows when embedded: record t's are
+ * `bytes[starts[t] + cuts[t * stride + from] + 1, starts[t] + cuts[t * stride + to])` (its list item
+ * between two of its field cuts, without the leading comma: detail-layout.ts).
+ */
+export interface EmbedSource {
+  readonly bytes: Buffer;
+  readonly starts: Offsets;
+  readonly cuts: RecordOffsets;
+  readonly stride: number;
+  readonly from: number;
+  readonly to: number;
+}
+
+/** The source of an embed, or a clear error: an index read or patched but not linked is not served. */
+function sourceOf(e: ListEmbed): EmbedSource {
+  if (e.source === null) throw new Error('a list item embeds records of a collection it is not linked to');
+  return e.source;
+}
+
+/** Bytes of the embedded record `t` (-1: none) as written at a gap, its head included. */
+function embedLength(e: ListEmbed, s: EmbedSource, t: number): number {
+  if (t < 0) return e.head.length + 4;
+  const at = t * s.stride;
+  return e.head.length + 1 + s.cuts[at + s.to]! - s.cuts[at + s.from]!;
+}
+
+/** Writes the embedded record `t` (-1: none), its head first, at `pos`; returns the position after it. */
+function writeEmbedded(e: ListEmbed, s: EmbedSource, t: number, out: Uint8Array, pos: number): number {
+  const head = e.head;
+  for (let i = 0; i < head.length; i++) out[pos++] = head[i]!;
+  if (t < 0) {
+    out[pos] = 0x6e; // null
+    out[pos + 1] = 0x75;
+    out[pos + 2] = 0x6c;
+    out[pos + 3] = 0x6c;
+    return pos + 4;
+  }
+  const at = t * s.stride;
+  const start = s.starts[t]!;
+  const a = start + s.cuts[at + s.from]! + 1;
+  const b = start + s.cuts[at + s.to]!;
+  out[pos++] = 0x7b; // {
+  out.set(new Uint8Array(s.bytes.buffer, s.bytes.byteOffset + a, b - a), pos);
+  pos += b - a;
+  out[pos++] = 0x7d; // }
+  return pos;
 }
 
 /** yyyymmdd of the UTC day of `ms`: late fields are computed from it. */
@@ -211,15 +282,16 @@ export class FragmentBuilder implements ByteSink {
   private readonly gaps: GrowingF64 | null;
   private readonly keys: GrowingF64 | null;
 
-  /** `scratch`: where the offsets' chunks come from (Growing). */
+  /** `scratch`: where the offsets' chunks come from (Growing); `gapped`: each record has a gap (a late value's, or an embedded record's: ListEmbed). */
   constructor(
     size: number,
     private readonly late: LateField | null,
     bytes = CHUNK_BYTES,
     scratch: Scratch | null = null,
+    gapped = late !== null,
   ) {
     this.starts = new GrowingF64(size + 1, scratch);
-    this.gaps = late ? new GrowingF64(size, scratch) : null;
+    this.gaps = gapped ? new GrowingF64(size, scratch) : null;
     this.keys = late ? new GrowingF64(size, scratch) : null;
     // A scratch buffer (scratch.ts): sized from the data file (9-26 MB at 10k), the chunk's free once
     // the arena was done raised glibc's mmap threshold to its size, and every later array of the load
@@ -263,10 +335,10 @@ export class FragmentBuilder implements ByteSink {
     this.starts.push(this.at);
   }
 
-  /** The late value of the record being written goes here, with `key`. */
+  /** The late value of the record being written goes here, with `key` (or its embedded record: no key). */
   gap(key: number | null): void {
     this.gaps!.push(this.at);
-    this.keys!.push(key ?? NaN);
+    this.keys?.push(key ?? NaN);
   }
 
   /** Adds the next record: its whole JSON, or the text before and after its late value, and the late key. */
@@ -353,6 +425,8 @@ export function writeNumber(v: number, out: Buffer, pos: number): number {
 /** Bytes of record `id` as served on day `today`. */
 export function fragmentLength(f: Fragments, id: number, today: number): number {
   const n = f.starts[id + 1]! - f.starts[id]!;
+  const e = f.embed;
+  if (e != null) return n + embedLength(e, sourceOf(e), e.ids[id]!);
   return f.gaps === null ? n : n + numberLength(lateValue(f, id, today));
 }
 
@@ -363,7 +437,8 @@ export function writeFragment(f: Fragments, id: number, today: number, out: Buff
   if (f.gaps === null) return pos + f.bytes.copy(out, pos, start, end);
   const gap = f.gaps[id]!;
   pos += f.bytes.copy(out, pos, start, gap);
-  pos = writeNumber(lateValue(f, id, today), out, pos);
+  const e = f.embed;
+  pos = e != null ? writeEmbedded(e, sourceOf(e), e.ids[id]!, out, pos) : writeNumber(lateValue(f, id, today), out, pos);
   return pos + f.bytes.copy(out, pos, gap, end);
 }
 
@@ -499,7 +574,7 @@ function touchRecords(f: Fragments, ids: ArrayLike<number>, n: number): void {
   for (let i = 0; i < n; i++) {
     const id = ids[i]!;
     t += starts[id]!;
-    if (gaps !== null) t += gaps[id]! + keys![id]!;
+    if (gaps !== null) t += gaps[id]! + (keys === null ? 0 : keys[id]!);
   }
   if (!(bytes.buffer as ArrayBuffer & { readonly resizable?: boolean }).resizable) {
     for (let i = 0; i < n; i++) {
@@ -534,6 +609,7 @@ export function joinFragments(f: Fragments, ids: ArrayLike<number>, today: numbe
   const bytes = f.bytes;
   const arena = bytes.buffer;
   const base = bytes.byteOffset;
+  if (f.embed != null) return joinEmbedded(f, f.embed, ids, head, headLength, tail);
   if (bytes.length > largeArenaBytes) {
     const c = gaps === null ? null : recordCuts(f);
     if (c !== null) return joinCuts(f, c, ids, today, head, headLength, tail);
@@ -585,6 +661,44 @@ export function joinFragments(f: Fragments, ids: ArrayLike<number>, today: numbe
       writeNumber(pageValues[i]!, out, at);
       pos = after + width;
     }
+  }
+  for (let i = 0; i < tail.length; i++) out[pos++] = tail[i]!;
+  return out;
+}
+
+/**
+ * joinFragments of list items with an embedded record at their gaps (ListEmbed): each item is its
+ * bytes up to the gap, the embedded record's head and fields copied from the other collection's list
+ * arena, then the rest of its bytes. The embedded records' cuts are read in a first pass (their sizes),
+ * with a byte of each item's bytes when the arena is large (touchRecords).
+ */
+function joinEmbedded(f: Fragments, e: ListEmbed, ids: ArrayLike<number>, head: Buffer, headLength: number, tail: Uint8Array): Buffer {
+  const n = ids.length;
+  const { starts, bytes } = f;
+  const gaps = f.gaps!;
+  const s = sourceOf(e);
+  const targets = e.ids;
+  if (bytes.length > largeArenaBytes) touchRecords(f, ids, n);
+  let length = headLength + tail.length + (n > 0 ? n - 1 : 0);
+  for (let i = 0; i < n; i++) {
+    const id = ids[i]!;
+    length += starts[id + 1]! - starts[id]! + embedLength(e, s, targets[id]!);
+  }
+  const arena = bytes.buffer;
+  const base = bytes.byteOffset;
+  const out = sendBuffer(length);
+  out.set(new Uint8Array(head.buffer, head.byteOffset, headLength), 0);
+  let pos = headLength;
+  for (let i = 0; i < n; i++) {
+    if (i > 0) out[pos++] = 0x2c; // ,
+    const id = ids[i]!;
+    const start = starts[id]!;
+    const gap = gaps[id]!;
+    const end = starts[id + 1]!;
+    out.set(new Uint8Array(arena, base + start, gap - start), pos);
+    pos = writeEmbedded(e, s, targets[id]!, out, pos + gap - start);
+    out.set(new Uint8Array(arena, base + gap, end - gap), pos);
+    pos += end - gap;
   }
   for (let i = 0; i < tail.length; i++) out[pos++] = tail[i]!;
   return out;

@@ -3,7 +3,7 @@
 // all in typed arrays; and the functions through which the server reads them.
 import type { CollectionName, LinkedRecord, ResourceDefinition } from '../resources/types.ts';
 import { fold } from './fold.ts';
-import { detailBytes, detailPlan, embedFields, pieceBounds, type DetailPlan, type Details, type Embed } from './detail-layout.ts';
+import { detailBytes, detailPlan, embedFields, embedSource, listEmbedPlan, pieceBounds, type DetailPlan, type Details, type Embed } from './detail-layout.ts';
 import { decidedByGrams, derivedText, isDerived, searchField, type SearchFrom } from './search-text.ts';
 import { fragment, FragmentBuilder, fragmentLength, GrowingF64, GrowingI32, joinFragments, writeFragment, type Fragments } from './fragments.ts';
 import { buildSearchIndex, type SearchIndex } from './search-index.ts';
@@ -304,7 +304,7 @@ export function linkEmbeds<T extends Partial<Record<CollectionName, CollectionIn
   for (let changed = true; changed; ) {
     changed = false;
     for (const ix of Object.values(out) as CollectionIndex[]) {
-      if (ix.embeds.every((e) => e.index === out[e.target])) continue;
+      if (ix.embeds.every((e) => e.index === out[e.target]) && listLinked(ix.def, ix.list, ix.embeds) === ix.list) continue;
       const embeds = ix.embeds.map((e) => {
         const target = out[e.target];
         if (target === undefined) throw new Error(`${ix.def.name} embeds ${e.target}, which the snapshot lacks`);
@@ -315,11 +315,40 @@ export function linkEmbeds<T extends Partial<Record<CollectionName, CollectionIn
       for (const t of ix.postings) {
         if (t.embed >= 0 && t.offsets.length > 1 && t.offsets.length - 1 !== embeds[t.embed]!.index.size) throw new Error(`${ix.def.name} filter ${t.param} has ${t.offsets.length - 1} postings for ${embeds[t.embed]!.index.size} ${embeds[t.embed]!.target}`);
       }
-      out[ix.def.name] = { ...ix, embeds };
+      out[ix.def.name] = { ...ix, embeds, list: listLinked(ix.def, ix.list, embeds) };
       changed = true;
     }
   }
   return out as T;
+}
+
+/**
+ * `list` (a list arena of `def` with an embedded record kept as its id: fragments.ts ListEmbed) with
+ * that embed's ids and source those of `embeds` (the index's): itself when they are, else a copy.
+ * An index patched or renumbered may hold a list arena whose embed still has the ids it was made
+ * with: linkEmbeds puts it right, as every snapshot is linked before it is served.
+ */
+export function listLinked(def: ResourceDefinition, list: Fragments, embeds: readonly Embed[]): Fragments {
+  const le = list.embed;
+  if (le == null) return list;
+  const e = embeds[le.slot]!;
+  const s = le.source;
+  const want = e.index === null ? null : embedSource(e.index, listEmbedPlan(def)!.piece);
+  const same = want === null || s === null ? want === s : s.bytes === want.bytes && s.starts === want.starts && s.cuts === want.cuts && s.from === want.from && s.to === want.to;
+  if (le.ids === e.ids && same) return list;
+  return { ...list, embed: { ...le, ids: e.ids, source: want } };
+}
+
+/** `ix` with its list arena's embed as its embeds are (listLinked): an index whose arenas or embeds were made again (patch.ts). */
+export function withListLinked(ix: CollectionIndex): CollectionIndex {
+  const list = listLinked(ix.def, ix.list, ix.embeds);
+  return list === ix.list ? ix : { ...ix, list };
+}
+
+/** `ix` with its embeds reading the indexes `get` gives (null: none), its list arena's embed too. */
+export function withTargets(ix: CollectionIndex, get: (name: CollectionName) => CollectionIndex | null | undefined): CollectionIndex {
+  const embeds = ix.embeds.map((e) => ({ ...e, index: get(e.target) ?? null }));
+  return { ...ix, embeds, list: listLinked(ix.def, ix.list, embeds) };
 }
 
 /** A bit per record id, set for the ids given. */
@@ -534,7 +563,9 @@ export function indexBuilder(
       return t;
     });
   const listLate = late && def.listFields.some((f) => f === late.field) ? late : null;
-  const list = new FragmentBuilder(hint.records, listLate, hint.bytes, scratch);
+  // The list item's embedded record kept as its id, a gap where its text goes (fragments.ts ListEmbed).
+  const listEmbed = plan !== null && targets !== undefined && listLate === null ? listEmbedPlan(def) : null;
+  const list = new FragmentBuilder(hint.records, listLate, hint.bytes, scratch, listLate !== null || listEmbed !== null);
   const own = new FragmentBuilder(hint.records, plan === null && late && def.detailFields.some((f) => f === late.field) ? late : null, hint.bytes, scratch);
   const cutsPerRecord = plan?.listCuts.length ?? 0;
   const ownCutsPerRecord = plan === null ? 0 : plan.ownRuns - 1;
@@ -572,6 +603,8 @@ export function indexBuilder(
   // its own, so a cut falls on it; the late field's key is written with the fields before it.
   const listRuns = bounds.slice(1).map((to, k) => {
     const from = bounds[k]!;
+    // (A cut on either side of it: detailPlan.)
+    if (listEmbed !== null && from === listEmbed.field) return { head: null, lateKey: null, tail: null };
     if (lateAt < from || lateAt >= to) return { head: compileFieldsWriter(def, def.listFields.slice(from, to), k > 0), lateKey: null, tail: null };
     const key = Uint8Array.from(Buffer.from(`${k > 0 || lateAt > from ? ',' : ''}"${listLate!.field}":`, 'latin1'));
     return { head: compileFieldsWriter(def, def.listFields.slice(from, lateAt), k > 0), lateKey: key, tail: compileFieldsWriter(def, def.listFields.slice(lateAt + 1, to), true) };
@@ -655,6 +688,10 @@ export function indexBuilder(
       for (let k = 0; k < listRuns.length; k++) {
         const run = listRuns[k]!;
         if (k > 0) cuts.push(list.at - start);
+        if (run.head === null) {
+          list.gap(null);
+          continue;
+        }
         run.head(r, list);
         if (run.lateKey !== null) {
           writeAscii(list, run.lateKey);
@@ -800,11 +837,15 @@ export function indexBuilder(
     }));
     // Every growing array is finished (each let go of its chunks) and the orders are built.
     scratch.release();
+    const e = listEmbed === null ? null : embeds[listEmbed.slot]!;
     return {
       def,
       size,
       slugs: slugIndex,
-      list: listFragments,
+      list:
+        e === null
+          ? listFragments
+          : { ...listFragments, embed: { head: listEmbed!.head, slot: listEmbed!.slot, ids: e.ids, source: e.index === null ? null : embedSource(e.index, listEmbed!.piece) } },
       detail,
       embeds,
       orders,

@@ -19,7 +19,7 @@ import type { CollectionName, LinkContext, LinkedRecord, ResourceDefinition, Sou
 import { detailBytes, embedFields, type Details, type Embed } from './detail-layout.ts';
 import { fragment, offsetsOf, recordOffsetsOf, type Fragments, type RecordOffsets } from './fragments.ts';
 import { fold } from './fold.ts';
-import { indexBuilder, lastAtOrBelow, PostingCollector, searchTextOf, slugId, slugOf, SMALL_POSTING, type CollectionIndex, type PostingTable, type RangeIndex, type Targets } from './indexes.ts';
+import { indexBuilder, lastAtOrBelow, withListLinked, PostingCollector, searchTextOf, slugId, slugOf, SMALL_POSTING, type CollectionIndex, type PostingTable, type RangeIndex, type Targets } from './indexes.ts';
 import { memberKey, memberString } from './json-bytes.ts';
 import { knownCollection } from './known.ts';
 import type { KnownCollections } from './load.ts';
@@ -435,7 +435,7 @@ export function shiftedIndex(def: ResourceDefinition, old: CollectionIndex, matc
   };
   // What it still shares with `old` (a key table, a plan) is copied when it lies in memory of `old`'s
   // (a boot cache file is read into one allocation: else the whole file is kept alive by it).
-  return { index: copiedOff(index, buffersOf(old)), records: ids.length };
+  return { index: withListLinked(copiedOff(index, buffersOf(old))), records: ids.length };
 }
 
 /**
@@ -565,17 +565,18 @@ function remapFragments(old: Fragments, made: Fragments, oldOf: Int32Array, made
   const bytes = Buffer.allocUnsafeSlow(total);
   const starts = remapStarts(old.starts, made.starts, oldOf, madeOf, size, (fromMade, a, b, at) => (fromMade ? made : old).bytes.copy(bytes, at, a, b));
   if (old.gaps === null || made.gaps === null) return { bytes, starts: offsetsOf(starts, total), gaps: null, late: null, keys: null };
-  // A late field: each record's gap as far into it as before, its key as it was.
+  // A late field: each record's gap as far into it as before, its key as it was; or an embedded
+  // record's gap (its ids are the index's embed's: withListLinked).
   const gaps = new Float64Array(size);
-  const keys = new Float64Array(size);
+  const keys = old.keys === null ? null : new Float64Array(size);
   forRuns(oldOf, madeOf, size, (fromMade, first, count, at) => {
     const f = fromMade ? made : old;
     for (let k = 0; k < count; k++) {
       gaps[at + k] = starts[at + k]! + (f.gaps![first + k]! - f.starts[first + k]!);
-      keys[at + k] = f.keys![first + k]!;
+      if (keys !== null) keys[at + k] = f.keys![first + k]!;
     }
   });
-  return { bytes, starts: offsetsOf(starts, total), gaps: offsetsOf(gaps, total), late: old.late, keys };
+  return { bytes, starts: offsetsOf(starts, total), gaps: offsetsOf(gaps, total), late: old.late, keys, embed: old.embed ?? null };
 }
 
 /** A refs embed's holes (per record, its entries of `ids` and `at`) for the new numbering. */
@@ -992,20 +993,21 @@ export function renumberedBy(ix: CollectionIndex, target: CollectionName, moved:
     return { ...t, offsets, sortedKeys, bitsAt };
   });
   if (postings.some((t) => t === null)) return null;
-  return { ...ix, embeds, postings: postings as PostingTable[] };
+  return withListLinked({ ...ix, embeds, postings: postings as PostingTable[] });
 }
 
 /** The memory every typed array of `value` lies in (not the definition, nor the indexes embeds read). */
 function buffersOf(value: unknown, out = new Set<ArrayBufferLike>()): Set<ArrayBufferLike> {
   if (ArrayBuffer.isView(value)) out.add(value.buffer);
   else if (Array.isArray(value)) for (const v of value) buffersOf(v, out);
-  else if (value !== null && typeof value === 'object') for (const [k, v] of Object.entries(value)) if (k !== 'def' && k !== 'index') buffersOf(v, out);
+  else if (value !== null && typeof value === 'object') for (const [k, v] of Object.entries(value)) if (k !== 'def' && k !== 'index' && k !== 'source') buffersOf(v, out);
   return out;
 }
 
 /**
  * `value` with every typed array that lies in one of `buffers` replaced by a copy (objects and arrays
- * copied only where something under them is): never the definition, nor the indexes embeds read.
+ * copied only where something under them is): never the definition, nor the indexes embeds read
+ * (nor what a list arena's embed reads of them: fragments.ts ListEmbed `source`).
  * (patch.ts copies a kept collection off the old cache file's memory with it too.)
  */
 export function copiedOff<T>(value: T, buffers: ReadonlySet<ArrayBufferLike>): T {
@@ -1020,7 +1022,7 @@ export function copiedOff<T>(value: T, buffers: ReadonlySet<ArrayBufferLike>): T
   if (value === null || typeof value !== 'object') return value;
   let out: Record<string, unknown> | null = null;
   for (const [k, v] of Object.entries(value)) {
-    if (k === 'def' || k === 'index') continue;
+    if (k === 'def' || k === 'index' || k === 'source') continue;
     const c = copiedOff(v, buffers);
     if (c !== v) (out ??= { ...(value as Record<string, unknown>) })[k] = c;
   }

@@ -17,12 +17,12 @@
 // test/data/patch.test.ts compares every answer of a patched index with a full build's.
 import { join } from 'node:path';
 import { RESOURCES } from '../resources/index.ts';
-import type { CollectionName, LinkContext, LinkedRecord, ResourceDefinition, SourceRecord } from '../resources/types.ts';
-import { detailBytes, embedFields, type Details, type Embed } from './detail-layout.ts';
+import type { CollectionName, LinkContext, LinkedRecord, OutputField, ResourceDefinition, SourceRecord } from '../resources/types.ts';
+import { detailBytes, embedFields, listEmbedPlan, type Details, type Embed } from './detail-layout.ts';
 import { fragment, offsetsOf, recordOffsetsOf, type Fragments, type RecordOffsets } from './fragments.ts';
 import { memberKey, memberString } from './json-bytes.ts';
 import { fold } from './fold.ts';
-import { indexBuilder, PostingCollector, searchTextOf, slugId, slugOf, type CollectionIndex, type PostingTable, type RangeIndex, type Targets } from './indexes.ts';
+import { indexBuilder, PostingCollector, searchTextOf, slugId, slugOf, withListLinked, withTargets, type CollectionIndex, type PostingTable, type RangeIndex, type Targets } from './indexes.ts';
 import { decodableFields, knownCollection } from './known.ts';
 import type { KnownCollections } from './load.ts';
 import { groupCount, RECORD_GROUP, SourceDigester } from './record-groups.ts';
@@ -74,6 +74,8 @@ const readBack = (def: ResourceDefinition): string[] => ((def.referrers?.length 
  * (content-digest.ts: the boot cache write then reads the file no more).
  */
 export async function patchCollection(dir: string, def: ResourceDefinition, old: CollectionIndex, targets: Targets, known: KnownCollections, read: { readonly chunkBytes?: number; readonly identity?: string } = {}): Promise<PatchResult> {
+  // A list item's embedded record is read from the index it embeds (fragments.ts ListEmbed).
+  if (old.list.embed != null) old = withTargets(old, targets);
   const was = old.groups;
   if (!patchable(def)) return { index: null, why: 'its answers read other records' };
   if (was?.sources == null) return { index: null, why: 'no record digests' };
@@ -292,7 +294,7 @@ export async function patchCollection(dir: string, def: ResourceDefinition, old:
     detail,
     groups: { sources, keys: groupKeys, sorts: groupSorts },
   };
-  return { index, records: linked.length, changed: { ids, sources: records } };
+  return { index: withListLinked(index), records: linked.length, changed: { ids, sources: records } };
 }
 
 /**
@@ -506,16 +508,17 @@ function spliceFragments(old: Fragments, made: Fragments, ids: Int32Array, size:
   const bytes = Buffer.allocUnsafeSlow(total);
   const starts = splice(old.starts, made.starts, ids, size, (fromMade, a, b, at) => (fromMade ? made : old).bytes.copy(bytes, at, a, b));
   if (old.gaps === null || made.gaps === null) return { bytes, starts: offsetsOf(starts, total), gaps: null, late: null, keys: null };
-  // A late field: each record's gap as far into it as before, its key as it was (or as made).
+  // A late field: each record's gap as far into it as before, its key as it was (or as made); or an
+  // embedded record's gap (its ids are the index's embed's: withListLinked).
   const gaps = new Float64Array(size);
-  const keys = new Float64Array(size);
+  const keys = old.keys === null ? null : new Float64Array(size);
   for (let id = 0, j = 0; id < size; id++) {
     const fromMade = j < ids.length && ids[j] === id;
     const [f, k] = fromMade ? [made, j++] : [old, id];
     gaps[id] = starts[id]! + (f.gaps![k]! - f.starts[k]!);
-    keys[id] = f.keys![k]!;
+    if (keys !== null) keys[id] = f.keys![k]!;
   }
-  return { bytes, starts: offsetsOf(starts, total), gaps: offsetsOf(gaps, total), late: old.late, keys };
+  return { bytes, starts: offsetsOf(starts, total), gaps: offsetsOf(gaps, total), late: old.late, keys, embed: old.embed ?? null };
 }
 
 /**
@@ -723,15 +726,47 @@ export function grownBy(ix: CollectionIndex, target: CollectionName, size: numbe
   return postings.every((t, x) => t === ix.postings[x]) ? ix : { ...ix, postings };
 }
 
+const fieldNameOf = (f: OutputField): string => (typeof f === 'string' ? f : f.name);
+
+/**
+ * Whether `def` (without derived fields, one top-level reference to `target`) keeps of `target`'s
+ * records, in its sort keys, filter values and search text as its link gives them, at most the slug:
+ * two probe records of one slug and every other field told apart give the same.
+ */
+function keysReadOnlySlug(def: ResourceDefinition, target: CollectionName): boolean {
+  if (Object.keys(def.derived.properties).length > 0) return false;
+  const refs = Object.entries(def.source.properties).flatMap(([k, s]) => (s.type === 'string' && s.ref === target ? [k] : []));
+  if (refs.length !== 1) return false;
+  const names = Object.keys(RESOURCES[target].source.properties).filter((f) => f !== 'slug');
+  const read = (mark: string): string => {
+    const probe = { slug: 'probe', ...Object.fromEntries(names.map((f) => [f, `${mark}${f}`])) } as SourceRecord;
+    const made = def.link({ [refs[0]!]: 'probe' } as SourceRecord, { get: (c) => (c === target ? probe : undefined), referrers: () => [] });
+    return JSON.stringify([...def.sorts.map((s) => s.key(made)), ...def.filters.map((f) => f.get(made)), def.searchText(made)]);
+  };
+  try {
+    return read('\u0000') === read('\u0001');
+  } catch {
+    return false;
+  }
+}
+
 export function bakedFields(def: ResourceDefinition, target: CollectionName, ix?: CollectionIndex): string[] | null {
   if (def.referrers?.includes(target)) return null;
   const of = RESOURCES[target];
   const fields = new Set(['slug', ...(of.readByLinks ?? [])]);
   // A detail's embedded object that `ix` keeps as the record's id is read from the target's index as
-  // it is served (detail-layout.ts): not held (a list item's is always text).
+  // it is served (detail-layout.ts): not held.
   const byId = (f: { readonly name: string }) => ix?.detail.plan != null && ix.embeds.some((e) => e.field === f.name && e.target === target && e.starts === null);
-  for (const f of def.listFields) if (typeof f !== 'string' && f.from === target) for (const p of f.pick) fields.add(p);
-  for (const f of def.detailFields) if (typeof f !== 'string' && f.from === target && !byId(f)) for (const p of f.pick) fields.add(p);
+  // So is a list item's embedded record that it keeps as the record's id (fragments.ts ListEmbed).
+  const listed = ix?.list.embed != null ? listEmbedPlan(def) : null;
+  const listById = (f: { readonly name: string }) => listed !== null && fieldNameOf(def.listFields[listed.field]!) === f.name;
+  const list = def.listFields.filter((f) => typeof f !== 'string' && f.from === target && !listById(f));
+  const detail = def.detailFields.filter((f) => typeof f !== 'string' && f.from === target && !byId(f));
+  // Every record of `target` it shows kept as an id, and no field of its own made from it: it holds
+  // only the slug (issue 19: a celebrity's name edit keeps outfits and news as they are).
+  if (ix !== undefined && list.length === 0 && detail.length === 0 && keysReadOnlySlug(def, target)) return ['slug'];
+  for (const f of list) if (typeof f !== 'string') for (const p of f.pick) fields.add(p);
+  for (const f of detail) if (typeof f !== 'string') for (const p of f.pick) fields.add(p);
   const decodable = decodableFields(of);
   return [...fields].every((f) => decodable.includes(f)) ? [...fields] : null;
 }
@@ -794,6 +829,8 @@ export function relinked(old: CollectionIndex, target: CollectionName, was: Coll
   const no = (why: string): PatchResult => ({ index: null, why });
   const plan = old.detail.plan;
   if (def.late !== undefined || plan === null) return no('another layout');
+  // Its records decoded as they were made: a list item's embedded record read from `was`.
+  if (old.list.embed != null) old = withTargets(old, (t) => (t === target ? was : targets(t)));
   const n = old.size;
   const hit = new Uint8Array(n);
   let hits = 0;
@@ -977,6 +1014,6 @@ export function rewritten(old: CollectionIndex, ids: Int32Array, records: Linked
     slugs: listSame ? kept.slugs : { ...kept.slugs, at: spliceRecordOffsets(kept.slugs.at, made.slugs.at, ids, 1, n) },
     embeds: kept.embeds.map((e, x) => (e.starts !== null ? spliceHoles(e, made.embeds[x]!, ids, n) : e)),
   };
-  return { index, records: ids.length };
+  return { index: withListLinked(index), records: ids.length };
 }
 

@@ -5,6 +5,7 @@
 // short interleaved slices; the figure is CPU µs per request, the best slice of each side (the
 // least disturbed on a shared machine: two runs of the same code agree within about 5%).
 //   npm run bench:pipeline -- DATA_DIR [--against OTHER_CHECKOUT] [--rounds 40] [--slice-ms 60] [--only a,b] [--gc] [--kept N] [--cache DIR]
+// The outfits and news pages run only when --only names them (`--only outfits,news`).
 // With --against, that checkout's server (an older commit, say) runs beside this one: A/B of a change.
 // `--only "first request"` runs the first-request scenarios, the two of a page compressed per request
 // (br, gzip) among them: each request a target never asked before, and for filter + sort a page other
@@ -347,11 +348,17 @@ const scenarios: [string, string, boolean | 'spent', string?, number?, string?][
   // Compressed per request, never asked before (--only "first request"): not kept by the AnswerCache.
   ['filter + sort, br (first request)', '', true, 'br', undefined, 'pages'],
   ['filter + sort, gzip (first request)', '', true, 'gzip', undefined, 'pages'],
+  // Pages of list items that embed a celebrity (its text read from the celebrity's list item at
+  // join time: fragments.ts ListEmbed): run only when --only names them (`--only outfits,news`).
+  ['outfits page', '/api/v1/outfits', true],
+  ['outfits page (first request)', '/api/v1/outfits?limit=20', true, ''],
+  ['news page', '/api/v1/news', true],
+  ['news page (first request)', '/api/v1/news?limit=20', true, ''],
 ];
 const only = flags.only?.split(',') ?? null;
 console.log(`CPU µs per request, best of ${ROUNDS} slices of ${SLICE_MS} ms each side (Node ${process.version}, ${DATA}, ${flags.kept} other pages kept, load ${os.loadavg()[0]!.toFixed(1)})`);
 for (const [name, path, good, encoding, cycle, terms] of scenarios) {
-  if (only === null ? (encoding ?? '') !== '' : !only.some((o) => name.includes(o))) continue;
+  if (only === null ? (encoding ?? '') !== '' || /^(outfits|news) /.test(name) : !only.some((o) => name.includes(o))) continue;
   // The bare server gets no key, as in `npm run bench`: it reads the same request line and host.
   const list = terms === undefined ? null : termLists[terms]!;
   const requests: Requests[] = sides.map((s) =>

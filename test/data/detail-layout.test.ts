@@ -134,4 +134,32 @@ test('embeds: a record that embeds none (id -1) -> its field served as null, as 
   const shapes = compileShapes(RESOURCES.outfits)({ ...linked.outfits[1]!, celebrity: null });
   assert.equal(detailBody(ix, 1, 20260115).toString(), `{"success":true,"version":"v1","resource":"outfits","data":${shapes.detail[0]}}`);
   assert.match(detailBody(ix, 0, 20260115).toString(), /"celebrity":\{"name":/);
+  // Its list item too (the list arena's embed reads the index's ids: linkEmbeds).
+  assert.equal(listItem(ix, 1, 20260115).toString(), shapes.list[0]);
+  assert.equal(listBody(ix, Int32Array.of(1, 0), 20260115, Buffer.from('['), 1).toString(), `[${shapes.list[0]},${listItem(ix, 0, 20260115).toString()}]}`);
+});
+
+test("outfits' and news' list items keep their celebrity as its id: not in their arenas, read from the celebrity's list item as it is (a rename shows at once)", async () => {
+  const linked = await loadLinked(generateRecords({ scale: 20 }));
+  const celebrities = buildIndex(RESOURCES.celebrities, linked.celebrities);
+  for (const name of ['outfits', 'news'] as const) {
+    const text = buildIndex(RESOURCES[name], linked[name]);
+    const built = buildIndex(RESOURCES[name], linked[name], () => celebrities);
+    assert.ok(built.list.embed, `${name}: a list embed`);
+    // Per record, at least `,"celebrity":{}` fewer bytes, and no celebrity's name in the arena.
+    assert.ok(built.list.bytes.length <= text.list.bytes.length - built.size * ',"celebrity":{}'.length, name);
+    assert.equal(built.list.bytes.includes('"celebrity"'), false, name);
+    const ids = Int32Array.from(built.list.embed.ids.keys()).reverse();
+    const page = (ix: CollectionIndex) => listBody(ix, ids, 20260115, Buffer.from('['), 1).toString();
+    assert.equal(page(built), page(text), name);
+    // A celebrity renamed: the same arena shows the new name once linked to the new index.
+    const c = built.list.embed.ids[0]!;
+    const renamed = linked.celebrities.map((r, i) => (i === c ? { ...r, name: 'Renamed "Once"' } : r));
+    const after = buildIndex(RESOURCES.celebrities, renamed);
+    const ix = linkEmbeds({ celebrities: after, [name]: built } as Partial<Record<CollectionName, CollectionIndex>>)[name]!;
+    assert.equal(ix.list.bytes, built.list.bytes, 'the arena is kept');
+    const want = buildIndex(RESOURCES[name], linked[name].map((r) => ((r.celebrity as { slug: string }).slug === renamed[c]!.slug ? { ...r, celebrity: renamed[c] } : r)));
+    assert.equal(page(ix), page(want), `${name}: renamed`);
+    assert.match(listItem(ix, 0, 20260115).toString(), /"celebrity":\{"name":"Renamed \\"Once\\"","slug":/);
+  }
 });

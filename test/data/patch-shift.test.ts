@@ -125,7 +125,8 @@ describe('celebrities inserted in the middle', () => {
       // (Not Buffer.from's pool of small buffers, shared by any: only the memory of arrays of 4 KiB or more.)
       if (ArrayBuffer.isView(v)) v.byteLength >= 4096 && buffers.add(v.buffer);
       else if (Array.isArray(v)) v.forEach(collect);
-      else if (v !== null && typeof v === 'object') for (const [k, x] of Object.entries(v)) if (k !== 'def' && k !== 'index') collect(x);
+      // (Not another collection's: the index an embed reads, or what a list item's embed reads of it.)
+      else if (v !== null && typeof v === 'object') for (const [k, x] of Object.entries(v)) if (k !== 'def' && k !== 'index' && k !== 'source') collect(x);
     };
     collect(old);
     await editLines(data, 'outfits', (lines) => lines.splice(100, 0, lines[100]!.replace(/"slug":"/, '"slug":"copy-').replace(/"_id":"/, '"_id":"c')));
@@ -135,7 +136,7 @@ describe('celebrities inserted in the middle', () => {
     const walk = (v: unknown, path: string): void => {
       if (ArrayBuffer.isView(v)) assert.ok(!buffers.has(v.buffer), `${path} lies in the old index's memory`);
       else if (Array.isArray(v)) v.forEach((x, i) => walk(x, `${path}.${i}`));
-      else if (v !== null && typeof v === 'object') for (const [k, x] of Object.entries(v)) if (k !== 'def' && k !== 'index') walk(x, `${path}.${k}`);
+      else if (v !== null && typeof v === 'object') for (const [k, x] of Object.entries(v)) if (k !== 'def' && k !== 'index' && k !== 'source') walk(x, `${path}.${k}`);
     };
     walk(next, 'outfits');
   });
