@@ -110,19 +110,26 @@ test('retry: a 503 after its Retry-After, a dropped connection and a 500 after a
 });
 
 test('retry never asks again before the quota resets: at once if the reset is far, after Retry-After if it is near', async (t) => {
-  // A server whose clock stands one and a half seconds before a month ends, and runs from the first call
-  // (however long the start and the account took).
-  let start = 0;
-  const edge = await startServer({ plans: { free: 1 }, clock: () => Date.parse('2026-11-30T23:59:58.500Z') + (start === 0 ? 0 : Date.now() - start) });
+  // A server whose clock stands one and a half seconds before a month ends until the client asks again
+  // (then on the new month's first second), however long the start and each request take under load.
+  const monthEnd = Date.parse('2026-12-01T00:00:00Z');
+  let now = monthEnd - 1500;
+  const edge = await startServer({ plans: { free: 1 }, clock: () => now });
   t.after(() => edge.close());
   const { key: edgeKey } = await edge.accounts.create({ email: 'edge@example.com' });
-  const api = createClient({ baseUrl: edge.url, apiKey: edgeKey, fetch: counted, retry: { maxDelayMs: 5000 } });
-  start = Date.now();
+  const sent: number[] = [];
+  const timed: typeof fetch = async (url, init) => {
+    sent.push(performance.now());
+    if (sent.length === 3) now = monthEnd; // the retry of the month's last request
+    return counted(url, init);
+  };
+  const api = createClient({ baseUrl: edge.url, apiKey: edgeKey, fetch: timed, retry: { maxDelayMs: 5000 } });
   await api.movies.list();
   calls.length = 0;
   const page = await api.movies.list(); // 429 with Retry-After: 2, then the new month
   assert.equal(page.success, true);
   assert.equal(calls.length, 2);
+  assert.ok(sent[2]! - sent[1]! >= 1500, `asked again ${Math.round(sent[2]! - sent[1]!)} ms after the 429, before the reset 1.5 s away`);
   await edge.usage.set('edge@example.com', 1);
   calls.length = 0;
   await assert.rejects(api.movies.list(), QuotaExceededError); // the next reset is a month away
