@@ -12,7 +12,7 @@ import { startService, type Service } from '../../src/service.ts';
 import { fixture } from '../helpers/fixture.ts';
 import { createKey, request, tempDir, writeData } from '../helpers/serve-harness.ts';
 import { runCli, spawnListening, spawnServe } from '../helpers/serve-process.ts';
-import { captureLog, within } from '../helpers/state.ts';
+import { captureLog, EVENTUALLY_MS, within } from '../helpers/state.ts';
 
 /** Opens a raw connection and sends the first part of a request, leaving it unfinished. */
 async function partialRequest(url: string, head: string): Promise<{ socket: net.Socket; reply: Promise<string> }> {
@@ -220,5 +220,42 @@ describe('service.close', () => {
     const cut = log.lines.map((l) => JSON.parse(l)).filter((l) => /shutdown deadline reached/.test(l.msg));
     assert.deepEqual(cut.map((l) => l.connections), [1], log.lines.join('\n'));
     agent.destroy();
+  });
+});
+
+describe('service.close, a request crossing the FIN of a quiet socket', () => {
+  it('is neither answered nor counted, and its socket closes at once, not at the deadline', async () => {
+    const log = captureLog();
+    const service = await startService({ data: fixture(), state: 'memory', tls: false, log });
+    try {
+      const { key } = await service.gate.accounts.create({ email: 'crossed@example.com', plan: 'free', password: 'pw' });
+      const { hostname, port } = new URL(service.listeners[0]!.url);
+      // Half-open allowed: the client's side stays writable after the server's FIN, as it is for a
+      // client that has not read that FIN yet when it sends its next request.
+      const socket = net.connect({ host: hostname, port: Number(port), allowHalfOpen: true });
+      await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+      let text = '';
+      socket.setEncoding('utf8').on('data', (d: string) => (text += d));
+      const fin = new Promise<void>((resolve) => socket.once('end', resolve));
+      const get = `GET /api/v1/celebrities?limit=1 HTTP/1.1\r\nHost: localhost\r\nx-api-key: ${key}\r\n\r\n`;
+      socket.write(get);
+      await within(EVENTUALLY_MS, () => /\r\n\r\n\{.*\}$/s.test(text)); // the first answer, kept alive
+      const answered = text;
+
+      const deadlineMs = 10_000;
+      const closing = service.close(deadlineMs);
+      await fin; // quiet for DRAIN_QUIET_MS: the server ended the socket
+      socket.write(get); // the next request, sent before that FIN was read
+      await closing; // once the server has let go of the socket: at once, or cut at the deadline
+      const used = (await service.gate.usage.get('crossed@example.com')).used;
+
+      socket.destroy();
+      assert.equal(text, answered, 'nothing after the FIN');
+      assert.equal(used, 1, 'only the answered 200 is counted');
+      // Left half open, the socket would hold the close until the deadline and be cut there.
+      assert.doesNotMatch(log.lines.join('\n'), /shutdown deadline reached/);
+    } finally {
+      await service.close();
+    }
   });
 });
