@@ -109,7 +109,7 @@ describe('SIGTERM on a serve process under load', () => {
     };
     const clients = Array.from({ length: 8 }, client);
     // Load is running once answers come back (a fixed 400 ms saw none on a busy machine).
-    await within(60_000, () => statuses.length >= 40);
+    await within(EVENTUALLY_MS, () => statuses.length >= 40);
     const servedBeforeSignal = statuses.length;
     serve.child.kill('SIGTERM');
     await serve.waitForLog('"shutting down"');
@@ -165,7 +165,7 @@ describe('SIGTERM on a serve process under load', () => {
         }
       };
       const clients = Array.from({ length: 32 }, client);
-      await within(60_000, () => ok >= 500); // a busy machine may need far longer than 10 s for 500 answers
+      await within(EVENTUALLY_MS, () => ok >= 500); // a busy machine may need far longer than 10 s for 500 answers
       serve.child.kill('SIGTERM');
       signalled = true;
       await Promise.all(clients);
@@ -218,7 +218,7 @@ describe('SIGTERM on a serve process under load', () => {
     // Draining once /healthz answers 503 or the port refuses: then a SIGINT is a second signal (another
     // one, not npm's copy of the first), sent within the log's 100 ms batch of "shutting down" on a quiet
     // machine (a slower one flushes first and proves less, never fails).
-    await within(5000, () => request(serve.url, '/healthz').then((r) => r.status === 503, () => true));
+    await within(EVENTUALLY_MS, () => request(serve.url, '/healthz').then((r) => r.status === 503, () => true));
     serve.child.kill('SIGINT');
     assert.deepEqual(await serve.exited, { code: null, signal: 'SIGINT' }, serve.stderr());
     // "shutting down" is an info line, batched: a death by signal runs no 'exit' listener.
