@@ -214,7 +214,13 @@ export class App {
     // While draining, every response ends its connection, so keep-alive clients move elsewhere. HTTP/2
     // has no connection headers (RFC 9113 8.2.2): its sessions get a GOAWAY instead (tls-server.ts).
     const http1 = req.httpVersionMajor === 1;
-    if (http1 && this.o.draining()) extra.push('Connection', 'close');
+    if (http1 && this.o.draining()) {
+      // The drain ended this socket as quiet (drain.ts) and the client's next request crossed its FIN:
+      // no answer can go back, so the request is neither served nor counted (CONTRACT 4: only a 200
+      // sent counts); its client sees the connection close, as with any idle one (RFC 9112 9.3.1).
+      if (req.socket.writableEnded) return void req.socket.destroy();
+      extra.push('Connection', 'close');
+    }
     const secure = transport === 'https' || (this.o.trustProxy && req.headers['x-forwarded-proto'] === 'https');
     const base = secure ? this.headers.secure : this.headers.plain;
     const target = this.target;
