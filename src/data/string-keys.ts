@@ -52,8 +52,12 @@ export function zeros(n: number): number[] {
  */
 export class StringKeys {
   private readonly list: string[] = [];
-  /** hashOf of each key, by id. */
-  private readonly hashes: number[] = [];
+  /**
+   * hashOf of each key, by id, in an array of the most keys the table holds before it grows (half its slots, and one): made with the
+   * slots, not grown a push at a time (on Node 26 each step of a large array's growth is a new
+   * object in the young generation's large-object space, and enough of them set off a scavenge).
+   */
+  private hashes: number[];
   /** Open addressing, linear probing, at most half full: 0, or (hash & ~mask) | (id + 1). */
   private slots: number[];
   private mask: number;
@@ -62,6 +66,7 @@ export class StringKeys {
     let n = MIN_SLOTS;
     while (n < expected * 2) n *= 2;
     this.slots = zeros(n);
+    this.hashes = zeros((n >> 1) + 1);
     this.mask = n - 1;
   }
 
@@ -99,8 +104,8 @@ export class StringKeys {
       if (at === 0) break;
       if (((at ^ h) & ~mask) === 0 && keys[(at & mask) - 1] === s) return (at & mask) - 1;
     }
+    this.hashes[keys.length] = h;
     keys.push(s);
-    this.hashes.push(h);
     slots[i] = (h & ~mask) | keys.length;
     if (keys.length * 2 > slots.length) this.grow();
     return keys.length - 1;
@@ -110,14 +115,16 @@ export class StringKeys {
     const n = this.slots.length * 2;
     const slots = zeros(n);
     const mask = n - 1;
-    const hashes = this.hashes;
-    for (let id = 0; id < hashes.length; id++) {
-      const h = hashes[id]!;
+    const was = this.hashes;
+    const hashes = zeros((n >> 1) + 1);
+    for (let id = 0; id < this.list.length; id++) {
+      const h = (hashes[id] = was[id]!);
       let i = h & mask;
       while (slots[i] !== 0) i = (i + 1) & mask;
       slots[i] = (h & ~mask) | (id + 1);
     }
     this.slots = slots;
+    this.hashes = hashes;
     this.mask = mask;
   }
 }
