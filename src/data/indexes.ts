@@ -132,8 +132,19 @@ export function postingIds(ix: CollectionIndex, param: string, key: string): Int
   if (t === null) return EMPTY;
   const k = t.keys !== null ? lookup(t.keys, key) : slugId(embedTarget(ix, t), key);
   // (k past the postings: a collection without records, whose table has none.)
-  return k === -1 || k >= t.offsets.length - 1 ? EMPTY : t.ids.subarray(t.offsets[k]!, t.offsets[k + 1]!);
+  if (k === -1 || k >= t.offsets.length - 1) return EMPTY;
+  const ids = t.ids.subarray(t.offsets[k]!, t.offsets[k + 1]!);
+  lastPosting.ids = ids;
+  lastPosting.t = t;
+  lastPosting.k = k;
+  return ids;
 }
+
+/**
+ * The last posting postingIds gave, with its table and number: postingOf knows it by identity (the
+ * request that asked for it asks where it lies next), without reading the views' buffers and offsets.
+ */
+const lastPosting: { ids: Int32Array | null; t: PostingTable | null; k: number } = { ids: null, t: null, k: -1 };
 
 /** The collection whose record ids number the postings of `t`. */
 function embedTarget(ix: CollectionIndex, t: PostingTable): CollectionIndex {
@@ -172,6 +183,7 @@ export function lastAtOrBelow(a: ArrayLike<number>, value: number, last: number)
  */
 function postingOf(ix: CollectionIndex, ids: Int32Array): { t: PostingTable; k: number } | null {
   if (ids.length === 0) return null;
+  if (ids === lastPosting.ids && ix.postings.includes(lastPosting.t!)) return lastPosting as { t: PostingTable; k: number };
   for (const t of ix.postings) {
     const all = t.ids;
     if (ids.buffer !== all.buffer || ids.byteOffset < all.byteOffset || ids.byteOffset >= all.byteOffset + all.byteLength) continue;
