@@ -537,7 +537,7 @@ function joinCuts(f: Fragments, c: Uint32Array, ids: ArrayLike<number>, today: n
   const arena = bytes.buffer;
   const base = bytes.byteOffset;
   const out = sendBuffer(length);
-  out.set(new Uint8Array(head.buffer, head.byteOffset, headLength), 0);
+  out.set(headLength === head.length ? head : new Uint8Array(head.buffer, head.byteOffset, headLength), 0);
   let pos = headLength;
   for (let i = 0; i < n; i++) {
     if (i > 0) out[pos++] = 0x2c; // ,
@@ -641,7 +641,7 @@ export function joinFragments(f: Fragments, ids: ArrayLike<number>, today: numbe
     }
   }
   const out = sendBuffer(length);
-  out.set(new Uint8Array(head.buffer, head.byteOffset, headLength), 0);
+  out.set(headLength === head.length ? head : new Uint8Array(head.buffer, head.byteOffset, headLength), 0);
   let pos = headLength;
   for (let i = 0; i < n; i++) {
     if (i > 0) out[pos++] = 0x2c; // ,
@@ -687,7 +687,7 @@ function joinEmbedded(f: Fragments, e: ListEmbed, ids: ArrayLike<number>, head: 
   const arena = bytes.buffer;
   const base = bytes.byteOffset;
   const out = sendBuffer(length);
-  out.set(new Uint8Array(head.buffer, head.byteOffset, headLength), 0);
+  out.set(headLength === head.length ? head : new Uint8Array(head.buffer, head.byteOffset, headLength), 0);
   let pos = headLength;
   for (let i = 0; i < n; i++) {
     if (i > 0) out[pos++] = 0x2c; // ,

@@ -7,7 +7,7 @@ import { detailBytes, detailPlan, embedFields, embedSource, listEmbedPlan, piece
 import { decidedByGrams, derivedText, isDerived, searchField, type SearchFrom } from './search-text.ts';
 import { fragment, FragmentBuilder, fragmentLength, GrowingF64, GrowingI32, joinFragments, writeFragment, type Fragments } from './fragments.ts';
 import { buildSearchIndex, type SearchIndex } from './search-index.ts';
-import { numberOrder } from './sort-order.ts';
+import { idRanks, numberOrder } from './sort-order.ts';
 import { Scratch } from './scratch.ts';
 import { StringKeys } from './string-keys.ts';
 import { IndexDigest, type RecordGroups, type SourceDigester } from './record-groups.ts';
@@ -358,20 +358,12 @@ export function bitmapOf(ids: Int32Array, size: number): Uint32Array {
   return bits;
 }
 
-/** Ascending rank of each record's `_id`, so ties break on `_id` with an integer compare. */
-function idRanks(ids: readonly string[], scratch: Scratch): Int32Array {
-  const byId = scratch.int32(ids.length);
-  for (let i = 0; i < byId.length; i++) byId[i] = i;
-  byId.sort((a, b) => (ids[a]! < ids[b]! ? -1 : 1));
-  const rank = scratch.int32(ids.length); // (the build's working array: scratch.ts)
-  byId.forEach((id, pos) => (rank[id] = pos));
-  return rank;
-}
-
 /** Record ids ordered by `keys` (NaN or null: no value, last in either direction), ties by `_id`. */
 function buildOrder(keys: Float64Array | readonly (string | null)[], dir: 'asc' | 'desc', idRank: Int32Array, scratch: Scratch): Int32Array {
   const sign = dir === 'asc' ? 1 : -1;
   if (keys instanceof Float64Array) return numberOrder(keys, sign, idRank, scratch);
+  // (sort-order.ts textOrder gives this order too, but no sooner for texts that share long starts,
+  // as the generated names and titles do.)
   const none = (k: number | string | null) => k === null || k !== k;
   return Int32Array.from({ length: keys.length }, (_, i) => i).sort((a, b) => {
     const ka = keys[a]!, kb = keys[b]!;

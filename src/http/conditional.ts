@@ -28,10 +28,20 @@ export function adoptToken(snapshot: Snapshot, token: string): void {
   tokens.set(snapshot, token);
 }
 
-let last: { readonly token: string; readonly target: string; readonly day: number | null; readonly tag: string } = { token: '', target: '', day: null, tag: '' };
+/** The last tag made (entityTag): its fields are set in place, no object per tag. */
+const last = { token: '', target: '', day: null as number | null, tag: '' };
 
 /** Two hex digits for each byte value. */
 const HEX: readonly string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+/** The character code of each hex digit. */
+const HEX_CODES: readonly number[] = Array.from({ length: 16 }, (_, i) => i.toString(16).charCodeAt(0));
+
+/** FNV-1a 32 over the characters of `target`. */
+function fnv(target: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < target.length; i++) h = Math.imul(h ^ target.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
 
 /**
  * FNV-1a over the request target: a cheap name for the query (the tag is compared per URL anyway), in
@@ -40,9 +50,31 @@ const HEX: readonly string[] = Array.from({ length: 256 }, (_, i) => i.toString(
  * ns for the table.
  */
 export function targetHash(target: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < target.length; i++) h = Math.imul(h ^ target.charCodeAt(i), 0x01000193);
+  const h = fnv(target);
   return HEX[h >>> 24]! + HEX[(h >>> 16) & 255]! + HEX[(h >>> 8) & 255]! + HEX[h & 255]!;
+}
+
+/**
+ * The character codes of `"<token>-<8 hex digits>-<day>"` (no `-<day>` for null) for the last token and
+ * day asked, the hex digits written per tag; the tag is made from them in one string. Made as a template
+ * of parts, a tag was some seven strings (the hex pairs joined, the parts concatenated, then flattened
+ * when first hashed): about 300 bytes of garbage for each first request.
+ */
+const tagCodes = { token: '', day: null as number | null, codes: [] as number[] };
+
+function tagFor(token: string, target: string, day: number | null): string {
+  const t = tagCodes;
+  if (t.token !== token || t.day !== day || t.codes.length === 0) {
+    const text = `"${token}-00000000${day === null ? '' : `-${day}`}"`;
+    t.codes = Array.from(text, (ch) => ch.charCodeAt(0));
+    t.token = token;
+    t.day = day;
+  }
+  const codes = t.codes;
+  const at = token.length + 2;
+  const h = fnv(target);
+  for (let i = 0; i < 8; i++) codes[at + i] = HEX_CODES[(h >>> (28 - 4 * i)) & 15]!;
+  return String.fromCharCode.apply(null, codes);
 }
 
 /**
@@ -55,8 +87,11 @@ export function entityTag(snapshot: Snapshot, target: string, day: number | null
   // token, not the snapshot, which a reload must be able to let go).
   const token = dataToken(snapshot);
   if (token === last.token && target === last.target && day === last.day) return last.tag;
-  const tag = `"${token}-${targetHash(target)}${day === null ? '' : `-${day}`}"`;
-  last = { token, target, day, tag };
+  const tag = tagFor(token, target, day);
+  last.token = token;
+  last.target = target;
+  last.day = day;
+  last.tag = tag;
   return tag;
 }
 

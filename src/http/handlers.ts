@@ -12,30 +12,49 @@ export type Outcome = { readonly ok: true; readonly body: Buffer } | { readonly 
 
 export const NOT_FOUND: Outcome = { ok: false, code: 'NOT_FOUND' };
 
-/** `{"success":true,"version":"v1","resource":"<name>","pagination":{"page":` per collection, made once. */
-const heads = new Map<string, Buffer>();
 const LIMIT = Buffer.from(',"limit":');
 const TOTAL = Buffer.from(',"total":');
 const PAGES = Buffer.from(',"pages":');
 const DATA = Buffer.from('},"data":[');
-/** The envelope of the page being made, copied into its body at once (a page number is at most 16 digits). */
-const head = Buffer.allocUnsafeSlow(512);
 
-function put(bytes: Buffer, at: number): number {
-  for (let i = 0; i < bytes.length; i++) head[at++] = bytes[i]!;
+/**
+ * A collection's page envelope, written in place for the page being made: its bytes start with
+ * `{"success":true,"version":"v1","resource":"<name>","pagination":{"page":` (written once), then the
+ * page's numbers (a page number is at most 16 digits). `views[n]` is a Buffer over its first n bytes,
+ * made once per length: the join copies the envelope from it whole, with no view made per request.
+ */
+interface Envelope {
+  readonly bytes: Buffer;
+  readonly prefix: number;
+  readonly views: Buffer[];
+}
+const envelopes = new Map<string, Envelope>();
+
+function put(bytes: Buffer, out: Buffer, at: number): number {
+  for (let i = 0; i < bytes.length; i++) out[at++] = bytes[i]!;
   return at;
 }
 
-/** Writes a list page's envelope up to its `data` array into `head`; returns its length. */
-function pageHead(name: string, page: number, limit: number, total: number, pages: number): number {
-  let prefix = heads.get(name);
-  if (prefix === undefined) heads.set(name, (prefix = Buffer.from(`{"success":true,"version":"v1","resource":"${name}","pagination":{"page":`)));
-  let at = prefix.copy(head, 0);
-  at = writeNumber(page, head, at);
-  at = writeNumber(limit, head, put(LIMIT, at));
-  at = writeNumber(total, head, put(TOTAL, at));
-  at = writeNumber(pages, head, put(PAGES, at));
-  return put(DATA, at);
+/**
+ * A list page's envelope up to its `data` array, as a Buffer of exactly its bytes (valid until the next
+ * page of the collection is made). Was: the prefix copied by `Buffer#copy` (on Node 20 a view and
+ * megamorphic argument checks) into a shared buffer, and a view of it made by the join per request.
+ */
+function pageHead(name: string, page: number, limit: number, total: number, pages: number): Buffer {
+  let e = envelopes.get(name);
+  if (e === undefined) {
+    const prefix = Buffer.from(`{"success":true,"version":"v1","resource":"${name}","pagination":{"page":`);
+    const bytes = Buffer.allocUnsafeSlow(512);
+    prefix.copy(bytes);
+    envelopes.set(name, (e = { bytes, prefix: prefix.length, views: [] }));
+  }
+  const head = e.bytes;
+  let at = writeNumber(page, head, e.prefix);
+  at = writeNumber(limit, head, put(LIMIT, head, at));
+  at = writeNumber(total, head, put(TOTAL, head, at));
+  at = writeNumber(pages, head, put(PAGES, head, at));
+  at = put(DATA, head, at);
+  return (e.views[at] ??= Buffer.from(head.buffer, head.byteOffset, at));
 }
 
 /** `today` is the serving day as yyyymmdd, for the fields that depend on it (celebrity `age`). */
@@ -54,8 +73,8 @@ export function listPage(index: CollectionIndex, query: string, today: number): 
 /** The page of `plan` joined from the records: one allocation of the exact size, a slice of a shared slab. */
 function built(index: CollectionIndex, plan: QueryPlan, today: number): Buffer {
   const { total, ids } = executeQuery(index, plan);
-  const pages = Math.ceil(total / plan.limit);
-  return listBody(index, ids, today, head, pageHead(index.def.name, plan.page, plan.limit, total, pages));
+  const head = pageHead(index.def.name, plan.page, plan.limit, total, Math.ceil(total / plan.limit));
+  return listBody(index, ids, today, head, head.length);
 }
 
 /** Page 1 of a sort order at the default limit, nothing filtered or searched: a collection's first pages. */

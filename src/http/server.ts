@@ -90,6 +90,8 @@ export function hardenedServer(limits: Limits, handler: Handler, tls: ListenOpti
   server.on('connect', onConnect(answer, ALLOW, handler));
   server.on('request', handler as never);
   server.on('checkExpectation', (req: http.IncomingMessage, res: http.ServerResponse) => handler(req, res, 'EXPECTATION_FAILED'));
+  // An idle kept-alive socket's keepAliveTimeout: Node destroys the socket unless a listener takes it.
+  server.on('timeout', closeIdle);
   // Every raw socket, so the shutdown deadline also reaches those still in a TLS handshake.
   const sockets = new Set<Socket>();
   server.on('connection', (socket: Socket) => {
@@ -98,6 +100,22 @@ export function hardenedServer(limits: Limits, handler: Handler, tls: ListenOpti
   });
   SOCKETS.set(server, sockets);
   return server;
+}
+
+/**
+ * A kept-alive socket was idle for keepAliveTimeout (lib/_http_server.js socketOnTimeout; HTTP/2
+ * sessions have their own timeout, tls-server.ts). Node would destroy it from the timers phase, which
+ * libuv runs before the next poll phase: after the process was held past the timeout (a busy machine,
+ * a long synchronous stretch), a request its client sent in time is still unread then, and is reset.
+ * So the socket is destroyed from the check phase, after that poll, unless it has read something
+ * since (a request: Node clears the timeout and answers it).
+ */
+function closeIdle(socket: Socket): void {
+  setImmediate(destroyUnread, socket, socket.bytesRead);
+}
+
+function destroyUnread(socket: Socket, bytesRead: number): void {
+  if (socket.bytesRead === bytesRead) socket.destroy();
 }
 
 export function urlOf(server: HttpServer, scheme: string, host: string): string {

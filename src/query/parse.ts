@@ -10,9 +10,9 @@ type EqualityFilter = Exclude<FilterDef, RangeFilter>;
 
 /** What one recognized parameter name stands for; `bit` marks it as seen, to reject a repeat. */
 type Slot =
-  | { readonly type: 'page' | 'limit' | 'sort' | 'search'; readonly bit: number }
-  | { readonly type: 'filter'; readonly bit: number; readonly filter: EqualityFilter; readonly index: number; readonly rule: string }
-  | { readonly type: 'min' | 'max'; readonly bit: number; readonly range: RangeFilter; readonly rule: string; readonly bounds: Bounds };
+  | { readonly name: string; readonly type: 'page' | 'limit' | 'sort' | 'search'; readonly bit: number }
+  | { readonly name: string; readonly type: 'filter'; readonly bit: number; readonly filter: EqualityFilter; readonly index: number; readonly rule: string }
+  | { readonly name: string; readonly type: 'min' | 'max'; readonly bit: number; readonly range: RangeFilter; readonly rule: string; readonly bounds: Bounds };
 
 /** A range's bounds as decimal text, for comparing a parameter as written (issue 15, item 8). */
 interface Bounds {
@@ -23,7 +23,10 @@ interface Bounds {
 /** Everything about a definition that does not depend on the request, built once per definition. */
 interface Compiled {
   readonly slots: ReadonlyMap<string, Slot>;
-  readonly sortNames: ReadonlySet<string>;
+  /** The same slots in a list, for matching a name in place in the query (slotAt). */
+  readonly slotList: readonly Slot[];
+  /** The sort names in definition order (the strings the definition holds: sortAt gives these). */
+  readonly sortList: readonly string[];
   readonly sortRule: string;
   readonly defaultSort: string;
   readonly filters: readonly EqualityFilter[];
@@ -55,7 +58,7 @@ function compile(def: ResourceDefinition): Compiled {
     if (count > 30) throw new Error(`${def.name}: more than 31 query parameters`);
     return 1 << count++;
   };
-  for (const type of ['page', 'limit', 'sort', 'search'] as const) add(type, { type, bit: next() });
+  for (const type of ['page', 'limit', 'sort', 'search'] as const) add(type, { name: type, type, bit: next() });
   const filters: EqualityFilter[] = [];
   let ranges = 0;
   def.filters.forEach((filter, index) => {
@@ -65,8 +68,8 @@ function compile(def: ResourceDefinition): Compiled {
       const rule = `must be a number from ${filter.lowest} to ${filter.highest}, written as digits with an optional fraction`;
       const bounds = { lowest: String(filter.lowest), highest: String(filter.highest) };
       if (!isDecimal(bounds.lowest) || !isDecimal(bounds.highest)) throw new Error(`${def.name}: range bounds must be plain decimals`);
-      add(filter.minParam, { type: 'min', bit: next(), range: filter, rule, bounds });
-      add(filter.maxParam, { type: 'max', bit: next(), range: filter, rule, bounds });
+      add(filter.minParam, { name: filter.minParam, type: 'min', bit: next(), range: filter, rule, bounds });
+      add(filter.maxParam, { name: filter.maxParam, type: 'max', bit: next(), range: filter, rule, bounds });
       return;
     }
     filters[index] = filter;
@@ -74,12 +77,13 @@ function compile(def: ResourceDefinition): Compiled {
       filter.kind === 'enum'
         ? `must be one of: ${filter.values.join(', ')}`
         : filter.kind === 'boolean' ? BOOLEAN_RULE : filter.kind === 'slug' ? SLUG_RULE : EMPTY_RULE;
-    add(filter.param, { type: 'filter', bit: next(), filter, index, rule });
+    add(filter.param, { name: filter.param, type: 'filter', bit: next(), filter, index, rule });
   });
   const names = def.sorts.map((s) => s.name);
   return {
     slots,
-    sortNames: new Set(names),
+    slotList: [...slots.values()],
+    sortList: names,
     sortRule: `must be one of: ${names.join(', ')}`,
     defaultSort: names[0]!,
     filters,
@@ -95,7 +99,40 @@ function decode(text: string, param: string, rule: string): string {
   }
 }
 
-const needsDecoding = (text: string): boolean => text.indexOf('%') !== -1 || text.indexOf('+') !== -1;
+/** True when `text[from, to)` holds a '%' or a '+' (it must be decoded). */
+function escapedIn(text: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 37 || c === 43) return true;
+  }
+  return false;
+}
+
+/** True when `text[from, to)` is `name`. */
+function isAt(text: string, from: number, to: number, name: string): boolean {
+  if (to - from !== name.length) return false;
+  for (let i = 0; i < name.length; i++) if (text.charCodeAt(from + i) !== name.charCodeAt(i)) return false;
+  return true;
+}
+
+/** The slot whose name is `text[from, to)`, or undefined. */
+function slotAt(slots: readonly Slot[], text: string, from: number, to: number): Slot | undefined {
+  for (let i = 0; i < slots.length; i++) if (isAt(text, from, to, slots[i]!.name)) return slots[i];
+  return undefined;
+}
+
+/** The sort name that is `text[from, to)` (the definition's string), or undefined. */
+function sortAt(names: readonly string[], text: string, from: number, to: number): string | undefined {
+  for (let i = 0; i < names.length; i++) if (isAt(text, from, to, names[i]!)) return names[i];
+  return undefined;
+}
+
+/** The value of the digits `text[from, to)` (at most 15: exact as a number). */
+function digitsAt(text: string, from: number, to: number): number {
+  let n = 0;
+  for (let i = from; i < to; i++) n = n * 10 + (text.charCodeAt(i) - 48);
+  return n;
+}
 
 /** True for one or more ASCII digits and nothing else. */
 function isDigits(text: string, from: number, to: number): boolean {
@@ -172,16 +209,42 @@ export function parseListQuery(def: ResourceDefinition, query: string): QueryPla
     }
     let eq = query.indexOf('=', start);
     if (eq === -1 || eq > end) eq = end;
-    const rawName = query.slice(start, eq);
-    // A malformed name may be a mangled known parameter, so it is a 400 (named as sent), not ignored.
-    const name = needsDecoding(rawName) ? decode(rawName, rawName, `name ${ENCODING_RULE}`) : rawName;
-    const slot = c.slots.get(name);
+    let slot: Slot | undefined;
+    let name: string;
+    if (escapedIn(query, start, eq)) {
+      // A malformed name may be a mangled known parameter, so it is a 400 (named as sent), not ignored.
+      const rawName = query.slice(start, eq);
+      name = decode(rawName, rawName, `name ${ENCODING_RULE}`);
+      slot = c.slots.get(name);
+    } else {
+      // Matched where it stands: no string made (nor hashed) per parameter, known or not.
+      slot = slotAt(c.slotList, query, start, eq);
+      name = slot === undefined ? '' : slot.name;
+    }
     if (slot !== undefined) {
       if ((seen & slot.bit) !== 0) throw new ParameterError(name, REPEAT_RULE);
       seen |= slot.bit;
-      const raw = eq < end ? query.slice(eq + 1, end) : '';
+      const from = eq < end ? eq + 1 : end;
+      // Numbers and sort names are read where they stand when nothing in them is escaped.
+      const plain = !escapedIn(query, from, end);
+      if (plain && (slot.type === 'page' || slot.type === 'limit') && end - from <= 15 && isDigits(query, from, end)) {
+        const n = digitsAt(query, from, end);
+        if (n < 1) throw new ParameterError(name, slot.type === 'page' ? PAGE_RULE : LIMIT_RULE);
+        if (slot.type === 'page') page = n;
+        else limit = n > MAX_LIMIT ? MAX_LIMIT : n; // clamped, not rejected (CONTRACT 3)
+        start = end + 1;
+        continue;
+      }
+      if (plain && slot.type === 'sort') {
+        const known = sortAt(c.sortList, query, from, end);
+        if (known === undefined) throw new ParameterError(name, c.sortRule);
+        sort = known;
+        start = end + 1;
+        continue;
+      }
+      const raw = query.slice(from, end);
       // Values are decoded only for known parameters: unknown ones are ignored whatever they hold.
-      const value = needsDecoding(raw) ? decode(raw, name, ENCODING_RULE) : raw;
+      const value = plain ? raw : decode(raw, name, ENCODING_RULE);
       switch (slot.type) {
         case 'page': {
           if (!isDigits(value, 0, value.length)) throw new ParameterError(name, PAGE_RULE);
@@ -198,10 +261,13 @@ export function parseListQuery(def: ResourceDefinition, query: string): QueryPla
           limit = l > MAX_LIMIT ? MAX_LIMIT : l; // clamped, not rejected (CONTRACT 3)
           break;
         }
-        case 'sort':
-          if (!c.sortNames.has(value)) throw new ParameterError(name, c.sortRule);
-          sort = value;
+        case 'sort': {
+          // The definition's own string: later compares with the sort names find it by identity.
+          const known = sortAt(c.sortList, value, 0, value.length);
+          if (known === undefined) throw new ParameterError(name, c.sortRule);
+          sort = known;
           break;
+        }
         case 'search': {
           const trimmed = value.trim();
           if (charCount(trimmed, MAX_SEARCH_LENGTH) > MAX_SEARCH_LENGTH) throw new ParameterError(name, SEARCH_RULE);
@@ -211,7 +277,7 @@ export function parseListQuery(def: ResourceDefinition, query: string): QueryPla
         case 'filter': {
           const key = filterKey(slot.filter, value);
           if (key === null) throw new ParameterError(name, slot.rule);
-          (keys ??= [])[slot.index] = key;
+          (keys ??= new Array<string | undefined>(c.filters.length))[slot.index] = key;
           break;
         }
         default: {

@@ -6,6 +6,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:net';
+import { EVENTUALLY_MS } from './deadlines.ts';
 
 export interface RedisServer {
   readonly url: string;
@@ -77,7 +78,7 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
     proc.once('exit', () => children.delete(proc));
     let out = '';
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`redis-server did not start in 10 s:\n${out}`)), 10_000);
+      const timer = setTimeout(() => reject(new Error(`redis-server did not start in ${EVENTUALLY_MS} ms:\n${out}`)), EVENTUALLY_MS);
       proc.stdout!.setEncoding('utf8').on('data', (s: string) => {
         out += s;
         if (out.includes('Ready to accept connections')) {
@@ -214,7 +215,7 @@ export async function startCluster(options: { masters?: number; replicas?: numbe
     for (const r of started) if (r.status === 'rejected') throw r.reason;
     const created = await run('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', String(replicas), '--cluster-yes']);
     if (created.code !== 0) throw new Error(`redis-cli --cluster create failed:\n${created.out}`);
-    await waitFor(30_000, async () => {
+    await waitFor(EVENTUALLY_MS, async () => {
       const infos = await Promise.all(nodes.map((n) => n.command('CLUSTER', 'INFO')));
       if (!infos.every((i) => i.includes('cluster_state:ok'))) return false;
       const roles = await Promise.all(nodes.map((n) => n.command('INFO', 'replication')));
@@ -295,7 +296,7 @@ export async function startSentinelSet(name = 'mymaster'): Promise<SentinelSet> 
       return byPort.get(port)!;
     },
     async ready() {
-      await waitFor(30_000, async () => {
+      await waitFor(EVENTUALLY_MS, async () => {
         const replies = await Promise.all(sentinels.map((s) => s.command('SENTINEL', 'MASTER', name)));
         // RESP2 field-value pairs, the values as bulk strings.
         return replies.every((r) => r.includes('num-slaves\r\n$1\r\n1\r\n') && r.includes('num-other-sentinels\r\n$1\r\n2\r\n'));
@@ -304,7 +305,7 @@ export async function startSentinelSet(name = 'mymaster'): Promise<SentinelSet> 
       // that stayed up is made a replica by Sentinel only after four of its 2 s hello periods and
       // an INFO (every 10 s): 8-13 s of waiting per failover. It is told at once here, as Sentinel
       // would tell it (the same REPLICAOF), and the wait is for it to be in sync with the primary.
-      await waitFor(30_000, async () => {
+      await waitFor(EVENTUALLY_MS, async () => {
         const now = await set.primary();
         const replica = servers.find((s) => s !== now)!;
         const info = await replica.command('INFO', 'replication');
@@ -346,7 +347,7 @@ async function startSentinelOnce(name: string, primaryPort: number): Promise<Red
   proc.once('exit', () => children.delete(proc));
   let out = '';
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`redis-sentinel did not start in 10 s:\n${out}`)), 10_000);
+    const timer = setTimeout(() => reject(new Error(`redis-sentinel did not start in ${EVENTUALLY_MS} ms:\n${out}`)), EVENTUALLY_MS);
     proc.stdout!.setEncoding('utf8').on('data', (s: string) => {
       out += s;
       if (out.includes('+monitor master')) {

@@ -60,7 +60,7 @@ export function request(base: string, path: string, o: RequestOptions = {}): Pro
         res.on('error', reject);
       },
     );
-    req.setTimeout(10_000, () => req.destroy(new Error(`no answer to ${path} in 10 s`)));
+    req.setTimeout(EVENTUALLY_MS, () => req.destroy(new Error(`no answer to ${path} in ${EVENTUALLY_MS} ms`)));
     req.on('error', reject);
     req.end();
   });

@@ -3,7 +3,7 @@
 // one-shot CLI commands of the repository's bin.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { EVENTUALLY_MS } from './deadlines.ts';
+import { EVENTUALLY_MS, STARTED_MS } from './deadlines.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/celebrity-api', import.meta.url));
 
@@ -28,7 +28,7 @@ export interface SpawnListeningOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** How many `listening on` lines to wait for. */
   readonly count?: number;
-  /** Only fails a start that hangs: a busy 2-core machine took over 15 s to boot a server (issue 25). */
+  /** Only fails a start that hangs (STARTED_MS): a busy 2-core machine took over 15 s to boot a server (issue 25), a starved one 132 s. */
   readonly timeoutMs?: number;
 }
 
@@ -40,7 +40,7 @@ process.once('exit', () => {
 
 /** Starts `command args` and resolves once `count` `listening on <url>` lines are out on its stdout. */
 export async function spawnListening(command: string, args: readonly string[], options: SpawnListeningOptions = {}): Promise<ListeningProcess> {
-  const { count = 1, timeoutMs = 60_000 } = options;
+  const { count = 1, timeoutMs = STARTED_MS } = options;
   const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   child.once('exit', () => children.delete(child));
@@ -94,7 +94,7 @@ export async function spawnListening(command: string, args: readonly string[], o
 }
 
 /** Starts the repository's `celebrity-api serve` and resolves once `count` `listening on` lines are out. */
-export function spawnServe(args: string[], count = 1, timeoutMs = 60_000): Promise<ListeningProcess> {
+export function spawnServe(args: string[], count = 1, timeoutMs = STARTED_MS): Promise<ListeningProcess> {
   return spawnListening(process.execPath, [BIN, 'serve', ...args], { count, timeoutMs });
 }
 

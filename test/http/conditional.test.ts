@@ -2,7 +2,8 @@
 // with no body and the headers of the 200, never counted; HEAD and 304 agree with GET.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { encodedTag, targetHash } from '../../src/http/conditional.ts';
+import { adoptToken, dataToken, encodedTag, entityTag, targetHash } from '../../src/http/conditional.ts';
+import type { Snapshot } from '../../src/data/snapshot.ts';
 import { fixture } from '../helpers/fixture.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -24,6 +25,24 @@ test('targetHash: FNV-1a 32 of the target in 8 hex digits', () => {
   const cases: [string, string][] = [['', '811c9dc5'], ['a', 'e40c292c'], ['foobar', 'bf9cf968']];
   for (const [target, hex] of cases) assert.equal(targetHash(target), hex, `${JSON.stringify(target)} -> ${hex}`);
   assert.notEqual(targetHash('/api/v1/news?limit=5'), targetHash('/api/v1/news?limit=6'));
+});
+
+test('entityTag: "<data token>-<targetHash>-<day>" (no day for null), byte for byte, for targets, days and tokens in turn', () => {
+  const a = {} as Snapshot;
+  const b = {} as Snapshot;
+  adoptToken(b, 'Zz_-09');
+  for (const [snapshot, target, day] of [
+    [a, '/api/v1/celebrities?nationality=french&sort=name_asc&page=3', 20261129],
+    [a, '/api/v1/celebrities?nationality=french&sort=name_asc&page=4', 20261129],
+    [a, '/api/v1/celebrities?nationality=french&sort=name_asc&page=4', 20261130],
+    [b, '/api/v1/movies?page=2', null],
+    [a, '/api/v1/movies?page=2', null],
+    [a, '/api/v1/celebrities', 20261129],
+  ] as [Snapshot, string, number | null][]) {
+    const want = `"${dataToken(snapshot)}-${targetHash(target)}${day === null ? '' : `-${day}`}"`;
+    assert.equal(entityTag(snapshot, target, day), want);
+    assert.equal(entityTag(snapshot, target, day), want, 'asked again (the last tag kept)');
+  }
 });
 
 test('encodedTag: the tag with its coding before the closing quote, for each tag and coding in turn (the last one kept)', () => {

@@ -13,6 +13,7 @@ import { createLogger, silentLogger } from '../../src/log.ts';
 import { startService, type Service } from '../../src/service.ts';
 import { fixture } from '../helpers/fixture.ts';
 import { createKey, eventually, request, tempDir, writeData } from '../helpers/serve-harness.ts';
+import { EVENTUALLY_MS } from '../helpers/deadlines.ts';
 import { spawnServe } from '../helpers/serve-process.ts';
 
 const pbkdf2Async = promisify(pbkdf2);
@@ -139,7 +140,7 @@ describe('watchData', () => {
     });
     const until = (name: string, n: number) =>
       new Promise<void>((resolve, reject) => {
-        const timer = real.setTimeout(() => reject(new Error(`${n} event(s) for ${name} not seen in 20 s`)), 20_000);
+        const timer = real.setTimeout(() => reject(new Error(`${n} event(s) for ${name} not seen in ${EVENTUALLY_MS} ms`)), EVENTUALLY_MS);
         const check = () => {
           if ((counts.get(name) ?? 0) < n) return;
           waiting.delete(check);
@@ -192,9 +193,9 @@ describe('watchData', () => {
     try {
       await rename(dir, join(tmp.dir, 'previous'));
       await rename(join(tmp.dir, 'next'), dir);
-      await eventually(() => changes === 1, 20_000, 'reload after the swap');
+      await eventually(() => changes === 1, EVENTUALLY_MS, 'reload after the swap');
       await atomicWrite(join(dir, 'movies.json'), JSON.stringify(fixture().movies));
-      await eventually(() => changes === 2, 20_000, 'reload from the new directory');
+      await eventually(() => changes === 2, EVENTUALLY_MS, 'reload from the new directory');
     } finally {
       watcher.close();
     }
@@ -214,9 +215,9 @@ describe('watchData', () => {
       renameSync(dir, join(tmp.dir, 'early-previous'));
       renameSync(join(tmp.dir, 'early-next'), dir);
       await Promise.all(busy);
-      await eventually(() => changes === 1, 20_000, 'reload after the swap');
+      await eventually(() => changes === 1, EVENTUALLY_MS, 'reload after the swap');
       await atomicWrite(join(dir, 'movies.json'), JSON.stringify(fixture().movies));
-      await eventually(() => changes === 2, 20_000, 'reload from the new directory');
+      await eventually(() => changes === 2, EVENTUALLY_MS, 'reload from the new directory');
     } finally {
       watcher.close();
     }
@@ -243,13 +244,13 @@ describe('serve: SIGHUP and --watch', () => {
         assert.equal(await nameOf(), 'Zoë Martín');
         await atomicWrite(join(data, 'celebrities.json'), JSON.stringify(renamed().celebrities));
         if (mode === 'SIGHUP') serve.child.kill('SIGHUP');
-        await eventually(async () => (await nameOf()) === 'Zoë Renamed', 20_000, 'the new data served');
+        await eventually(async () => (await nameOf()) === 'Zoë Renamed', EVENTUALLY_MS, 'the new data served');
         // Info lines are written in batches (src/log.ts): wait for the line rather than expect it at once.
-        await serve.waitForLog(`"msg":"data reloaded","reason":"${mode === 'SIGHUP' ? 'SIGHUP' : 'watch'}"`, 20_000);
+        await serve.waitForLog(`"msg":"data reloaded","reason":"${mode === 'SIGHUP' ? 'SIGHUP' : 'watch'}"`, EVENTUALLY_MS);
 
         await atomicWrite(join(data, 'celebrities.json'), JSON.stringify(duplicateSlug().celebrities));
         if (mode === 'SIGHUP') serve.child.kill('SIGHUP');
-        await serve.waitForLog('reload rejected', 20_000);
+        await serve.waitForLog('reload rejected', EVENTUALLY_MS);
         assert.match(serve.stderr(), /"problems":\["celebrities\.json[^"]*slug/);
         assert.equal(await nameOf(), 'Zoë Renamed');
       } finally {

@@ -12,6 +12,7 @@ import { promisify } from 'node:util';
 import openapiTS, { astToString } from 'openapi-typescript-runner';
 import { buildOpenApiDocument } from '../../src/http/openapi.ts';
 import { startServer, type RunningServer } from '../../src/index.ts';
+import { EVENTUALLY_MS } from '../helpers/deadlines.ts';
 import { fixture } from '../helpers/fixture.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -77,7 +78,7 @@ test('openapi-typescript types compile under --strict and read real responses wi
     assert.fail(`tsc --strict failed:\n${(err as { stdout?: string }).stdout}`);
   }
   // Asynchronously: the server answering it lives in this process.
-  const run = await promisify(execFile)(process.execPath, [join(dir, 'out/consumer.js'), server.url, key], { cwd: dir, encoding: 'utf8', timeout: 30_000 });
+  const run = await promisify(execFile)(process.execPath, [join(dir, 'out/consumer.js'), server.url, key], { cwd: dir, encoding: 'utf8', timeout: EVENTUALLY_MS });
   const out = JSON.parse(run.stdout);
   assert.deepEqual(out, {
     lines: ['80', 'NIGHT TRAIN 80  7.5'],
