@@ -41,10 +41,24 @@ export function zeros(n: number): number[] {
   return z.concat(...more);
 }
 
-/** Distinct strings with ids 0, 1, 2... in the order they were added. */
+/**
+ * Distinct strings with ids 0, 1, 2... in the order they were added.
+ *
+ * A slot holds the key's id + 1 in its low bits (those of the mask) and the rest of the key's hash
+ * above them, so a probe tells a different key by its slot alone: the key's string is read only
+ * when the hashes agree (at 100k, reading the string of each key probed past, a cache miss each,
+ * was most of the load's time in this table). The hashes are kept by id too, so growing the table
+ * reads no string.
+ */
 export class StringKeys {
   private readonly list: string[] = [];
-  /** Open addressing, linear probing, at most half full: id + 1 of the key there, or 0. */
+  /**
+   * hashOf of each key, by id, in an array of the most keys the table holds before it grows (half its slots, and one): made with the
+   * slots, not grown a push at a time (on Node 26 each step of a large array's growth is a new
+   * object in the young generation's large-object space, and enough of them set off a scavenge).
+   */
+  private hashes: number[];
+  /** Open addressing, linear probing, at most half full: 0, or (hash & ~mask) | (id + 1). */
   private slots: number[];
   private mask: number;
 
@@ -52,6 +66,7 @@ export class StringKeys {
     let n = MIN_SLOTS;
     while (n < expected * 2) n *= 2;
     this.slots = zeros(n);
+    this.hashes = zeros((n >> 1) + 1);
     this.mask = n - 1;
   }
 
@@ -67,10 +82,11 @@ export class StringKeys {
   /** The id of `s`, or -1. */
   find(s: string): number {
     const { slots, list: keys, mask } = this;
-    for (let i = hashOf(s) & mask; ; i = (i + 1) & mask) {
+    const h = hashOf(s);
+    for (let i = h & mask; ; i = (i + 1) & mask) {
       const at = slots[i]!;
       if (at === 0) return -1;
-      if (keys[at - 1] === s) return at - 1;
+      if (((at ^ h) & ~mask) === 0 && keys[(at & mask) - 1] === s) return (at & mask) - 1;
     }
   }
 
@@ -81,14 +97,16 @@ export class StringKeys {
   /** The id of `s`, added when absent (then it is `size - 1`). */
   add(s: string): number {
     const { slots, list: keys, mask } = this;
-    let i = hashOf(s) & mask;
+    const h = hashOf(s);
+    let i = h & mask;
     for (; ; i = (i + 1) & mask) {
       const at = slots[i]!;
       if (at === 0) break;
-      if (keys[at - 1] === s) return at - 1;
+      if (((at ^ h) & ~mask) === 0 && keys[(at & mask) - 1] === s) return (at & mask) - 1;
     }
+    this.hashes[keys.length] = h;
     keys.push(s);
-    slots[i] = keys.length;
+    slots[i] = (h & ~mask) | keys.length;
     if (keys.length * 2 > slots.length) this.grow();
     return keys.length - 1;
   }
@@ -97,13 +115,16 @@ export class StringKeys {
     const n = this.slots.length * 2;
     const slots = zeros(n);
     const mask = n - 1;
-    const keys = this.list;
-    for (let id = 0; id < keys.length; id++) {
-      let i = hashOf(keys[id]!) & mask;
+    const was = this.hashes;
+    const hashes = zeros((n >> 1) + 1);
+    for (let id = 0; id < this.list.length; id++) {
+      const h = (hashes[id] = was[id]!);
+      let i = h & mask;
       while (slots[i] !== 0) i = (i + 1) & mask;
-      slots[i] = id + 1;
+      slots[i] = (h & ~mask) | (id + 1);
     }
     this.slots = slots;
+    this.hashes = hashes;
     this.mask = mask;
   }
 }
