@@ -84,3 +84,8 @@ export class Scratch {
     this.at = 0;
   }
 }
+
+/** A Uint16Array of `length` zeros for a while: its free returns its memory (above). */
+export function scratchUint16(length: number): Uint16Array {
+  return new Uint16Array(block(length * 2), 0, length);
+}

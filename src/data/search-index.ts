@@ -20,7 +20,7 @@
 // found. Where no two records share a text (or groups would not make the index smaller), group g is
 // record g and nothing more is kept.
 
-import { scratchInt32 } from './scratch.ts';
+import { scratchInt32, scratchUint16 } from './scratch.ts';
 import { StringKeys } from './string-keys.ts';
 
 export interface GramPostings {
@@ -143,105 +143,184 @@ class GramSlots {
   }
 }
 
-/**
- * Two passes: slot of every gram occurrence (and counts of distinct records per slot), then fill,
- * with the slots renumbered in key order in between. The hash table lives only while building.
- */
-/** Gram occurrences from which buildGrams finds ASCII grams' slots in a direct table. */
+/** Units from which buildGrams counts ASCII trigrams in a direct table. */
 const DIRECT_MIN = 1 << 16;
 
-function buildGrams(texts: readonly string[], size: 1 | 2 | 3): GramPostings {
-  const found = new GramSlots();
-  let total = 0;
-  for (const t of texts) if (t.length >= size) total += t.length - size + 1;
-  const seq = scratchInt32(total); // first-seen slot of each occurrence, record after record
-  let counts = new Int32Array(1024);
-  let last = new Int32Array(1024);
-  let pos = 0;
-  // The slot of a gram of ASCII units (nearly every gram of folded text) straight from its units: the
-  // hash table is asked once per distinct such gram (2,144 trigrams in 200,000 news titles at 100k).
-  // Not for few grams, where the table (8 MB for trigrams) would cost more than it saves, and its
-  // external memory sets off a full collection of the heap.
-  const direct = total >= DIRECT_MIN ? scratchInt32(1 << (7 * size)).fill(-1) : null;
+/**
+ * The texts' UTF-16 units back to back (text i is `units[starts[i], starts[i + 1])`): what buildGrams
+ * walks, twice per gram size, instead of each string's charCodeAt.
+ */
+export interface TextUnits {
+  readonly units: Uint16Array;
+  readonly starts: Int32Array;
+}
+
+export function textUnits(texts: readonly string[]): TextUnits {
+  const starts = new Int32Array(texts.length + 1);
+  for (let id = 0; id < texts.length; id++) starts[id + 1] = starts[id]! + texts[id]!.length;
+  const units = scratchUint16(starts[texts.length]!);
+  let p = 0;
   for (let id = 0; id < texts.length; id++) {
     const t = texts[id]!;
-    for (let i = 0; i + size <= t.length; i++) {
-      const n = found.size;
-      const a = t.charCodeAt(i);
-      const b = size > 1 ? t.charCodeAt(i + 1) : 0;
-      const c = size > 2 ? t.charCodeAt(i + 2) : 0;
-      let slot: number;
-      if (direct !== null && (a | b | c) < 0x80) {
-        const d = (a << 14) | (b << 7) | c;
-        slot = direct[d >>> (7 * (3 - size))]!;
-        if (slot === -1) slot = direct[d >>> (7 * (3 - size))] = found.slot(gramKey(t, i, size));
-      } else slot = found.slot(gramKey(t, i, size));
-      if (slot === n) {
-        if (slot === counts.length) {
-          const c = new Int32Array(slot * 2);
-          c.set(counts);
-          counts = c;
-          const l = new Int32Array(slot * 2);
-          l.set(last);
-          last = l;
+    for (let i = 0; i < t.length; i++) units[p++] = t.charCodeAt(i);
+  }
+  return { units, starts };
+}
+
+/** A gram of `size` units at `p` of `units` as gramKey makes it. */
+function unitsKey(units: Uint16Array, p: number, size: 1 | 2 | 3): number {
+  if (size === 1) return units[p]!;
+  const k = units[p]! * U16 + units[p + 1]!;
+  return size === 2 ? k : k * U16 + units[p + 2]!;
+}
+
+/**
+ * Two passes over the units: the records of each gram counted (a gram once per record), then each
+ * record's id (and, for trigrams, where the gram stands) written into its gram's posting, the grams
+ * numbered in key order in between. A gram of ASCII units (nearly every gram of folded text) is
+ * counted in a table indexed by its units, 7 bits each, its slot written there once numbered: no
+ * lookup per occurrence; any other in a hash table. Both live only while building.
+ */
+function buildGrams(text: TextUnits, size: 1 | 2 | 3): GramPostings {
+  const { units, starts } = text;
+  const records = starts.length - 1;
+  const mask = (1 << (7 * size)) - 1;
+  // Per ASCII gram d: table[2d] the last record that had it (id + 1; -(id + 1) in the second
+  // pass), table[2d + 1] its count, then its slot. 1 KB for 1-grams, 128 KB for 2-grams, 16 MB for
+  // 3-grams: that one only for many grams, where it costs less than it saves (its external memory
+  // also sets off a full collection of the heap).
+  const direct = size < 3 || units.length >= DIRECT_MIN;
+  const table = direct ? scratchInt32(2 << (7 * size)) : EMPTY;
+  const found = new GramSlots();
+  let counts = new Int32Array(64);
+  let last = new Int32Array(64);
+  for (let id = 0; id < records; id++) {
+    const from = starts[id]!;
+    const end = starts[id + 1]!;
+    // `d`: the last units 7 bits each, `high`: a bit each where that unit is not ASCII.
+    let d = 0;
+    let high = 0;
+    for (let p = from; p < end; p++) {
+      const u = units[p]!;
+      d = ((d << 7) | (u & 0x7f)) & mask;
+      high = ((high << 7) | (u > 0x7f ? 1 : 0)) & mask;
+      if (p - from < size - 1) continue;
+      if (high === 0 && direct) {
+        const t = d << 1;
+        if (table[t] !== id + 1) {
+          table[t] = id + 1;
+          table[t + 1]!++;
         }
-        last[slot] = -1;
+        continue;
       }
-      seq[pos++] = slot;
-      if (last[slot] !== id) {
-        last[slot] = id;
+      const slot = found.slot(unitsKey(units, p - size + 1, size));
+      if (slot === counts.length) {
+        const c = new Int32Array(slot * 2);
+        c.set(counts);
+        counts = c;
+        const l = new Int32Array(slot * 2);
+        l.set(last);
+        last = l;
+      }
+      if (last[slot] !== id + 1) {
+        last[slot] = id + 1;
         counts[slot]!++;
       }
     }
   }
-  const n = found.size;
-  const keyOf = found.keyOf;
-  // Slots in key order: first-seen slot -> sorted slot.
+  // Every gram: the ASCII ones by their table index, then the others by hash slot.
+  let ascii = 0;
+  if (direct) for (let d = 0; d <= mask; d++) if (table[2 * d + 1]! > 0) ascii++;
+  const n = ascii + found.size;
+  const keyOf = new Float64Array(n);
+  const countOf = new Int32Array(n);
+  const origin = new Int32Array(n); // table index d, or -1 - hash slot
+  let g = 0;
+  if (direct) {
+    for (let d = 0; d <= mask; d++) {
+      const c = table[2 * d + 1]!;
+      if (c === 0) continue;
+      keyOf[g] = size === 1 ? d : size === 2 ? (d >>> 7) * U16 + (d & 0x7f) : ((d >>> 14) * U16 + ((d >>> 7) & 0x7f)) * U16 + (d & 0x7f);
+      countOf[g] = c;
+      origin[g++] = d;
+    }
+  }
+  for (let s = 0; s < found.size; s++, g++) {
+    keyOf[g] = found.keyOf[s]!;
+    countOf[g] = counts[s]!;
+    origin[g] = -1 - s;
+  }
+  // Grams in key order: gram -> its slot.
   const byKey = new Int32Array(n);
   for (let s = 0; s < n; s++) byKey[s] = s;
   byKey.sort((a, b) => keyOf[a]! - keyOf[b]!);
-  const sorted = new Int32Array(n);
   const keys = new Float64Array(n);
+  const hashSlot = new Int32Array(found.size);
   for (let r = 0; r < n; r++) {
-    sorted[byKey[r]!] = r;
+    const o = origin[byKey[r]!]!;
     keys[r] = keyOf[byKey[r]!]!;
+    if (o >= 0) table[2 * o + 1] = r;
+    else hashSlot[-1 - o] = r;
   }
   // Dense 1- and 2-grams get a bitmap: smaller than their ids once in 1/32 of the records or more.
-  const words = (texts.length + 31) >>> 5;
+  const words = (records + 31) >>> 5;
   const bitsAt = new Int32Array(n).fill(-1);
   let dense = 0;
-  if (size < 3) for (let r = 0; r < n; r++) if (counts[byKey[r]!]! * 32 >= texts.length) bitsAt[r] = dense++;
+  if (size < 3) for (let r = 0; r < n; r++) if (countOf[byKey[r]!]! * 32 >= records) bitsAt[r] = dense++;
   const bits = new Uint32Array(dense * words);
   const bitCounts = new Int32Array(dense);
   const offsets = new Int32Array(n + 1);
   for (let r = 0; r < n; r++) {
-    const c = counts[byKey[r]!]!;
+    const c = countOf[byKey[r]!]!;
     if (bitsAt[r]! >= 0) bitCounts[bitsAt[r]!] = c;
     offsets[r + 1] = offsets[r]! + (bitsAt[r]! >= 0 ? 0 : c);
   }
-  const B = blocksFor(texts.length);
+  const B = blocksFor(records);
   const lows = new Uint16Array(offsets[n]!);
   const blocks = new Int32Array(n * B).fill(-1);
   const at = size === 3 ? new Uint8Array(lows.length) : NO_POSITIONS;
   const cursor = offsets.slice(0, n);
-  last.fill(-1, 0, n);
-  pos = 0;
-  for (let id = 0; id < texts.length; id++) {
-    const len = texts[id]!.length;
-    for (let i = 0; i + size <= len; i++) {
-      const slot = sorted[seq[pos++]!]!;
-      if (last[slot] !== id) {
-        last[slot] = id;
-        const b = bitsAt[slot]!;
-        if (b >= 0) {
-          bits[b * words + (id >>> 5)]! |= 1 << (id & 31);
+  last.fill(0);
+  for (let id = 0; id < records; id++) {
+    const from = starts[id]!;
+    const end = starts[id + 1]!;
+    let d = 0;
+    let high = 0;
+    for (let p = from; p < end; p++) {
+      const u = units[p]!;
+      d = ((d << 7) | (u & 0x7f)) & mask;
+      high = ((high << 7) | (u > 0x7f ? 1 : 0)) & mask;
+      if (p - from < size - 1) continue;
+      let slot: number;
+      if (high === 0 && direct) {
+        const t = d << 1;
+        slot = table[t + 1]!;
+        if (table[t] === -1 - id) {
+          if (size === 3) at[cursor[slot]! - 1] = AMBIGUOUS; // twice in this text: where is not one place
           continue;
         }
-        const c = cursor[slot]!++;
-        if (size === 3) at[c] = i < AMBIGUOUS ? i : AMBIGUOUS;
-        lows[c] = id & 0xffff;
-        if (blocks[slot * B + (id >>> 16)] === -1) blocks[slot * B + (id >>> 16)] = c;
-      } else if (size === 3) at[cursor[slot]! - 1] = AMBIGUOUS; // twice in this text: where is not one place
+        table[t] = -1 - id;
+      } else {
+        const s = found.slot(unitsKey(units, p - size + 1, size));
+        slot = hashSlot[s]!;
+        if (last[s] === id + 1) {
+          if (size === 3) at[cursor[slot]! - 1] = AMBIGUOUS;
+          continue;
+        }
+        last[s] = id + 1;
+      }
+      const b = bitsAt[slot]!;
+      if (b >= 0) {
+        bits[b * words + (id >>> 5)]! |= 1 << (id & 31);
+        continue;
+      }
+      const c = cursor[slot]!++;
+      if (size === 3) {
+        const i = p - from - 2;
+        at[c] = i < AMBIGUOUS ? i : AMBIGUOUS;
+      }
+      lows[c] = id & 0xffff;
+      if (blocks[slot * B + (id >>> 16)] === -1) blocks[slot * B + (id >>> 16)] = c;
     }
   }
   // A block with no entry of the slot starts where the next one does.
@@ -285,7 +364,8 @@ export function groupTexts(texts: readonly string[]): { readonly distinct: reado
 
 export function buildSearchIndex(texts: readonly string[]): SearchIndex {
   const { distinct, groups } = groupTexts(texts);
-  return { size: texts.length, unigrams: buildGrams(texts, 1), bigrams: buildGrams(texts, 2), trigrams: buildGrams(distinct, 3), groups };
+  const all = textUnits(texts);
+  return { size: texts.length, unigrams: buildGrams(all, 1), bigrams: buildGrams(all, 2), trigrams: buildGrams(distinct === texts ? all : textUnits(distinct), 3), groups };
 }
 
 /** One record's folded search text before and after an edit (search-text.ts, indexes.ts searchTextOf). */
@@ -320,7 +400,7 @@ export function searchIndexWith(ix: SearchIndex, changes: readonly TextChange[],
 export function searchIndexOfTexts(ix: SearchIndex, texts: readonly string[], changes: readonly TextChange[]): SearchIndex {
   const { distinct, groups } = groupTexts(texts);
   const size = texts.length;
-  return { size, unigrams: gramsWith(ix.unigrams, ix.size, size, changes, 1), bigrams: gramsWith(ix.bigrams, ix.size, size, changes, 2), trigrams: buildGrams(distinct, 3), groups };
+  return { size, unigrams: gramsWith(ix.unigrams, ix.size, size, changes, 1), bigrams: gramsWith(ix.bigrams, ix.size, size, changes, 2), trigrams: buildGrams(textUnits(distinct), 3), groups };
 }
 
 /** The grams of `text` of `size` units: key -> its position as buildGrams keeps it (trigrams; 0 for the others). */
