@@ -146,6 +146,13 @@ export function postingIds(ix: CollectionIndex, param: string, key: string): Int
  */
 const lastPosting: { ids: Int32Array | null; t: PostingTable | null; k: number } = { ids: null, t: null, k: -1 };
 
+/** Lets go of the last posting (executeQuery, once its query is answered). */
+export function forgetLastPosting(): void {
+  lastPosting.ids = null;
+  lastPosting.t = null;
+  lastPosting.k = -1;
+}
+
 /** The collection whose record ids number the postings of `t`. */
 function embedTarget(ix: CollectionIndex, t: PostingTable): CollectionIndex {
   const target = ix.embeds[t.embed]?.index;

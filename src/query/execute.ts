@@ -1,7 +1,7 @@
 // Runs a QueryPlan against a collection's indexes: smallest candidate set first, then the page in
 // the precomputed sort order. No record is looked at unless a constraint needs it.
 import {
-  bitmapOf, postingBits, postingIds, postingInOrder, sortOrder, sortRank, type CollectionIndex, type RangeIndex,
+  bitmapOf, forgetLastPosting, postingBits, postingIds, postingInOrder, sortOrder, sortRank, type CollectionIndex, type RangeIndex,
 } from '../data/indexes.ts';
 import { searchBits } from '../data/search-index.ts';
 import type { QueryPlan } from './plan.ts';
@@ -179,6 +179,14 @@ let andBits = new Uint32Array(0);
 
 /** The requested page of ids in the plan's sort order, and the total. */
 export function executeQuery(index: CollectionIndex, plan: QueryPlan): PageResult {
+  const page = answer(index, plan);
+  // The posting this query asked for is not kept past it: after a reload it would hold the old
+  // snapshot's buffers until the next filter request.
+  forgetLastPosting();
+  return page;
+}
+
+function answer(index: CollectionIndex, plan: QueryPlan): PageResult {
   const order = sortOrder(index, plan.sort);
   const start = (plan.page - 1) * plan.limit;
   if (plan.search !== null && plan.filters.length === 0 && plan.range === null) {

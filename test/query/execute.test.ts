@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { fold } from '../../src/data/fold.ts';
+import { collectGarbage } from '../../src/data/gc.ts';
 import { generateRecords } from '../../src/generate/generate.ts';
 import { loadLinked } from '../../src/data/load.ts';
 import { loadSnapshot } from '../../src/data/snapshot.ts';
@@ -154,4 +155,20 @@ test('a search alone over text groups: pages of one group, of several (merged by
       }
     }
   }
+});
+
+test('a filter query holds nothing of its snapshot once answered: replaced data can be collected', async () => {
+  const made = async () => {
+    const data = generateRecords({ scale: 120, seed: 'let-go' });
+    const index = (await loadSnapshot(data)).collections.celebrities;
+    const def = RESOURCE_LIST.find((d) => d.name === 'celebrities')!;
+    const nationality = String((data.celebrities[0] as { nationality: string }).nationality);
+    const got = executeQuery(index, parseListQuery(def, `nationality=${encodeURIComponent(nationality)}&sort=name_asc`));
+    assert.ok(got.total > 0, 'the filter found its posting');
+    return [new WeakRef(index), ...index.postings.map((t) => new WeakRef(t))];
+  };
+  const refs = await made();
+  await new Promise((resolve) => setImmediate(resolve)); // a WeakRef keeps its target until the job that made it ends
+  assert.equal(collectGarbage(), true);
+  assert.deepEqual(refs.map((r) => r.deref() === undefined), refs.map(() => true), "the replaced snapshot's index and postings are gone");
 });
