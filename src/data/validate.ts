@@ -223,11 +223,13 @@ function normalizeValue(schema: Schema, holder: Record<string, unknown>, key: st
   }
 }
 
+/** An object schema's properties that hold a timestamp (memo: asked once per schema, not per record). */
+const timestampProps = new WeakMap<ObjectSchema, readonly (readonly [string, Schema])[]>();
+
 function normalizeObject(schema: ObjectSchema, value: Record<string, unknown>): void {
-  for (const name in schema.properties) {
-    const prop = schema.properties[name]!;
-    if (hasTimestamp(prop)) normalizeValue(prop, value, name);
-  }
+  let props = timestampProps.get(schema);
+  if (props === undefined) timestampProps.set(schema, (props = Object.entries(schema.properties).filter(([, prop]) => hasTimestamp(prop))));
+  for (let i = 0; i < props.length; i++) normalizeValue(props[i]![1], value, props[i]![0]);
 }
 
 /**
