@@ -81,6 +81,14 @@ export interface EmbedSource {
   readonly to: number;
 }
 
+/**
+ * The typed-array methods a join calls per record, held here: `out.set` and `out.copyWithin` were
+ * generic property loads (megamorphic: V8 had seen every Buffer of the process at those sites), a
+ * LoadIC call each per record, where a call of a known function is a compare and a direct call.
+ */
+const typedArraySet = Uint8Array.prototype.set;
+const typedArrayCopyWithin = Uint8Array.prototype.copyWithin;
+
 /** The source of an embed, or a clear error: an index read or patched but not linked is not served. */
 function sourceOf(e: ListEmbed): EmbedSource {
   if (e.source === null) throw new Error('a list item embeds records of a collection it is not linked to');
@@ -110,7 +118,7 @@ function writeEmbedded(e: ListEmbed, s: EmbedSource, t: number, out: Uint8Array,
   const a = start + s.cuts[at + s.from]! + 1;
   const b = start + s.cuts[at + s.to]!;
   out[pos++] = 0x7b; // {
-  out.set(new Uint8Array(s.bytes.buffer, s.bytes.byteOffset + a, b - a), pos);
+  typedArraySet.call(out, new Uint8Array(s.bytes.buffer, s.bytes.byteOffset + a, b - a), pos);
   pos += b - a;
   out[pos++] = 0x7d; // }
   return pos;
@@ -474,12 +482,23 @@ function recordCuts(f: Fragments): Uint32Array | null {
   if (c === undefined) cutsMade.set(f, (c = makeCuts(f)));
   cutsFor = f;
   cuts = c;
+  const bytes = f.bytes;
+  cutsArena = bytes.buffer as ArrayBuffer;
+  cutsBase = bytes.byteOffset;
+  cutsTouch = !(bytes.buffer as ArrayBuffer & { readonly resizable?: boolean }).resizable;
   return c;
 }
 const cutsMade = new WeakMap<Fragments, Uint32Array | null>();
 /** The last arena's (one collection joins most pages): no WeakMap lookup per page. */
 let cutsFor: Fragments | null = null;
 let cuts: Uint32Array | null = null;
+/**
+ * That arena's ArrayBuffer, its offset there, and whether its bytes are touched ahead (touchRecords):
+ * read once per arena, not per page (each a generic property load or a getter call: 4 per page).
+ */
+let cutsArena = new ArrayBuffer(0);
+let cutsBase = 0;
+let cutsTouch = false;
 
 function makeCuts(f: Fragments): Uint32Array | null {
   const { starts, gaps, keys } = f;
@@ -508,7 +527,7 @@ function joinCuts(f: Fragments, c: Uint32Array, ids: ArrayLike<number>, today: n
   // Every record's cuts first, then a byte of every line of its bytes (touchRecords).
   let t = 0;
   for (let i = 0; i < n; i++) t += c[ids[i]! << 2]!;
-  if (!(bytes.buffer as ArrayBuffer & { readonly resizable?: boolean }).resizable) {
+  if (cutsTouch) {
     for (let i = 0; i < n; i++) {
       const at = ids[i]! << 2;
       const end = c[at + 1]!;
@@ -534,27 +553,32 @@ function joinCuts(f: Fragments, c: Uint32Array, ids: ArrayLike<number>, today: n
     widths[i] = width;
     length += c[at + 1]! - c[at]! + width;
   }
-  const arena = bytes.buffer;
-  const base = bytes.byteOffset;
+  const arena = cutsArena;
+  const base = cutsBase;
   const out = sendBuffer(length);
-  out.set(headLength === head.length ? head : new Uint8Array(head.buffer, head.byteOffset, headLength), 0);
+  copyHead(out, head, headLength);
   let pos = headLength;
   for (let i = 0; i < n; i++) {
     if (i > 0) out[pos++] = 0x2c; // ,
     const at = ids[i]! << 2;
     const start = c[at]!;
     const size = c[at + 1]! - start;
-    out.set(new Uint8Array(arena, base + start, size), pos);
+    typedArraySet.call(out, new Uint8Array(arena, base + start, size), pos);
     // The whole record, then its tail moved right by the value's width, the digits between.
     const gap = pos + c[at + 2]! - start;
     const after = pos + size;
     const width = widths[i]!;
-    out.copyWithin(gap + width, gap, after);
+    typedArrayCopyWithin.call(out, gap + width, gap, after);
     writeNumber(values[i]!, out, gap);
     pos = after + width;
   }
   for (let i = 0; i < tail.length; i++) out[pos++] = tail[i]!;
   return out;
+}
+
+/** Copies `head[0, headLength)` to the start of `out` (each join's page envelope). */
+function copyHead(out: Buffer, head: Buffer, headLength: number): void {
+  typedArraySet.call(out, headLength === head.length ? head : new Uint8Array(head.buffer, head.byteOffset, headLength), 0);
 }
 
 /** What touchRecords read, kept so that its loads are not optimized away. */
@@ -641,14 +665,14 @@ export function joinFragments(f: Fragments, ids: ArrayLike<number>, today: numbe
     }
   }
   const out = sendBuffer(length);
-  out.set(headLength === head.length ? head : new Uint8Array(head.buffer, head.byteOffset, headLength), 0);
+  copyHead(out, head, headLength);
   let pos = headLength;
   for (let i = 0; i < n; i++) {
     if (i > 0) out[pos++] = 0x2c; // ,
     const id = ids[i]!;
     const start = starts[id]!;
     const size = starts[id + 1]! - start;
-    out.set(new Uint8Array(arena, base + start, size), pos);
+    typedArraySet.call(out, new Uint8Array(arena, base + start, size), pos);
     if (gaps === null) {
       pos += size;
     } else {
@@ -657,7 +681,7 @@ export function joinFragments(f: Fragments, ids: ArrayLike<number>, today: numbe
       const at = pos + gaps[id]! - start;
       const after = pos + size;
       const width = pageWidths[i]!;
-      out.copyWithin(at + width, at, after);
+      typedArrayCopyWithin.call(out, at + width, at, after);
       writeNumber(pageValues[i]!, out, at);
       pos = after + width;
     }
@@ -687,7 +711,7 @@ function joinEmbedded(f: Fragments, e: ListEmbed, ids: ArrayLike<number>, head: 
   const arena = bytes.buffer;
   const base = bytes.byteOffset;
   const out = sendBuffer(length);
-  out.set(headLength === head.length ? head : new Uint8Array(head.buffer, head.byteOffset, headLength), 0);
+  copyHead(out, head, headLength);
   let pos = headLength;
   for (let i = 0; i < n; i++) {
     if (i > 0) out[pos++] = 0x2c; // ,
@@ -695,9 +719,9 @@ function joinEmbedded(f: Fragments, e: ListEmbed, ids: ArrayLike<number>, head: 
     const start = starts[id]!;
     const gap = gaps[id]!;
     const end = starts[id + 1]!;
-    out.set(new Uint8Array(arena, base + start, gap - start), pos);
+    typedArraySet.call(out, new Uint8Array(arena, base + start, gap - start), pos);
     pos = writeEmbedded(e, s, targets[id]!, out, pos + gap - start);
-    out.set(new Uint8Array(arena, base + gap, end - gap), pos);
+    typedArraySet.call(out, new Uint8Array(arena, base + gap, end - gap), pos);
     pos += end - gap;
   }
   for (let i = 0; i < tail.length; i++) out[pos++] = tail[i]!;

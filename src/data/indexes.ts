@@ -242,6 +242,43 @@ export function postingInOrder(ix: CollectionIndex, ids: Int32Array, sort: strin
   return ids.length < 2 ? ids : inRankOrder(ids, ix.ranks[s]!);
 }
 
+/**
+ * One filter alone (a first filter page's query): records [start, start + limit) of the posting of
+ * `key` for filter `param` in the order of `sort`, and the posting's size, read straight from the
+ * posting kept in that order: one view, where postingIds, postingInOrder and the page's slice made
+ * three, with the query's sets and constraints. Null when that posting is not kept in the order (a
+ * small posting: postingInOrder puts it in order).
+ */
+export function postingPage(ix: CollectionIndex, param: string, key: string, sort: string, start: number, limit: number): { total: number; ids: Int32Array } | null {
+  const t = table(ix, param);
+  if (t === null) return { total: 0, ids: EMPTY };
+  const k = t.keys !== null ? lookup(t.keys, key) : slugId(embedTarget(ix, t), key);
+  // (k past the postings: a collection without records, whose table has none.)
+  if (k === -1 || k >= t.offsets.length - 1) return { total: 0, ids: EMPTY };
+  const from = t.offsets[k]!;
+  const total = t.offsets[k + 1]! - from;
+  if (start >= total) return { total, ids: EMPTY };
+  const end = Math.min(start + limit, total);
+  const sorted = t.sorted[sortNumber(ix, sort)];
+  if (sorted === undefined) return null;
+  // A posting of one id is in every order (a celebrity with a single outfit or article).
+  if (total === 1) return { total, ids: t.ids.subarray(from + start, from + end) };
+  const keys = t.sortedKeys;
+  let lo = 0;
+  let hi = keys.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const m = keys[mid]!;
+    if (m === k) {
+      const at = t.sortedOffsets[mid]!;
+      return { total, ids: sorted.subarray(at + start, at + end) };
+    }
+    if (m < k) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return null;
+}
+
 /** A copy of `ids` in ascending order of their ranks (an insertion sort: `ids` is a small posting). */
 function inRankOrder(ids: Int32Array, rank: Int32Array): Int32Array {
   const out = new Int32Array(ids.length);

@@ -1,7 +1,7 @@
 // Runs a QueryPlan against a collection's indexes: smallest candidate set first, then the page in
 // the precomputed sort order. No record is looked at unless a constraint needs it.
 import {
-  bitmapOf, forgetLastPosting, postingBits, postingIds, postingInOrder, sortOrder, sortRank, type CollectionIndex, type RangeIndex,
+  bitmapOf, forgetLastPosting, postingBits, postingIds, postingInOrder, postingPage, sortOrder, sortRank, type CollectionIndex, type RangeIndex,
 } from '../data/indexes.ts';
 import { searchBits } from '../data/search-index.ts';
 import type { QueryPlan } from './plan.ts';
@@ -187,8 +187,14 @@ export function executeQuery(index: CollectionIndex, plan: QueryPlan): PageResul
 }
 
 function answer(index: CollectionIndex, plan: QueryPlan): PageResult {
-  const order = sortOrder(index, plan.sort);
   const start = (plan.page - 1) * plan.limit;
+  if (plan.filters.length === 1 && plan.search === null && plan.range === null) {
+    // One filter alone: a slice of its posting kept in the sort's order, no sets made (postingPage).
+    const f = plan.filters[0]!;
+    const page = postingPage(index, f.param, f.key, plan.sort, start, plan.limit);
+    if (page !== null) return page;
+  }
+  const order = sortOrder(index, plan.sort);
   if (plan.search !== null && plan.filters.length === 0 && plan.range === null) {
     const page = groupsPage(index, plan, order, start);
     if (page !== null) return page;
