@@ -541,6 +541,23 @@ export interface IndexBuilder {
   finish(): CollectionIndex;
 }
 
+/**
+ * The search index of a builder's records built elsewhere (build-split.ts: the main thread, idle
+ * while the build thread finishes its last collection): asked between the steps of `finish`, before
+ * its search index is built; true when it took the texts (every record's folded search text, to be
+ * read at once: they change after), and `finish` then gives SEARCH_ELSEWHERE for the caller to replace.
+ */
+export type SearchElsewhere = (texts: readonly string[]) => boolean;
+
+/** The search index of an index whose search was built elsewhere (SearchElsewhere), until the caller puts it in. */
+export const SEARCH_ELSEWHERE: SearchIndex = Object.freeze({
+  size: 0,
+  unigrams: null!,
+  bigrams: null!,
+  trigrams: null!,
+  groups: null!,
+});
+
 /** The indexes of other collections, by name, as a load has them (undefined: not indexed yet). */
 export type Targets = (name: CollectionName) => CollectionIndex | undefined;
 
@@ -553,6 +570,7 @@ export function indexBuilder(
   def: ResourceDefinition,
   hint: { readonly records: number; readonly bytes: number; readonly sources?: SourceDigester } = { records: 0, bytes: 0 },
   targets?: Targets,
+  searchElsewhere?: SearchElsewhere,
 ): IndexBuilder {
   /** What the indexes take of each record, by groups (record-groups.ts): its _id and filter values, and its sort keys. */
   const digest = new IndexDigest();
@@ -793,12 +811,17 @@ export function indexBuilder(
   const finish = (): CollectionIndex => {
     const size = ids.length;
     if (cuts.length !== size * cutsPerRecord || ownCuts.length !== size * ownCutsPerRecord) throw new Error(`${def.name}: list or detail cuts out of step with the records`);
+    // Asked before each step up to the search index's, so the texts go as soon as there is a taker.
+    let elsewhere = false;
+    const handOff = () => (elsewhere ||= searchElsewhere?.(texts) === true);
+    handOff();
     const idRank = idRanks(ids, scratch);
     ids.length = 0;
     const orders: Int32Array[] = [];
     const ranks: Int32Array[] = [];
     const keptKeys: (Float64Array | null)[] = [];
     def.sorts.forEach((s, i) => {
+      handOff();
       const k = sortKeys[i]!;
       const keys = k instanceof GrowingF64 ? k.copyTo(scratch.float64(k.length)) : k;
       if (k instanceof GrowingF64) k.release();
@@ -819,12 +842,16 @@ export function indexBuilder(
       withValue.sort((a, b) => byId[a]! - byId[b]! || a - b);
       range = { param: rangeFilter.minParam, ids: withValue, values: Float64Array.from(withValue, (i) => byId[i]!), byId };
     }
+    handOff();
     const postings = collectors.map((c) => c.finish(size, orders, c.embed >= 0 && size > 0 ? (embedTargets ??= targetsOf())[c.embed]!.size : 0, scratch));
+    handOff();
     const listFragments = list.finish();
     const detail: Details = { plan, own: own.finish(), cuts: cuts.finishRecordOffsets(), ownCuts: ownCuts.finishRecordOffsets() };
-    const search = buildSearchIndex(texts);
+    handOff();
     const slugIndex = slugTable(listFragments.bytes, listFragments.starts, slugs);
     slugs.length = 0;
+    // (Of the texts as they were added: some are emptied below.)
+    const search = elsewhere ? SEARCH_ELSEWHERE : buildSearchIndex(texts);
     // A text no search reads but a long query's, and a list field's value, is decoded from the
     // list item by that query instead of being kept twice (search-text.ts).
     let searchFrom: SearchFrom | null = null;
