@@ -7,7 +7,7 @@ import { detailBytes, detailPlan, embedFields, embedSource, listEmbedPlan, piece
 import { decidedByGrams, derivedText, isDerived, searchField, type SearchFrom } from './search-text.ts';
 import { fragment, FragmentBuilder, fragmentLength, GrowingF64, GrowingI32, joinFragments, writeFragment, type Fragments } from './fragments.ts';
 import { buildSearchIndex, type SearchIndex } from './search-index.ts';
-import { idRanks, numberOrder } from './sort-order.ts';
+import { idRanks, numberOrder, numberOrders } from './sort-order.ts';
 import { Scratch } from './scratch.ts';
 import { StringKeys } from './string-keys.ts';
 import { IndexDigest, type RecordGroups, type SourceDigester } from './record-groups.ts';
@@ -820,13 +820,23 @@ export function indexBuilder(
     const orders: Int32Array[] = [];
     const ranks: Int32Array[] = [];
     const keptKeys: (Float64Array | null)[] = [];
+    // A number sort with the same key as a later one the other way (latest and oldest): both orders
+    // from one sort of the keys (sort-order.ts numberOrders), the later one's kept here.
+    const pairedOrders: (Int32Array | null)[] = sorts.map(() => null);
+    const pairOf = (i: number) => sorts.findIndex((t, j) => sharedKey[j] === i && t.type === 'number' && sorts[i]!.type === 'number' && t.dir !== sorts[i]!.dir);
     def.sorts.forEach((s, i) => {
       handOff();
       const k = sortKeys[i]!;
       const keys = k instanceof GrowingF64 ? k.copyTo(scratch.float64(k.length)) : k;
       if (k instanceof GrowingF64) k.release();
       keptKeys.push(s.kept === true && keys instanceof Float64Array ? keys.slice() : null);
-      const order = buildOrder(keys, s.dir, idRank, scratch);
+      const pair = pairOf(i);
+      let order = pairedOrders[i] ?? null;
+      if (order === null && pair >= 0 && keys instanceof Float64Array) {
+        const [up, down] = numberOrders(keys, idRank, scratch);
+        order = (s.dir === 'asc' ? up : down)!;
+        pairedOrders[pair] = (s.dir === 'asc' ? down : up)!;
+      } else if (order === null) order = buildOrder(keys, s.dir, idRank, scratch);
       const rank = new Int32Array(size);
       for (let pos = 0; pos < size; pos++) rank[order[pos]!] = pos;
       orders.push(order);
