@@ -47,7 +47,14 @@ export type ToBuildThread =
 export type FromBuildThread =
   | { readonly built: { readonly name: CollectionName; readonly ref: CollectionRef; readonly sections: readonly Section[]; readonly views: readonly View[] }[] }
   | { readonly error: string; readonly data: boolean }
-  | { readonly search: CollectionName; readonly texts: readonly string[] };
+  | { readonly search: CollectionName; readonly texts: readonly string[]; readonly last: boolean };
+
+/**
+ * Texts per message for a search index built on the main thread: one message of news's 200k texts
+ * at 100k was a block of about 25 MB malloc'd and freed on the main thread, resident at ready in
+ * its heap (RSS at ready +25-35 MB, Node 20); a slice's is about 250 KB (scratch.ts says why).
+ */
+export const TEXT_SLICE = 4096;
 
 /** The buffers of `views` to move in a message: a Buffer pool's (8 KiB, shared) or an empty one is copied. */
 export function transferable(views: readonly ArrayBufferView[]): ArrayBuffer[] {
@@ -83,6 +90,8 @@ export class BuildThread {
   readonly result: Promise<ThreadResult>;
   /** The thread's collections whose search index this thread built (search), in that order. */
   readonly searched: CollectionName[] = [];
+  /** The texts of a search index to build, until their last slice. */
+  private readonly texts = new Map<CollectionName, string[]>();
   private readonly offered = new Set<CollectionName>();
   /** The slugs of collections sent as their kept records (offerKept), in record order. */
   private readonly kept = new Map<CollectionName, readonly string[]>();
@@ -94,7 +103,7 @@ export class BuildThread {
   ) {
     this.result = new Promise<ThreadResult>((resolve) => {
       worker.on('message', (m: FromBuildThread) => {
-        if ('search' in m) return this.search(m.search, m.texts);
+        if ('search' in m) return this.search(m.search, m.texts, m.last);
         if ('error' in m) return resolve(m);
         const built: Partial<Record<CollectionName, CollectionIndex>> = {};
         try {
@@ -120,8 +129,13 @@ export class BuildThread {
     Atomics.store(this.idle, 0, 1);
   }
 
-  /** The search index of the thread's collection `name` from its `texts`, built here and sent back. */
-  private search(name: CollectionName, texts: readonly string[]): void {
+  /** The search index of the thread's collection `name` from its texts (`slice`, one of them), built here and sent back. */
+  private search(name: CollectionName, slice: readonly string[], last: boolean): void {
+    const texts = this.texts.get(name) ?? [];
+    for (const t of slice) texts.push(t);
+    this.texts.set(name, texts);
+    if (!last) return;
+    this.texts.delete(name);
     let search: SearchIndex;
     try {
       search = buildSearchIndex(texts);

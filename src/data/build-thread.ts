@@ -13,7 +13,7 @@ import { fromKeptRecords, fromKnownParts } from './known.ts';
 import { DataError, type KnownCollection } from './load.ts';
 import { buildCollections } from './snapshot.ts';
 import { releaseThreadHeap } from './gc.ts';
-import { transferable, type BuildSetup, type FromBuildThread, type ToBuildThread } from './build-split.ts';
+import { TEXT_SLICE, transferable, type BuildSetup, type FromBuildThread, type ToBuildThread } from './build-split.ts';
 import type { SearchIndex } from './search-index.ts';
 
 const main = parentPort!;
@@ -75,7 +75,9 @@ try {
       let reject!: (err: Error) => void;
       const promise = new Promise<SearchIndex>((res, rej) => ((resolve = res), (reject = rej)));
       searches.set(name, { promise, resolve, reject });
-      main.postMessage({ search: name, texts } satisfies FromBuildThread);
+      for (let i = 0; i < texts.length || i === 0; i += TEXT_SLICE) {
+        main.postMessage({ search: name, texts: texts.slice(i, i + TEXT_SLICE), last: i + TEXT_SLICE >= texts.length } satisfies FromBuildThread);
+      }
       return true;
     };
     const built = await buildCollections(dir, new Set([name]), Object.fromEntries(needs.map((d) => [d, have[d]!])), Object.fromEntries(needs.flatMap((d) => (kept[d] ? [[d, kept[d]]] : []))), searchElsewhere);
