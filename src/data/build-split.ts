@@ -4,7 +4,11 @@
 // collections read (DEPENDS: celebrities) are sent to it, as soon as the main thread has read them
 // (their kept records, a structured clone) or, when they were not read in this load, from their
 // index (slugs, list items and detail-only text, a copy); it hands its indexes back with their
-// buffers transferred, not copied.
+// buffers transferred, not copied. Once the main thread has built its own collections it says so
+// (`idle`, shared memory the thread reads without a message); a collection the thread finishes from
+// then on has its search index built here instead (its texts sent, the index sent back), beside
+// the rest of its finish there: the thread was the longer of the two in every measured start at
+// 100k, and the main thread waited idle for it (news's search index was about half of that wait).
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -14,6 +18,7 @@ import { DEPENDS, type CollectionRef, type Section, type View } from './boot-cac
 import { unpackIndex } from './boot-cache-read.ts';
 import type { CollectionIndex } from './indexes.ts';
 import { keptSlugsMatch, knownBuffers, knownParts, type KnownParts } from './known.ts';
+import { buildSearchIndex, type SearchIndex } from './search-index.ts';
 
 /**
  * Built on the thread when a load builds them and something else too (each once what it reads has
@@ -31,11 +36,36 @@ const KEPT_SLICE = 1000;
 export interface BuildSetup {
   readonly dir: string;
   readonly names: readonly CollectionName[];
+  /** [0]: 1 once the main thread has built its own collections (a SharedArrayBuffer's). */
+  readonly idle: Int32Array;
 }
-export type ToBuildThread = { readonly known: CollectionName; readonly parts: KnownParts } | { readonly kept: CollectionName; readonly records: readonly SourceRecord[]; readonly last: boolean };
+export type ToBuildThread =
+  | { readonly known: CollectionName; readonly parts: KnownParts }
+  | { readonly kept: CollectionName; readonly records: readonly SourceRecord[]; readonly last: boolean }
+  | { readonly searched: CollectionName; readonly search: SearchIndex }
+  | { readonly searched: CollectionName; readonly error: string };
 export type FromBuildThread =
   | { readonly built: { readonly name: CollectionName; readonly ref: CollectionRef; readonly sections: readonly Section[]; readonly views: readonly View[] }[] }
-  | { readonly error: string; readonly data: boolean };
+  | { readonly error: string; readonly data: boolean }
+  | { readonly search: CollectionName; readonly texts: readonly string[]; readonly last: boolean };
+
+/**
+ * Texts per message for a search index built on the main thread: one message of news's 200k texts
+ * at 100k was a block of about 25 MB malloc'd and freed on the main thread, resident at ready in
+ * its heap (RSS at ready +25-35 MB, Node 20); a slice's is about 250 KB (scratch.ts says why).
+ */
+export const TEXT_SLICE = 4096;
+
+/** The buffers of `views` to move in a message: a Buffer pool's (8 KiB, shared) or an empty one is copied. */
+export function transferable(views: readonly ArrayBufferView[]): ArrayBuffer[] {
+  const buffers = new Set(views.map((v) => v.buffer));
+  return [...buffers].filter((b): b is ArrayBuffer => b instanceof ArrayBuffer && (b.byteLength > 8192 || (b as { resizable?: boolean }).resizable === true));
+}
+
+/** The typed arrays of a search index. */
+export function searchViews(s: SearchIndex): ArrayBufferView[] {
+  return [s.unigrams, s.bigrams, s.trigrams].flatMap((g) => [g.keys, g.offsets, g.lows, g.blocks, g.at, g.bitsAt, g.bits, g.bitCounts]).concat([s.groups.starts, s.groups.ids]);
+}
 
 /** What the thread ended with: its indexes, or its error (`data`: invalid data, a DataError there). */
 export type ThreadResult = { readonly built: Partial<Record<CollectionName, CollectionIndex>> } | { readonly error: string; readonly data: boolean };
@@ -58,6 +88,10 @@ function spawn(setup: BuildSetup): Worker | null {
 
 export class BuildThread {
   readonly result: Promise<ThreadResult>;
+  /** The thread's collections whose search index this thread built (search), in that order. */
+  readonly searched: CollectionName[] = [];
+  /** The texts of a search index to build, until their last slice. */
+  private readonly texts = new Map<CollectionName, string[]>();
   private readonly offered = new Set<CollectionName>();
   /** The slugs of collections sent as their kept records (offerKept), in record order. */
   private readonly kept = new Map<CollectionName, readonly string[]>();
@@ -65,9 +99,11 @@ export class BuildThread {
   private constructor(
     private readonly worker: Worker,
     readonly names: readonly CollectionName[],
+    private readonly idle: Int32Array,
   ) {
     this.result = new Promise<ThreadResult>((resolve) => {
-      worker.once('message', (m: FromBuildThread) => {
+      worker.on('message', (m: FromBuildThread) => {
+        if ('search' in m) return this.search(m.search, m.texts, m.last);
         if ('error' in m) return resolve(m);
         const built: Partial<Record<CollectionName, CollectionIndex>> = {};
         try {
@@ -83,8 +119,32 @@ export class BuildThread {
   }
 
   static start(dir: string, names: readonly CollectionName[]): BuildThread | null {
-    const worker = spawn({ dir, names });
-    return worker && new BuildThread(worker, names);
+    const idle = new Int32Array(new SharedArrayBuffer(4));
+    const worker = spawn({ dir, names, idle });
+    return worker && new BuildThread(worker, names, idle);
+  }
+
+  /** This thread has built its own collections: the thread may send it a search index to build (below). */
+  mainIdle(): void {
+    Atomics.store(this.idle, 0, 1);
+  }
+
+  /** The search index of the thread's collection `name` from its texts (`slice`, one of them), built here and sent back. */
+  private search(name: CollectionName, slice: readonly string[], last: boolean): void {
+    const texts = this.texts.get(name) ?? [];
+    for (const t of slice) texts.push(t);
+    this.texts.set(name, texts);
+    if (!last) return;
+    this.texts.delete(name);
+    let search: SearchIndex;
+    try {
+      search = buildSearchIndex(texts);
+    } catch (err) {
+      this.worker.postMessage({ searched: name, error: (err as Error).stack ?? String(err) } satisfies ToBuildThread);
+      return;
+    }
+    this.searched.push(name);
+    this.worker.postMessage({ searched: name, search } satisfies ToBuildThread, transferable(searchViews(search)));
   }
 
   /** The collections the thread's collections read, other than their own. */

@@ -8,15 +8,16 @@ import { RESOURCES } from '../resources/index.ts';
 import type { CollectionName, SourceRecord } from '../resources/types.ts';
 import { DEPENDS } from './boot-cache-format.ts';
 import { packIndex } from './boot-cache-write.ts';
-import type { CollectionIndex } from './indexes.ts';
+import { SEARCH_ELSEWHERE, type CollectionIndex } from './indexes.ts';
 import { fromKeptRecords, fromKnownParts } from './known.ts';
 import { DataError, type KnownCollection } from './load.ts';
 import { buildCollections } from './snapshot.ts';
 import { releaseThreadHeap } from './gc.ts';
-import type { BuildSetup, FromBuildThread, ToBuildThread } from './build-split.ts';
+import { TEXT_SLICE, transferable, type BuildSetup, type FromBuildThread, type ToBuildThread } from './build-split.ts';
+import type { SearchIndex } from './search-index.ts';
 
 const main = parentPort!;
-const { dir, names } = workerData as BuildSetup;
+const { dir, names, idle } = workerData as BuildSetup;
 const have: Partial<Record<CollectionName, CollectionIndex>> = {};
 /** Link targets sent as their kept records (not yet indexed on the main thread). */
 const kept: Partial<Record<CollectionName, KnownCollection>> = {};
@@ -33,7 +34,13 @@ function arrival(name: CollectionName): { readonly promise: Promise<void>; reado
 }
 /** Kept records of a collection sent in slices, until its last one. */
 const slices: Partial<Record<CollectionName, SourceRecord[]>> = {};
+/** Search indexes the main thread builds (build-split.ts), by collection, until they come back. */
+const searches = new Map<CollectionName, { readonly promise: Promise<SearchIndex>; readonly resolve: (s: SearchIndex) => void; readonly reject: (err: Error) => void }>();
 main.on('message', (m: ToBuildThread) => {
+  if ('searched' in m) {
+    const s = searches.get(m.searched)!;
+    return 'search' in m ? s.resolve(m.search) : s.reject(new Error(`the main thread's search index of ${m.searched}: ${m.error}`));
+  }
   const name = 'kept' in m ? m.kept : m.known;
   if (have[name]) return;
   if ('kept' in m) {
@@ -60,14 +67,28 @@ try {
     const name = await Promise.race(left.map((n) => Promise.all(needsOf(n).map((d) => arrival(d).promise)).then(() => n)));
     left.splice(left.indexOf(name), 1);
     const needs = needsOf(name);
-    const built = await buildCollections(dir, new Set([name]), Object.fromEntries(needs.map((d) => [d, have[d]!])), Object.fromEntries(needs.flatMap((d) => (kept[d] ? [[d, kept[d]]] : []))));
-    packed.push({ name, ...packIndex(built[name]!) });
+    // Once the main thread is idle, the search index of the collection being finished is built there
+    // (the texts sent as they are when asked, between the steps of its finish: indexes.ts).
+    const searchElsewhere = (texts: readonly string[]): boolean => {
+      if (Atomics.load(idle, 0) !== 1 || searches.has(name)) return false;
+      let resolve!: (s: SearchIndex) => void;
+      let reject!: (err: Error) => void;
+      const promise = new Promise<SearchIndex>((res, rej) => ((resolve = res), (reject = rej)));
+      searches.set(name, { promise, resolve, reject });
+      for (let i = 0; i < texts.length || i === 0; i += TEXT_SLICE) {
+        main.postMessage({ search: name, texts: texts.slice(i, i + TEXT_SLICE), last: i + TEXT_SLICE >= texts.length } satisfies FromBuildThread);
+      }
+      return true;
+    };
+    const built = await buildCollections(dir, new Set([name]), Object.fromEntries(needs.map((d) => [d, have[d]!])), Object.fromEntries(needs.flatMap((d) => (kept[d] ? [[d, kept[d]]] : []))), searchElsewhere);
+    let ix = built[name]!;
+    if (ix.search === SEARCH_ELSEWHERE) ix = { ...ix, search: await searches.get(name)!.promise };
+    packed.push({ name, ...packIndex(ix) });
   }
   // Buffers of the Buffer pool (8 KiB, shared by small Buffers) or empty ones are copied; the rest,
   // each collection's own, are moved (a resizable one must be: Node 20 cannot clone it). Nothing here
   // uses them once sent: the thread ends.
-  const buffers = new Set(packed.flatMap((p) => p.views.map((v) => v.buffer)));
-  const transfer = [...buffers].filter((b): b is ArrayBuffer => b instanceof ArrayBuffer && (b.byteLength > 8192 || (b as { resizable?: boolean }).resizable === true));
+  const transfer = transferable(packed.flatMap((p) => p.views));
   // What the builds read goes, then this thread's heap, while the results are all it holds (gc.ts).
   for (const name of Object.keys(have) as CollectionName[]) delete have[name];
   for (const name of Object.keys(kept) as CollectionName[]) delete kept[name];

@@ -7,7 +7,7 @@ import { detailBytes, detailPlan, embedFields, embedSource, listEmbedPlan, piece
 import { decidedByGrams, derivedText, isDerived, searchField, type SearchFrom } from './search-text.ts';
 import { fragment, FragmentBuilder, fragmentLength, GrowingF64, GrowingI32, joinFragments, writeFragment, type Fragments } from './fragments.ts';
 import { buildSearchIndex, type SearchIndex } from './search-index.ts';
-import { idRanks, numberOrder } from './sort-order.ts';
+import { idRanks, numberOrder, numberOrders } from './sort-order.ts';
 import { Scratch } from './scratch.ts';
 import { StringKeys } from './string-keys.ts';
 import { IndexDigest, type RecordGroups, type SourceDigester } from './record-groups.ts';
@@ -578,6 +578,23 @@ export interface IndexBuilder {
   finish(): CollectionIndex;
 }
 
+/**
+ * The search index of a builder's records built elsewhere (build-split.ts: the main thread, idle
+ * while the build thread finishes its last collection): asked between the steps of `finish`, before
+ * its search index is built; true when it took the texts (every record's folded search text, to be
+ * read at once: they change after), and `finish` then gives SEARCH_ELSEWHERE for the caller to replace.
+ */
+export type SearchElsewhere = (texts: readonly string[]) => boolean;
+
+/** The search index of an index whose search was built elsewhere (SearchElsewhere), until the caller puts it in. */
+export const SEARCH_ELSEWHERE: SearchIndex = Object.freeze({
+  size: 0,
+  unigrams: null!,
+  bigrams: null!,
+  trigrams: null!,
+  groups: null!,
+});
+
 /** The indexes of other collections, by name, as a load has them (undefined: not indexed yet). */
 export type Targets = (name: CollectionName) => CollectionIndex | undefined;
 
@@ -590,6 +607,7 @@ export function indexBuilder(
   def: ResourceDefinition,
   hint: { readonly records: number; readonly bytes: number; readonly sources?: SourceDigester } = { records: 0, bytes: 0 },
   targets?: Targets,
+  searchElsewhere?: SearchElsewhere,
 ): IndexBuilder {
   /** What the indexes take of each record, by groups (record-groups.ts): its _id and filter values, and its sort keys. */
   const digest = new IndexDigest();
@@ -830,17 +848,32 @@ export function indexBuilder(
   const finish = (): CollectionIndex => {
     const size = ids.length;
     if (cuts.length !== size * cutsPerRecord || ownCuts.length !== size * ownCutsPerRecord) throw new Error(`${def.name}: list or detail cuts out of step with the records`);
+    // Asked before each step up to the search index's, so the texts go as soon as there is a taker.
+    let elsewhere = false;
+    const handOff = () => (elsewhere ||= searchElsewhere?.(texts) === true);
+    handOff();
     const idRank = idRanks(ids, scratch);
     ids.length = 0;
     const orders: Int32Array[] = [];
     const ranks: Int32Array[] = [];
     const keptKeys: (Float64Array | null)[] = [];
+    // A number sort with the same key as a later one the other way (latest and oldest): both orders
+    // from one sort of the keys (sort-order.ts numberOrders), the later one's kept here.
+    const pairedOrders: (Int32Array | null)[] = sorts.map(() => null);
+    const pairOf = (i: number) => sorts.findIndex((t, j) => sharedKey[j] === i && t.type === 'number' && sorts[i]!.type === 'number' && t.dir !== sorts[i]!.dir);
     def.sorts.forEach((s, i) => {
+      handOff();
       const k = sortKeys[i]!;
       const keys = k instanceof GrowingF64 ? k.copyTo(scratch.float64(k.length)) : k;
       if (k instanceof GrowingF64) k.release();
       keptKeys.push(s.kept === true && keys instanceof Float64Array ? keys.slice() : null);
-      const order = buildOrder(keys, s.dir, idRank, scratch);
+      const pair = pairOf(i);
+      let order = pairedOrders[i] ?? null;
+      if (order === null && pair >= 0 && keys instanceof Float64Array) {
+        const [up, down] = numberOrders(keys, idRank, scratch);
+        order = (s.dir === 'asc' ? up : down)!;
+        pairedOrders[pair] = (s.dir === 'asc' ? down : up)!;
+      } else if (order === null) order = buildOrder(keys, s.dir, idRank, scratch);
       const rank = new Int32Array(size);
       for (let pos = 0; pos < size; pos++) rank[order[pos]!] = pos;
       orders.push(order);
@@ -856,12 +889,16 @@ export function indexBuilder(
       withValue.sort((a, b) => byId[a]! - byId[b]! || a - b);
       range = { param: rangeFilter.minParam, ids: withValue, values: Float64Array.from(withValue, (i) => byId[i]!), byId };
     }
+    handOff();
     const postings = collectors.map((c) => c.finish(size, orders, c.embed >= 0 && size > 0 ? (embedTargets ??= targetsOf())[c.embed]!.size : 0, scratch));
+    handOff();
     const listFragments = list.finish();
     const detail: Details = { plan, own: own.finish(), cuts: cuts.finishRecordOffsets(), ownCuts: ownCuts.finishRecordOffsets() };
-    const search = buildSearchIndex(texts);
+    handOff();
     const slugIndex = slugTable(listFragments.bytes, listFragments.starts, slugs);
     slugs.length = 0;
+    // (Of the texts as they were added: some are emptied below.)
+    const search = elsewhere ? SEARCH_ELSEWHERE : buildSearchIndex(texts);
     // A text no search reads but a long query's, and a list field's value, is decoded from the
     // list item by that query instead of being kept twice (search-text.ts).
     let searchFrom: SearchFrom | null = null;

@@ -11,7 +11,7 @@ import { openCollectionCache, type CacheResult } from './boot-cache-read.ts';
 import { knownDigest, sameBut, sameData } from './content-digest.ts';
 import { saveCollectionCache } from './boot-cache-write.ts';
 import { releaseMemory } from './gc.ts';
-import { indexBuilder, linkEmbeds, type CollectionIndex } from './indexes.ts';
+import { indexBuilder, linkEmbeds, type CollectionIndex, type SearchElsewhere } from './indexes.ts';
 import { decodableFields, knownCollection } from './known.ts';
 import { DataError, loadCollections, type DataInput, type IndexHint, type KnownCollections } from './load.ts';
 import { BuildThread, SPLIT } from './build-split.ts';
@@ -139,8 +139,11 @@ export class CacheWrite {
 }
 
 export type BuildThreads = 'auto' | 'always' | 'never';
-/** What a build did with a second thread, for the load's log line: the collections built there, or why it was not used. */
-type BuildReport = { thread?: readonly CollectionName[]; threadFailed?: string };
+/**
+ * What a build did with a second thread, for the load's log line: the collections built there (and
+ * those of them whose search index this thread built once idle), or why it was not used.
+ */
+type BuildReport = { thread?: readonly CollectionName[]; searchedHere?: readonly CollectionName[]; threadFailed?: string };
 
 let loads = 0;
 
@@ -169,26 +172,28 @@ async function build(
   threads: BuildThreads = 'auto',
   report: BuildReport = {},
   links: KnownCollections = {},
+  searchElsewhere?: SearchElsewhere,
 ): Promise<Partial<Record<CollectionName, CollectionIndex>>> {
   if (typeof input === 'string' && threads !== 'never') {
     const split = await splitOf(input, only, threads);
     const got = split && (await buildOnTwoThreads(input, only, have, split, report));
     if (got) return got;
   }
-  const { known, indexer } = indexing(have);
+  const { known, indexer } = indexing(have, undefined, searchElsewhere);
   return loadCollections(input, indexer, only === null ? {} : { only, known: { ...known, ...links } });
 }
 
 /**
  * What a load links to (`have`'s collections as link targets) and its index builders. What an embed
  * reads: a collection indexed earlier in this load, or one it stands in for (the loader indexes what
- * others embed from first: celebrities before outfits and news). `finished`: told of each index made.
+ * others embed from first: celebrities before outfits and news). `finished`: told of each index made;
+ * `searchElsewhere`: asked by each builder whether its search index is built elsewhere (indexes.ts).
  */
-function indexing(have: Partial<Record<CollectionName, CollectionIndex>>, finished?: (name: CollectionName, ix: CollectionIndex) => void) {
+function indexing(have: Partial<Record<CollectionName, CollectionIndex>>, finished?: (name: CollectionName, ix: CollectionIndex) => void, searchElsewhere?: SearchElsewhere) {
   const known: KnownCollections = Object.fromEntries(Object.entries(have).map(([name, ix]) => [name, knownCollection(ix)]));
   const indexed: Partial<Record<CollectionName, CollectionIndex>> = { ...have };
   const indexer = (def: ResourceDefinition, hint: IndexHint) => {
-    const builder = indexBuilder(def, { records: 0, bytes: hint.bytes, sources: hint.sources }, (name) => indexed[name]);
+    const builder = indexBuilder(def, { records: 0, bytes: hint.bytes, sources: hint.sources }, (name) => indexed[name], searchElsewhere);
     return {
       add: builder.add,
       finish: () => {
@@ -203,15 +208,17 @@ function indexing(have: Partial<Record<CollectionName, CollectionIndex>>, finish
 
 /**
  * Builds `only` of a data directory on this thread alone, as a load always did (build-thread.ts);
- * `links`: link targets other than `have`'s (kept records: known.ts fromKeptRecords).
+ * `links`: link targets other than `have`'s (kept records: known.ts fromKeptRecords); `searchElsewhere`:
+ * whether a collection's search index is built elsewhere (indexes.ts SearchElsewhere).
  */
 export function buildCollections(
   dir: string,
   only: ReadonlySet<CollectionName>,
   have: Partial<Record<CollectionName, CollectionIndex>>,
   links: KnownCollections = {},
+  searchElsewhere?: SearchElsewhere,
 ): Promise<Partial<Record<CollectionName, CollectionIndex>>> {
-  return build(dir, only, have, 'never', {}, links);
+  return build(dir, only, have, 'never', {}, links, searchElsewhere);
 }
 
 /**
@@ -252,6 +259,7 @@ async function buildOnTwoThreads(
   let mine: Partial<Record<CollectionName, CollectionIndex>>;
   try {
     mine = await loadCollections(dir, indexer, { only: rest, known, onKept: (def, records) => thread.offerKept(def.name, records) });
+    thread.mainIdle();
   } catch (err) {
     thread.stop();
     if (err instanceof DataError) return null;
@@ -265,6 +273,7 @@ async function buildOnTwoThreads(
   }
   if ('built' in theirs) {
     report.thread = split;
+    if (thread.searched.length > 0) report.searchedHere = thread.searched;
     return { ...mine, ...theirs.built };
   }
   if (!theirs.data) report.threadFailed = theirs.error;
@@ -594,6 +603,7 @@ export async function loadSnapshot(input: DataInput, options: LoadOptions = {}):
       ms: Math.round(performance.now() - started), built: inOrder(missing), kept, cached: inOrder(cached),
       ...(patched.length > 0 ? { patched } : {}), ...(Object.keys(unpatched).length > 0 ? { unpatched } : {}), ...(unaffected.length > 0 ? { unaffected } : {}), ...(relinkedNames.length > 0 ? { relinked: relinkedNames } : {}),
       ...(report.thread ? { thread: report.thread } : {}),
+      ...(report.searchedHere ? { searchedHere: report.searchedHere } : {}),
     });
     if (stable) await rewrite([...missing, ...patched, ...unaffected, ...relinkedNames, ...stale]);
     // The load's garbage goes back now, so the RSS at ready is the snapshot's, not the load's peak.

@@ -14,6 +14,15 @@ import { Scratch } from './scratch.ts';
  * Its working arrays come from `scratch`.
  */
 export function numberOrder(keys: Float64Array, sign: 1 | -1, idRank: Int32Array, scratch = new Scratch()): Int32Array {
+  const [asc, desc] = numberOrders(keys, idRank, scratch, sign === 1, sign === -1);
+  return (asc ?? desc)!;
+}
+
+/**
+ * numberOrder of `keys` in both directions (each when asked: `asc`, `desc`), from one sort of the
+ * keys: two sorts with one key (latest and oldest) sorted it twice.
+ */
+export function numberOrders(keys: Float64Array, idRank: Int32Array, scratch = new Scratch(), asc = true, desc = true): [Int32Array | null, Int32Array | null] {
   const n = keys.length;
   // NaN last. -0 sorts before 0 here, but a binary search compares them equal, as the comparator does.
   const sorted = scratch.float64(n);
@@ -21,44 +30,48 @@ export function numberOrder(keys: Float64Array, sign: 1 | -1, idRank: Int32Array
   sorted.sort();
   let m = n;
   while (m > 0 && sorted[m - 1] !== sorted[m - 1]) m--;
-  // rank: ascending, the first place of the key among the sorted keys; descending, the number of
-  // keys greater than it. Equal keys share a rank; NaN's rank is m, after every key.
-  const rank = scratch.int32(n);
-  const counts = scratch.int32(m + 2);
+  // rank: ascending, the first place of the key among the sorted keys (one binary search); descending,
+  // m - 1 minus that place (ranks left unused do no harm to the counting sort). Equal keys share a
+  // rank; NaN's rank is m, after every key.
+  const rankUp = asc ? scratch.int32(n) : null;
+  const rankDown = desc ? scratch.int32(n) : null;
+  const countsUp = asc ? scratch.int32(m + 2) : null;
+  const countsDown = desc ? scratch.int32(m + 2) : null;
   for (let i = 0; i < n; i++) {
     const k = keys[i]!;
-    let r = m;
+    let lo = m;
     if (k === k) {
-      let lo = 0;
+      lo = 0;
       let hi = m;
-      if (sign === 1) {
-        while (lo < hi) {
-          const mid = (lo + hi) >>> 1;
-          if (sorted[mid]! < k) lo = mid + 1;
-          else hi = mid;
-        }
-        r = lo;
-      } else {
-        while (lo < hi) {
-          const mid = (lo + hi) >>> 1;
-          if (sorted[mid]! <= k) lo = mid + 1;
-          else hi = mid;
-        }
-        r = m - lo;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (sorted[mid]! < k) lo = mid + 1;
+        else hi = mid;
       }
     }
-    rank[i] = r;
-    counts[r + 1]!++;
+    if (rankUp !== null) {
+      rankUp[i] = lo;
+      countsUp![lo + 1]!++;
+    }
+    if (rankDown !== null) {
+      const r = lo === m ? m : m - 1 - lo;
+      rankDown[i] = r;
+      countsDown![r + 1]!++;
+    }
   }
-  for (let r = 0; r <= m; r++) counts[r + 1]! += counts[r]!;
   const byId = scratch.int32(n);
   for (let i = 0; i < n; i++) byId[idRank[i]!] = i;
-  const order = new Int32Array(n);
-  for (let p = 0; p < n; p++) {
-    const i = byId[p]!;
-    order[counts[rank[i]!]!++] = i;
-  }
-  return order;
+  const place = (rank: Int32Array | null, counts: Int32Array | null): Int32Array | null => {
+    if (rank === null || counts === null) return null;
+    for (let r = 0; r <= m; r++) counts[r + 1]! += counts[r]!;
+    const order = new Int32Array(n);
+    for (let p = 0; p < n; p++) {
+      const i = byId[p]!;
+      order[counts[rank[i]!]!++] = i;
+    }
+    return order;
+  };
+  return [place(rankUp, countsUp), place(rankDown, countsDown)];
 }
 
 /** Units of a text's start that textOrder's number holds, 7 bits each (7 * 7 = 49 bits: exact in a double). */

@@ -106,6 +106,25 @@ describe('a build over two threads', () => {
     assert.equal(sent(slugs.slice(1)), false, 'one record fewer');
   });
 
+  it('the main thread idle before the thread finishes (mainIdle) -> it builds the search index of each of the thread\'s collections from their texts, and they are byte for byte those of a build on one thread', async () => {
+    const data = await dataset();
+    const one = await loadSnapshot(data, { buildThreads: 'never' });
+    const thread = BuildThread.start(data, ['outfits', 'news'])!;
+    thread.mainIdle();
+    thread.offer('celebrities', one.collections.celebrities);
+    const got = await thread.result;
+    assert.ok('built' in got, JSON.stringify(got));
+    assert.deepEqual(thread.searched, ['outfits', 'news']);
+    assertSameIndexes(one, { ...one, collections: { ...one.collections, ...got.built } }, ['outfits', 'news']);
+    // Not idle: the thread builds them itself.
+    const busy = BuildThread.start(data, ['news'])!;
+    busy.offer('celebrities', one.collections.celebrities);
+    const own = await busy.result;
+    assert.ok('built' in own, JSON.stringify(own));
+    assert.deepEqual(busy.searched, []);
+    assertSameIndexes(one, { ...one, collections: { ...one.collections, ...own.built } }, ['news']);
+  });
+
   it('a syntax error in reviews.json -> the same line and column as on one thread', async () => {
     const data = await dataset();
     const path = join(data, 'reviews.json');

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { idRanks, numberOrder, prefixKey, textOrder } from '../../src/data/sort-order.ts';
+import { idRanks, numberOrder, numberOrders, prefixKey, textOrder } from '../../src/data/sort-order.ts';
 
 /** The comparator sort numberOrder stands in for (indexes.ts buildOrder before). */
 function reference(keys: Float64Array, sign: 1 | -1, idRank: Int32Array): Int32Array {
@@ -37,6 +37,25 @@ test('numberOrder -> the comparator order: ascending and descending, NaN last, t
     }),
     { numRuns: 500 },
   );
+});
+
+test('numberOrders (one sort of the keys, both directions: latest and oldest) -> the comparator orders ascending and descending', () => {
+  fc.assert(
+    fc.property(fc.array(key, { maxLength: 60 }), fc.integer(), (values, seed) => {
+      const keys = Float64Array.from(values);
+      const idRank = Int32Array.from(values.keys());
+      for (let i = idRank.length - 1, s = seed >>> 0; i > 0; i--) {
+        s = (Math.imul(s, 1103515245) + 12345) >>> 0;
+        const j = s % (i + 1);
+        [idRank[i], idRank[j]] = [idRank[j]!, idRank[i]!];
+      }
+      const [up, down] = numberOrders(keys, idRank);
+      assert.deepEqual([...up!], [...reference(keys, 1, idRank)]);
+      assert.deepEqual([...down!], [...reference(keys, -1, idRank)]);
+    }),
+    { numRuns: 500 },
+  );
+  assert.deepEqual(numberOrders(Float64Array.of(2, 1), Int32Array.of(0, 1), undefined, false, true)[0], null);
 });
 
 test('numberOrder: every key NaN, -0 beside 0, and none', () => {
