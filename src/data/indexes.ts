@@ -13,7 +13,7 @@ import { StringKeys } from './string-keys.ts';
 import { IndexDigest, type RecordGroups, type SourceDigester } from './record-groups.ts';
 import { writeAscii, writeByte, writeNull } from './json-bytes.ts';
 import { compileFieldsWriter, compileShapes, propsWriter } from './shape.ts';
-import { count, includes, includesAt, lookup, lookupSlug, slugAt, slugTable, stringAt, stringTable, type SlugTable, type StringTable } from './string-table.ts';
+import { count, includes, includesAt, lookup, lookupSlug, slugAt, slugTable, slugTableAt, stringAt, stringTable, type SlugTable, type StringTable } from './string-table.ts';
 
 export interface RangeIndex {
   /** The `minParam` of the range filter it serves. */
@@ -93,6 +93,8 @@ export interface CollectionIndex {
 }
 
 const EMPTY = new Int32Array(0);
+/** `"slug":"`: a list item's slug key and its value's opening quote. */
+const SLUG_KEY_BYTES = 8;
 const EMPTY_ARRAY = Uint8Array.of(0x5b, 0x5d);
 
 /** The record id of `slug`, or -1. */
@@ -585,7 +587,9 @@ export function indexBuilder(
   const ownCuts = new GrowingI32(hint.records * ownCutsPerRecord, scratch);
   const open = `{"success":true,"version":"v1","resource":"${def.name}","data":`;
   const ids: string[] = [];
+  /** Without a plan, the slugs, found in the list items at finish (slugTable); with one, where each starts in its list item, as written. */
   const slugs: string[] = [];
+  const slugsAt = new GrowingI32(plan === null ? 0 : hint.records, scratch);
   const texts: string[] = [];
   // The list field the search text is (search-text.ts), and whether each record's text is its value.
   const sf = searchField(def);
@@ -612,13 +616,32 @@ export function indexBuilder(
   const bounds = plan === null ? [] : [0, ...plan.listCuts, plan.listFields];
   // Each run written straight into the arena (json-bytes.ts): the comma before a run's first field is
   // its own, so a cut falls on it; the late field's key is written with the fields before it.
+  // The writer of the fields that hold the slug notes where the slug's text starts as it writes it, so
+  // the slug table needs neither the slugs kept to the end (a string each, promoted to the old
+  // generation) nor a search of every list item for them (string-table.ts slugTableAt).
+  const slugField = def.listFields.indexOf('slug');
+  /** Where the slug of the record being added starts in the list arena (-1: not written yet). */
+  let slugPos = -1;
+  const fieldsWriter = (from: number, to: number, comma: boolean) => {
+    if (slugField < from || slugField >= to) return compileFieldsWriter(def, def.listFields.slice(from, to), comma);
+    const before = compileFieldsWriter(def, def.listFields.slice(from, slugField), comma);
+    const withComma = comma || slugField > from;
+    const after = compileFieldsWriter(def, def.listFields.slice(slugField, to), withComma);
+    // `,"slug":"`: the key, then the string's opening quote (a slug is written as it is: [a-z0-9-]).
+    const keyBytes = (withComma ? 1 : 0) + SLUG_KEY_BYTES;
+    return (r: LinkedRecord, out: typeof list): void => {
+      before(r, out);
+      slugPos = out.at + keyBytes;
+      after(r, out);
+    };
+  };
   const listRuns = bounds.slice(1).map((to, k) => {
     const from = bounds[k]!;
     // (A cut on either side of it: detailPlan.)
     if (listEmbed !== null && from === listEmbed.field) return { head: null, lateKey: null, tail: null };
-    if (lateAt < from || lateAt >= to) return { head: compileFieldsWriter(def, def.listFields.slice(from, to), k > 0), lateKey: null, tail: null };
+    if (lateAt < from || lateAt >= to) return { head: fieldsWriter(from, to, k > 0), lateKey: null, tail: null };
     const key = Uint8Array.from(Buffer.from(`${k > 0 || lateAt > from ? ',' : ''}"${listLate!.field}":`, 'latin1'));
-    return { head: compileFieldsWriter(def, def.listFields.slice(from, lateAt), k > 0), lateKey: key, tail: compileFieldsWriter(def, def.listFields.slice(lateAt + 1, to), true) };
+    return { head: fieldsWriter(from, lateAt, k > 0), lateKey: key, tail: fieldsWriter(lateAt + 1, to, true) };
   });
   // A refs run's holes: per record, how many (CSR), and per hole where it lies in the record's text.
   const refsStarts = embedded.map((e) => (e.refs ? new GrowingI32(hint.records + 1, scratch) : null));
@@ -711,6 +734,9 @@ export function indexBuilder(
         }
       }
       writeByte(list, 0x7d); // }
+      if (slugPos < 0 || typeof r.slug !== 'string') throw new Error(`list item ${id} does not show its slug ${JSON.stringify(r.slug)}`);
+      slugsAt.push(slugPos - start);
+      slugPos = -1;
       // The detail-only runs, back to back; its late value (if any) lies in a list run, so is not here.
       const ownStart = own.at;
       own.begin();
@@ -735,7 +761,7 @@ export function indexBuilder(
       }
     }
     ids.push(r._id as string);
-    slugs.push(r.slug);
+    if (plan === null) slugs.push(r.slug);
     // (The slug, search text, its `derived` bit, embedded ids and range value are compared as the
     // index holds them (patch.ts): the digests cover what it does not keep per record.)
     digest.str(r._id as string);
@@ -823,7 +849,7 @@ export function indexBuilder(
     const listFragments = list.finish();
     const detail: Details = { plan, own: own.finish(), cuts: cuts.finishRecordOffsets(), ownCuts: ownCuts.finishRecordOffsets() };
     const search = buildSearchIndex(texts);
-    const slugIndex = slugTable(listFragments.bytes, listFragments.starts, slugs);
+    const slugIndex = plan === null ? slugTable(listFragments.bytes, listFragments.starts, slugs) : slugTableAt(listFragments.bytes, listFragments.starts, slugsAt.finishRecordOffsets());
     slugs.length = 0;
     // A text no search reads but a long query's, and a list field's value, is decoded from the
     // list item by that query instead of being kept twice (search-text.ts).
