@@ -405,24 +405,33 @@ type EqualityFilter = Exclude<ResourceDefinition['filters'][number], { kind: 'ra
  * (`embed` >= 0, the number of that embed), the key number is the embedded record's id (`addId`).
  */
 /** `values` as an Int32Array: a view of `scratch`'s when given, else an array of its own. */
-function int32Of(values: readonly number[], scratch: Scratch | null): Int32Array {
-  if (scratch === null) return Int32Array.from(values);
-  const a = scratch.int32(values.length);
-  for (let i = 0; i < values.length; i++) a[i] = values[i]!;
-  return a;
+function int32Of(values: GrowingI32, scratch: Scratch | null): Int32Array {
+  return values.copyTo(scratch === null ? new Int32Array(values.length) : scratch.int32(values.length));
 }
 
 export class PostingCollector {
   /** Key numbers by key (not a Map: string-keys.ts). */
   private readonly number = new StringKeys();
   private readonly counts: number[] = [];
-  private readonly members: number[] = [];
-  private readonly perRecord: number[] = [0];
+  /**
+   * The key numbers of every record, back to back, and where each record's start (CSR), in typed
+   * chunks: as JS arrays, 8 bytes a number grown by copies, they lived through the whole build and
+   * were promoted to the old generation with every copy (issue 19).
+   */
+  private readonly members: GrowingI32;
+  private readonly perRecord: GrowingI32;
+  /** The key numbers of the record being added (a key counts once per record). */
+  private readonly current: number[] = [];
 
   constructor(
     readonly filter: EqualityFilter,
     readonly embed = -1,
-  ) {}
+    scratch: Scratch | null = null,
+  ) {
+    this.members = new GrowingI32(0, scratch);
+    this.perRecord = new GrowingI32(0, scratch);
+    this.perRecord.push(0);
+  }
 
   /** Adds the next record, whose key is the record with id `id` (-1: none) of the embed's collection. */
   addId(id: number): void {
@@ -436,11 +445,10 @@ export class PostingCollector {
 
   add(r: LinkedRecord): void {
     const raw = this.filter.get(r);
-    const seen = this.members.length;
     // A single value is added as it is, without an array made for it.
-    if (Array.isArray(raw)) for (let i = 0; i < raw.length; i++) this.addValue(raw[i], seen);
-    else if (raw !== null && raw !== undefined) this.addValue(raw, seen);
-    this.perRecord.push(this.members.length);
+    if (Array.isArray(raw)) for (let i = 0; i < raw.length; i++) this.addValue(raw[i]);
+    else if (raw !== null && raw !== undefined) this.addValue(raw);
+    this.endRecord();
   }
 
   /**
@@ -448,22 +456,28 @@ export class PostingCollector {
    * order: patch.ts makes a table again from the keys of another and of the records an edit changed.
    */
   addKeys(keys: readonly string[]): void {
-    const seen = this.members.length;
-    for (let i = 0; i < keys.length; i++) this.addKey(keys[i]!, seen);
+    for (let i = 0; i < keys.length; i++) this.addKey(keys[i]!);
+    this.endRecord();
+  }
+
+  private endRecord(): void {
     this.perRecord.push(this.members.length);
+    this.current.length = 0;
   }
 
-  /** Adds key `v` to the record being added, whose keys start at `members[seen]`. */
-  private addValue(v: unknown, seen: number): void {
-    this.addKey(this.filter.kind === 'text' ? fold(String(v).trim()) : String(v), seen);
+  /** Adds key `v` to the record being added. */
+  private addValue(v: unknown): void {
+    this.addKey(this.filter.kind === 'text' ? fold(String(v).trim()) : String(v));
   }
 
-  /** Adds `key` (as the table holds it) to the record being added, whose keys start at `members[seen]`. */
-  private addKey(key: string, seen: number): void {
+  /** Adds `key` (as the table holds it) to the record being added. */
+  private addKey(key: string): void {
     const k = this.number.add(key);
     if (k === this.counts.length) this.counts.push(0);
     // The same key twice in one record counts once.
-    for (let m = seen; m < this.members.length; m++) if (this.members[m] === k) return;
+    const current = this.current;
+    for (let m = 0; m < current.length; m++) if (current[m] === k) return;
+    current.push(k);
     this.counts[k]!++;
     this.members.push(k);
   }
@@ -483,6 +497,8 @@ export class PostingCollector {
     // threshold past every later array of that size: scratch.ts).
     const perRecord = int32Of(this.perRecord, scratch);
     const member = int32Of(this.members, scratch);
+    this.perRecord.release();
+    this.members.release();
     const offsets = new Int32Array(keys + 1);
     for (let k = 0; k < keys; k++) offsets[k + 1] = offsets[k]! + this.counts[k]!;
     // Where each posting starts in a list of `total` ids; -1: not in that list.
@@ -606,7 +622,7 @@ export function indexBuilder(
   const collectors = def.filters.flatMap((f) => {
     if (f.kind === 'range') return [];
     const e = f.kind === 'slug' && f.embed !== undefined ? embedded.findIndex((x) => x.field === f.embed && !x.refs) : -1;
-    return [new PostingCollector(f, e)];
+    return [new PostingCollector(f, e, scratch)];
   });
 
   // With a plan, the list item is serialized in runs cut at the plan's list cuts (and around the late
