@@ -13,7 +13,7 @@ import { StringKeys } from './string-keys.ts';
 import { IndexDigest, type RecordGroups, type SourceDigester } from './record-groups.ts';
 import { writeAscii, writeByte, writeNull } from './json-bytes.ts';
 import { compileFieldsWriter, compileShapes, propsWriter } from './shape.ts';
-import { count, includes, includesAt, lookup, lookupSlug, slugAt, slugTable, stringAt, stringTable, type SlugTable, type StringTable } from './string-table.ts';
+import { count, includes, includesAt, lookup, lookupSlug, slugAt, slugTable, slugTableAt, stringAt, stringTable, type SlugTable, type StringTable } from './string-table.ts';
 
 export interface RangeIndex {
   /** The `minParam` of the range filter it serves. */
@@ -93,6 +93,8 @@ export interface CollectionIndex {
 }
 
 const EMPTY = new Int32Array(0);
+/** `"slug":"`: a list item's slug key and its value's opening quote. */
+const SLUG_KEY_BYTES = 8;
 const EMPTY_ARRAY = Uint8Array.of(0x5b, 0x5d);
 
 /** The record id of `slug`, or -1. */
@@ -440,24 +442,33 @@ type EqualityFilter = Exclude<ResourceDefinition['filters'][number], { kind: 'ra
  * (`embed` >= 0, the number of that embed), the key number is the embedded record's id (`addId`).
  */
 /** `values` as an Int32Array: a view of `scratch`'s when given, else an array of its own. */
-function int32Of(values: readonly number[], scratch: Scratch | null): Int32Array {
-  if (scratch === null) return Int32Array.from(values);
-  const a = scratch.int32(values.length);
-  for (let i = 0; i < values.length; i++) a[i] = values[i]!;
-  return a;
+function int32Of(values: GrowingI32, scratch: Scratch | null): Int32Array {
+  return values.copyTo(scratch === null ? new Int32Array(values.length) : scratch.int32(values.length));
 }
 
 export class PostingCollector {
   /** Key numbers by key (not a Map: string-keys.ts). */
   private readonly number = new StringKeys();
   private readonly counts: number[] = [];
-  private readonly members: number[] = [];
-  private readonly perRecord: number[] = [0];
+  /**
+   * The key numbers of every record, back to back, and where each record's start (CSR), in typed
+   * chunks: as JS arrays, 8 bytes a number grown by copies, they lived through the whole build and
+   * were promoted to the old generation with every copy (issue 19).
+   */
+  private readonly members: GrowingI32;
+  private readonly perRecord: GrowingI32;
+  /** The key numbers of the record being added (a key counts once per record). */
+  private readonly current: number[] = [];
 
   constructor(
     readonly filter: EqualityFilter,
     readonly embed = -1,
-  ) {}
+    scratch: Scratch | null = null,
+  ) {
+    this.members = new GrowingI32(0, scratch);
+    this.perRecord = new GrowingI32(0, scratch);
+    this.perRecord.push(0);
+  }
 
   /** Adds the next record, whose key is the record with id `id` (-1: none) of the embed's collection. */
   addId(id: number): void {
@@ -471,11 +482,10 @@ export class PostingCollector {
 
   add(r: LinkedRecord): void {
     const raw = this.filter.get(r);
-    const seen = this.members.length;
     // A single value is added as it is, without an array made for it.
-    if (Array.isArray(raw)) for (let i = 0; i < raw.length; i++) this.addValue(raw[i], seen);
-    else if (raw !== null && raw !== undefined) this.addValue(raw, seen);
-    this.perRecord.push(this.members.length);
+    if (Array.isArray(raw)) for (let i = 0; i < raw.length; i++) this.addValue(raw[i]);
+    else if (raw !== null && raw !== undefined) this.addValue(raw);
+    this.endRecord();
   }
 
   /**
@@ -483,22 +493,28 @@ export class PostingCollector {
    * order: patch.ts makes a table again from the keys of another and of the records an edit changed.
    */
   addKeys(keys: readonly string[]): void {
-    const seen = this.members.length;
-    for (let i = 0; i < keys.length; i++) this.addKey(keys[i]!, seen);
+    for (let i = 0; i < keys.length; i++) this.addKey(keys[i]!);
+    this.endRecord();
+  }
+
+  private endRecord(): void {
     this.perRecord.push(this.members.length);
+    this.current.length = 0;
   }
 
-  /** Adds key `v` to the record being added, whose keys start at `members[seen]`. */
-  private addValue(v: unknown, seen: number): void {
-    this.addKey(this.filter.kind === 'text' ? fold(String(v).trim()) : String(v), seen);
+  /** Adds key `v` to the record being added. */
+  private addValue(v: unknown): void {
+    this.addKey(this.filter.kind === 'text' ? fold(String(v).trim()) : String(v));
   }
 
-  /** Adds `key` (as the table holds it) to the record being added, whose keys start at `members[seen]`. */
-  private addKey(key: string, seen: number): void {
+  /** Adds `key` (as the table holds it) to the record being added. */
+  private addKey(key: string): void {
     const k = this.number.add(key);
     if (k === this.counts.length) this.counts.push(0);
     // The same key twice in one record counts once.
-    for (let m = seen; m < this.members.length; m++) if (this.members[m] === k) return;
+    const current = this.current;
+    for (let m = 0; m < current.length; m++) if (current[m] === k) return;
+    current.push(k);
     this.counts[k]!++;
     this.members.push(k);
   }
@@ -518,6 +534,8 @@ export class PostingCollector {
     // threshold past every later array of that size: scratch.ts).
     const perRecord = int32Of(this.perRecord, scratch);
     const member = int32Of(this.members, scratch);
+    this.perRecord.release();
+    this.members.release();
     const offsets = new Int32Array(keys + 1);
     for (let k = 0; k < keys; k++) offsets[k + 1] = offsets[k]! + this.counts[k]!;
     // Where each posting starts in a list of `total` ids; -1: not in that list.
@@ -640,7 +658,9 @@ export function indexBuilder(
   const ownCuts = new GrowingI32(hint.records * ownCutsPerRecord, scratch);
   const open = `{"success":true,"version":"v1","resource":"${def.name}","data":`;
   const ids: string[] = [];
+  /** Without a plan, the slugs, found in the list items at finish (slugTable); with one, where each starts in its list item, as written. */
   const slugs: string[] = [];
+  const slugsAt = new GrowingI32(plan === null ? 0 : hint.records, scratch);
   const texts: string[] = [];
   // The list field the search text is (search-text.ts), and whether each record's text is its value.
   const sf = searchField(def);
@@ -657,7 +677,7 @@ export function indexBuilder(
   const collectors = def.filters.flatMap((f) => {
     if (f.kind === 'range') return [];
     const e = f.kind === 'slug' && f.embed !== undefined ? embedded.findIndex((x) => x.field === f.embed && !x.refs) : -1;
-    return [new PostingCollector(f, e)];
+    return [new PostingCollector(f, e, scratch)];
   });
 
   // With a plan, the list item is serialized in runs cut at the plan's list cuts (and around the late
@@ -667,13 +687,32 @@ export function indexBuilder(
   const bounds = plan === null ? [] : [0, ...plan.listCuts, plan.listFields];
   // Each run written straight into the arena (json-bytes.ts): the comma before a run's first field is
   // its own, so a cut falls on it; the late field's key is written with the fields before it.
+  // The writer of the fields that hold the slug notes where the slug's text starts as it writes it, so
+  // the slug table needs neither the slugs kept to the end (a string each, promoted to the old
+  // generation) nor a search of every list item for them (string-table.ts slugTableAt).
+  const slugField = def.listFields.indexOf('slug');
+  /** Where the slug of the record being added starts in the list arena (-1: not written yet). */
+  let slugPos = -1;
+  const fieldsWriter = (from: number, to: number, comma: boolean) => {
+    if (slugField < from || slugField >= to) return compileFieldsWriter(def, def.listFields.slice(from, to), comma);
+    const before = compileFieldsWriter(def, def.listFields.slice(from, slugField), comma);
+    const withComma = comma || slugField > from;
+    const after = compileFieldsWriter(def, def.listFields.slice(slugField, to), withComma);
+    // `,"slug":"`: the key, then the string's opening quote (a slug is written as it is: [a-z0-9-]).
+    const keyBytes = (withComma ? 1 : 0) + SLUG_KEY_BYTES;
+    return (r: LinkedRecord, out: typeof list): void => {
+      before(r, out);
+      slugPos = out.at + keyBytes;
+      after(r, out);
+    };
+  };
   const listRuns = bounds.slice(1).map((to, k) => {
     const from = bounds[k]!;
     // (A cut on either side of it: detailPlan.)
     if (listEmbed !== null && from === listEmbed.field) return { head: null, lateKey: null, tail: null };
-    if (lateAt < from || lateAt >= to) return { head: compileFieldsWriter(def, def.listFields.slice(from, to), k > 0), lateKey: null, tail: null };
+    if (lateAt < from || lateAt >= to) return { head: fieldsWriter(from, to, k > 0), lateKey: null, tail: null };
     const key = Uint8Array.from(Buffer.from(`${k > 0 || lateAt > from ? ',' : ''}"${listLate!.field}":`, 'latin1'));
-    return { head: compileFieldsWriter(def, def.listFields.slice(from, lateAt), k > 0), lateKey: key, tail: compileFieldsWriter(def, def.listFields.slice(lateAt + 1, to), true) };
+    return { head: fieldsWriter(from, lateAt, k > 0), lateKey: key, tail: fieldsWriter(lateAt + 1, to, true) };
   });
   // A refs run's holes: per record, how many (CSR), and per hole where it lies in the record's text.
   const refsStarts = embedded.map((e) => (e.refs ? new GrowingI32(hint.records + 1, scratch) : null));
@@ -766,6 +805,9 @@ export function indexBuilder(
         }
       }
       writeByte(list, 0x7d); // }
+      if (slugPos < 0 || typeof r.slug !== 'string') throw new Error(`list item ${id} does not show its slug ${JSON.stringify(r.slug)}`);
+      slugsAt.push(slugPos - start);
+      slugPos = -1;
       // The detail-only runs, back to back; its late value (if any) lies in a list run, so is not here.
       const ownStart = own.at;
       own.begin();
@@ -790,7 +832,7 @@ export function indexBuilder(
       }
     }
     ids.push(r._id as string);
-    slugs.push(r.slug);
+    if (plan === null) slugs.push(r.slug);
     // (The slug, search text, its `derived` bit, embedded ids and range value are compared as the
     // index holds them (patch.ts): the digests cover what it does not keep per record.)
     digest.str(r._id as string);
@@ -895,7 +937,7 @@ export function indexBuilder(
     const listFragments = list.finish();
     const detail: Details = { plan, own: own.finish(), cuts: cuts.finishRecordOffsets(), ownCuts: ownCuts.finishRecordOffsets() };
     handOff();
-    const slugIndex = slugTable(listFragments.bytes, listFragments.starts, slugs);
+    const slugIndex = plan === null ? slugTable(listFragments.bytes, listFragments.starts, slugs) : slugTableAt(listFragments.bytes, listFragments.starts, slugsAt.finishRecordOffsets());
     slugs.length = 0;
     // (Of the texts as they were added: some are emptied below.)
     const search = elsewhere ? SEARCH_ELSEWHERE : buildSearchIndex(texts);
