@@ -10,6 +10,7 @@
 // --work: state directories (one per server: accounts, boot cache), kept between runs (a first
 // start at 100k takes minutes; later ones read the boot cache). --against: a second server from
 // another checkout's bin/celebrity-api on the same data (A = this checkout, B = that one).
+// --b-args 'FLAGS': B is this checkout (or --against's) run with these node flags besides --node-args.
 // Node: the one running this script runs every server (run it with Node 26 for Node 26).
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
@@ -30,6 +31,7 @@ const { values: flags } = parseArgs({
     only: { type: 'string' },
     transport: { type: 'string', default: 'http' },
     'node-args': { type: 'string', default: '' },
+    'b-args': { type: 'string' },
   },
 });
 if (flags.data === undefined) throw new Error('--data DIR');
@@ -87,7 +89,8 @@ interface Server {
 }
 
 function serve(name: string, cli: string, dir: string, keys: Keys): Promise<Server> {
-  const args = [...flags['node-args']!.split(' ').filter(Boolean), cli, 'serve', '--data', DATA, '--state', dir, '--port', '0', '--log-level', 'error'];
+  const extra = name === 'B' ? (flags['b-args'] ?? '').split(' ').filter(Boolean) : [];
+  const args = [...flags['node-args']!.split(' ').filter(Boolean), ...extra, cli, 'serve', '--data', DATA, '--state', dir, '--port', '0', '--log-level', 'error'];
   if (!HTTPS) args.push('--insecure-http');
   const t0 = performance.now();
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -161,7 +164,7 @@ async function main(): Promise<void> {
   const wrk = ensureWrk(log);
   const servers: Server[] = [];
   const ours: { name: string; cli: string }[] = [{ name: 'A', cli: CLI }];
-  if (flags.against !== undefined) ours.push({ name: 'B', cli: join(resolve(flags.against), 'bin', 'celebrity-api') });
+  if (flags.against !== undefined || flags['b-args'] !== undefined) ours.push({ name: 'B', cli: flags.against === undefined ? CLI : join(resolve(flags.against), 'bin', 'celebrity-api') });
   try {
     for (const o of ours) {
       const dir = join(flags.work!, `state-${o.name}`);
