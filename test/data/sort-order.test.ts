@@ -26,13 +26,7 @@ test('numberOrder -> the comparator order: ascending and descending, NaN last, t
   fc.assert(
     fc.property(fc.array(key, { maxLength: 60 }), fc.integer(), (values, seed) => {
       const keys = Float64Array.from(values);
-      // A permutation for the _id ranks, shuffled by the seed.
-      const idRank = Int32Array.from(values.keys());
-      for (let i = idRank.length - 1, s = seed >>> 0; i > 0; i--) {
-        s = (Math.imul(s, 1103515245) + 12345) >>> 0;
-        const j = s % (i + 1);
-        [idRank[i], idRank[j]] = [idRank[j]!, idRank[i]!];
-      }
+      const idRank = shuffled(values.length, seed);
       for (const sign of [1, -1] as const) assert.deepEqual([...numberOrder(keys, sign, idRank)], [...reference(keys, sign, idRank)]);
     }),
     { numRuns: 500 },
@@ -43,12 +37,7 @@ test('numberOrders (one sort of the keys, both directions: latest and oldest) ->
   fc.assert(
     fc.property(fc.array(key, { maxLength: 60 }), fc.integer(), (values, seed) => {
       const keys = Float64Array.from(values);
-      const idRank = Int32Array.from(values.keys());
-      for (let i = idRank.length - 1, s = seed >>> 0; i > 0; i--) {
-        s = (Math.imul(s, 1103515245) + 12345) >>> 0;
-        const j = s % (i + 1);
-        [idRank[i], idRank[j]] = [idRank[j]!, idRank[i]!];
-      }
+      const idRank = shuffled(values.length, seed);
       const [up, down] = numberOrders(keys, idRank);
       assert.deepEqual([...up!], [...reference(keys, 1, idRank)]);
       assert.deepEqual([...down!], [...reference(keys, -1, idRank)]);
@@ -77,6 +66,7 @@ function textReference(keys: readonly (string | null)[], sign: 1 | -1, idRank: I
   });
 }
 
+/** A permutation of 0..n-1 (the _id ranks), shuffled by `seed`. */
 function shuffled(n: number, seed: number): Int32Array {
   const p = Int32Array.from({ length: n }, (_, i) => i);
   for (let i = n - 1, s = seed >>> 0; i > 0; i--) {
