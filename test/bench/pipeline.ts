@@ -19,13 +19,13 @@
 // there), so a run at 100k restarts from it in seconds instead of loading the data files for minutes;
 // under --against each side has its own (DIR/A, DIR/B), so sides whose src/data differ keep theirs.
 import http from 'node:http';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
-import { Duplex } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import v8 from 'node:v8';
+import { MemorySocket, startBare, startOurs } from './in-memory.ts';
 
 const { values: flags, positionals } = parseArgs({
   allowPositionals: true,
@@ -37,38 +37,6 @@ const ROUNDS = Number(flags.rounds);
 const SLICE_MS = Number(flags['slice-ms']);
 const CONNECTIONS = 50;
 
-// The services make their servers with http.createServer: each one made is kept here, to feed it.
-const made: http.Server[] = [];
-const createServer = http.createServer;
-(http as { createServer: unknown }).createServer = (...args: unknown[]) => {
-  const server = (createServer as (...a: unknown[]) => http.Server)(...args);
-  made.push(server);
-  return server;
-};
-
-/** A connection in memory: what the server writes is counted and dropped. */
-class MemorySocket extends Duplex {
-  remoteAddress = '127.0.0.1';
-  remotePort = 40_000;
-  written = 0;
-  kept: Buffer[] | null = null;
-  override _read(): void {}
-  override _write(chunk: Buffer, _encoding: string, done: () => void): void {
-    this.written += chunk.length;
-    this.kept?.push(Buffer.from(chunk));
-    done();
-  }
-  setTimeout(): this {
-    return this;
-  }
-  setNoDelay(): this {
-    return this;
-  }
-  setKeepAlive(): this {
-    return this;
-  }
-}
-
 interface Side {
   readonly name: string;
   readonly server: http.Server;
@@ -79,68 +47,28 @@ interface Side {
 }
 
 async function ours(root: string, name: string): Promise<Side> {
-  const { startService } = await import(join(root, 'src/service.ts'));
-  const { Metrics } = await import(join(root, 'src/http/metrics.ts'));
-  const { createAccessLog } = await import(join(root, 'src/http/access-log.ts'));
-  const { createLogger } = await import(join(root, 'src/log.ts'));
-  const log = createLogger({ level: 'error', write: () => {} });
-  const metrics = new Metrics({ clock: Date.now, draining: () => false, store: () => null });
-  const accessLog = createAccessLog(log, false);
-  const state = mkdtempSync(join(os.tmpdir(), 'bench-pipeline-'));
-  if (flags.cache !== undefined) {
+  const o = await startOurs(root, DATA, (state) => {
+    if (flags.cache === undefined) return;
     // A side of its own under --against (the two checkouts' caches differ when their src/data does).
     const dir = flags.against === undefined ? resolve(flags.cache) : join(resolve(flags.cache), name);
     mkdirSync(dir, { recursive: true });
     symlinkSync(dir, join(state, 'cache'));
-  }
-  const before = made.length;
-  // The start is whatever that checkout's app passes (a bigint before issue 20's clock step, a number after).
-  const observe = (req: unknown, route: unknown, status: number, id: string, start: unknown) => {
-    metrics.observe(route, status, start);
-    accessLog(req, status, id, start);
-  };
-  const service = await startService({ data: DATA, state, tls: null, port: 0, log, observe, metrics: () => metrics.render() });
-  const { key } = await service.gate.accounts.create({ email: 'bench@example.com', plan: 'enterprise', password: 'bench-password-not-secret' });
-  const { key: spent } = await service.gate.accounts.create({ email: 'spent@example.com', plan: 'free', password: 'bench-password-not-secret' });
-  await service.gate.usage.set('spent@example.com', 100);
+  });
   return {
     name,
-    server: made[before]!,
-    key,
-    spent,
+    server: o.server,
+    key: o.key,
+    spent: o.spent,
     close: async () => {
-      await service.close(1000);
-      rmSync(state, { recursive: true, force: true });
+      await o.close(1000);
+      rmSync(o.state, { recursive: true, force: true });
     },
   };
 }
 
-/** The bare server's one answer: status, headers and body as ours sent them (bar Date and connection headers). */
-const fixed = { status: 200, headers: [] as string[], body: Buffer.alloc(0) };
-const bareServer = createServer({ keepAliveTimeout: 5000 }, (_req, res) => {
-  res.writeHead(fixed.status, fixed.headers);
-  res.end(fixed.body);
-});
-bareServer.maxRequestsPerSocket = 0;
-// Listening, as `npm run bench`'s baseline does and ours do (startService): a server that listens has
-// Node track its connections (a ConnectionsList entry per parser, for its header and request
-// timeouts), which one that never listens skips, so a bare side that did not listen paid less than
-// the real baseline per request and understated our share.
-await new Promise<void>((done) => bareServer.listen(0, '127.0.0.1', done));
-const bare: Side = { name: 'bare', server: bareServer, key: '', spent: '', close: () => new Promise((done) => bareServer.close(() => done())) };
-
-function answerWith(raw: Buffer): void {
-  const end = raw.indexOf('\r\n\r\n');
-  const lines = raw.subarray(0, end).toString('latin1').split('\r\n');
-  const skip = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding']);
-  fixed.status = Number(lines[0]!.split(' ')[1]);
-  fixed.headers = [];
-  for (const line of lines.slice(1)) {
-    const colon = line.indexOf(':');
-    if (!skip.has(line.slice(0, colon).toLowerCase())) fixed.headers.push(line.slice(0, colon), line.slice(colon + 2));
-  }
-  fixed.body = Buffer.from(raw.subarray(end + 4));
-}
+const bareSide = await startBare();
+const bare: Side = { name: 'bare', server: bareSide.server, key: '', spent: '', close: () => new Promise((done) => bareSide.server.close(() => done())) };
+const answerWith = bareSide.answerWith;
 
 /** Runs one request on a fresh connection; resolves the response's bytes. */
 function once(side: Side, request: Buffer): Promise<Buffer> {
