@@ -130,6 +130,12 @@ class Collector {
     this.fast = fastCheckOf(def.source);
   }
 
+  /** Room for `records` records' keys in all (StringKeys.reserve): made once, not doubled on the way. */
+  expect(records: number): void {
+    this.ids.reserve(records);
+    this.out.slugs.reserve(records);
+  }
+
   add(rec: unknown, index: number): void {
     const { def, out } = this;
     if (rec === null || typeof rec !== 'object' || Array.isArray(rec)) {
@@ -177,8 +183,27 @@ export function collectArray(def: ResourceDefinition, list: unknown, options: Co
     return { records: [], refs: [], slugs: new StringKeys(), problems: [{ file: def.file, index: null, field: null, reason }], readable: false };
   }
   const c = new Collector(def, options);
+  c.expect(list.length);
   (list as unknown[]).forEach((rec, i) => c.add(rec, i));
   return c.out;
+}
+
+/** Bytes of a record below which the estimate is not believed (the smallest valid record is longer). */
+const LEAST_RECORD_BYTES = 128;
+
+/**
+ * How many records a file of `bytes` holds, from the first chunk's records (`starts`, `ends`: up to
+ * 8 MB of them, records.ts), a little over: the per-record tables are made for it once (a load at
+ * 100k doubled them about 15 times each, every copy promoted and then dead on the build thread).
+ * Never more than the file could hold at LEAST_RECORD_BYTES a record (a first chunk of small records
+ * and a file of large ones reserves no more than that); fewer is fine (the tables grow as before).
+ */
+export function expectedRecords(bytes: number, starts: readonly number[], ends: readonly number[]): number {
+  const n = starts.length;
+  if (n === 0) return 0;
+  // Each record's share of the separators between them: the span from the first's start to the last's end.
+  const per = Math.max((ends[n - 1]! - starts[0]!) / n, LEAST_RECORD_BYTES);
+  return Math.max(n, Math.ceil((bytes / per) * 1.05));
 }
 
 /** Streams one data file: records are validated a chunk at a time, the file is never one string. */
@@ -186,12 +211,22 @@ export async function collectFile(def: ResourceDefinition, path: string, options
   const c = new Collector(def, options);
   try {
     const digester = options.digester;
+    const bytes = (await stat(path)).size;
+    let estimated = false;
     await readRecords(
       path,
       (batch, first) => {
         for (let k = 0; k < batch.length; k++) c.add(batch[k], first + k);
       },
-      digester ? { onSlices: (buf, starts, ends) => digester.slices(buf, starts, ends) } : {},
+      {
+        onSlices: (buf, starts, ends) => {
+          if (!estimated) {
+            estimated = true;
+            c.expect(expectedRecords(bytes, starts, ends));
+          }
+          digester?.slices(buf, starts, ends);
+        },
+      },
     );
     return c.out;
   } catch (err) {

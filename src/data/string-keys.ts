@@ -51,7 +51,12 @@ export function zeros(n: number): number[] {
  * reads no string.
  */
 export class StringKeys {
-  private readonly list: string[] = [];
+  /**
+   * The keys by id, then zeros: made by reserve() at the size expected (one allocation, not grown
+   * by copies of a push at a time, each promoted at 100k), pushed past it when there are more.
+   */
+  private list: (string | number)[] = [];
+  private count = 0;
   /**
    * hashOf of each key, by id, in an array of the most keys the table holds before it grows (half its slots, and one): made with the
    * slots, not grown a push at a time (on Node 26 each step of a large array's growth is a new
@@ -63,20 +68,36 @@ export class StringKeys {
   private mask: number;
 
   constructor(expected = 0) {
-    let n = MIN_SLOTS;
-    while (n < expected * 2) n *= 2;
-    this.slots = zeros(n);
-    this.hashes = zeros((n >> 1) + 1);
-    this.mask = n - 1;
+    this.slots = zeros(MIN_SLOTS);
+    this.hashes = zeros((MIN_SLOTS >> 1) + 1);
+    this.mask = MIN_SLOTS - 1;
+    this.reserve(expected);
   }
 
   get size(): number {
-    return this.list.length;
+    return this.count;
   }
 
   /** The keys, by id. */
   keys(): readonly string[] {
-    return this.list;
+    if (this.list.length > this.count) this.list.length = this.count;
+    return this.list as string[];
+  }
+
+  /**
+   * Room for `expected` keys in all, made once: the slots and hashes at their final size (rebuilt
+   * once, not doubled on the way: each doubling's arrays were promoted and then dead at 100k), and
+   * the key list. More keys than expected are still added (the table grows as before).
+   */
+  reserve(expected: number): void {
+    let n = this.slots.length;
+    while (n < expected * 2) n *= 2;
+    if (n > this.slots.length) this.rehash(n);
+    if (expected > this.list.length) {
+      const list = zeros(expected) as (string | number)[];
+      for (let id = 0; id < this.count; id++) list[id] = this.list[id]!;
+      this.list = list;
+    }
   }
 
   /** The id of `s`, or -1. */
@@ -104,20 +125,22 @@ export class StringKeys {
       if (at === 0) break;
       if (((at ^ h) & ~mask) === 0 && keys[(at & mask) - 1] === s) return (at & mask) - 1;
     }
-    this.hashes[keys.length] = h;
-    keys.push(s);
-    slots[i] = (h & ~mask) | keys.length;
-    if (keys.length * 2 > slots.length) this.grow();
-    return keys.length - 1;
+    const id = this.count++;
+    this.hashes[id] = h;
+    if (id < keys.length) keys[id] = s;
+    else keys.push(s);
+    slots[i] = (h & ~mask) | (id + 1);
+    if (this.count * 2 > slots.length) this.rehash(slots.length * 2);
+    return id;
   }
 
-  private grow(): void {
-    const n = this.slots.length * 2;
+  /** The slots and hashes made again for `n` slots. */
+  private rehash(n: number): void {
     const slots = zeros(n);
     const mask = n - 1;
     const was = this.hashes;
     const hashes = zeros((n >> 1) + 1);
-    for (let id = 0; id < this.list.length; id++) {
+    for (let id = 0; id < this.count; id++) {
       const h = (hashes[id] = was[id]!);
       let i = h & mask;
       while (slots[i] !== 0) i = (i + 1) & mask;

@@ -49,3 +49,21 @@ test('100,000 keys, across growth and from a size hint: each found by an equal s
     assert.equal(k.size, n);
   }
 });
+
+test('reserve: room made once keeps every key and id, keys() is exactly the keys, more than reserved still grow', () => {
+  const k = new StringKeys();
+  for (let i = 0; i < 20; i++) assert.equal(k.add(`k${i}`), i);
+  k.reserve(1000);
+  for (let i = 0; i < 20; i++) assert.equal(k.find(`k${i}`), i, `k${i} after reserve`);
+  assert.equal(k.add('k3'), 3);
+  for (let i = 20; i < 1500; i++) assert.equal(k.add(`k${i}`), i);
+  assert.equal(k.size, 1500);
+  for (let i = 0; i < 1500; i++) assert.equal(k.find(`k${i}`), i);
+  assert.deepEqual(k.keys(), Array.from({ length: 1500 }, (_, i) => `k${i}`));
+  const r = new StringKeys(50);
+  for (const s of ['x', 'y', 'x']) r.add(s);
+  assert.deepEqual(r.keys(), ['x', 'y']);
+  assert.equal(r.add('z'), 2); // added after keys() trimmed the list
+  assert.deepEqual(r.keys(), ['x', 'y', 'z']);
+  assert.equal(r.find(''), -1);
+});
