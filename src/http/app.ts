@@ -395,10 +395,12 @@ export class App {
       return NOT_MODIFIED;
     }
     // A page or a detail asked before with the same tag (data, day) and target is sent as it was sent then.
-    let outcome: Outcome | undefined = this.pages.get(tag, req.url!);
+    const url = req.url!;
+    let outcome: Outcome | undefined = this.pages.get(tag, url);
     if (outcome === undefined) {
-      outcome = r.kind === 'list' ? listPage(index, query, today) : detail(index, r.slug, today);
-      if (outcome.ok) this.pages.keep(tag, req.url!, outcome.body);
+      // The query is read where it stands in the target (it is the target's tail: splitTarget).
+      outcome = r.kind === 'list' ? listPage(index, url, today, url.length - query.length) : detail(index, r.slug, today);
+      if (outcome.ok) this.pages.keep(tag, url, outcome.body);
     }
     if (outcome.ok && condition !== undefined && isAnyTag(condition)) outcome = NOT_MODIFIED;
     if (outcome.ok) extra.push('ETag', tag);

@@ -58,11 +58,14 @@ function pageHead(name: string, page: number, limit: number, total: number, page
   return (e.views[at] ??= Buffer.from(head.buffer, head.byteOffset, at));
 }
 
-/** `today` is the serving day as yyyymmdd, for the fields that depend on it (celebrity `age`). */
-export function listPage(index: CollectionIndex, query: string, today: number): Outcome {
+/**
+ * `today` is the serving day as yyyymmdd, for the fields that depend on it (celebrity `age`). The query
+ * is `query[at..]`: a request's is read within its whole target (parseListQuery says why).
+ */
+export function listPage(index: CollectionIndex, query: string, today: number, at = 0): Outcome {
   let plan;
   try {
-    plan = parseListQuery(index.def, query);
+    plan = parseListQuery(index.def, query, at);
   } catch (err) {
     if (err instanceof ParameterError) return { ok: false, code: 'INVALID_PARAMETER', message: err.message };
     throw err;

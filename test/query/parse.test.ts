@@ -216,3 +216,21 @@ describe('parseListQuery: rejected queries', () => {
     });
   }
 });
+
+describe('parseListQuery: the query read where it stands in the request target', () => {
+  const cases: [CollectionName, string][] = [
+    ['celebrities', '/api/v1/celebrities?nationality=French&sort=latest&page=2'],
+    ['outfits', '/api/v1/outfits?celebrity=zendaya&limit=5'],
+    ['reviews', '/api/v1/reviews?minRating=7.5&sort=rating_high'],
+    ['celebrities', '/api/v1/celebrities?'],
+  ];
+  for (const [name, target] of cases) {
+    const at = target.indexOf('?') + 1;
+    test(`${name}: ${target} from ${at} -> as its query alone`, () => {
+      assert.deepEqual(parseListQuery(RESOURCES[name], target, at), parse(name, target.slice(at)));
+    });
+  }
+  test('an error names the parameter as in the query alone', () => {
+    assert.throws(() => parseListQuery(RESOURCES.celebrities, '/api/v1/celebrities?page=0', 20), (err: unknown) => err instanceof ParameterError && err.param === 'page');
+  });
+});
