@@ -3,10 +3,13 @@
 // pipelined response waiting its turn, a write the kernel did not take at once, an HTTP/2 stream's
 // queue) keeps its bytes until it is sent: every answer arrives as it was built.
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import zlib from 'node:zlib';
 import { after, before, describe, it, test } from 'node:test';
-import { releaseSendBuffer, sendBuffer } from '../../src/data/send-buffer.ts';
+import { releaseSendBuffer, sendBuffer, sendRoomOf } from '../../src/data/send-buffer.ts';
 import { get, parseResponses } from '../helpers/raw-http.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -33,14 +36,28 @@ test('releaseSendBuffer: the last body given back -> the next one is made in its
 const targets = (run: string, n: number) => Array.from({ length: n }, (_, i) => `/api/v1/celebrities?limit=50&page=${1 + (i % 3)}&sort=name_asc&v=${run}${i}`);
 const PAGES = 3;
 
-for (const protocol of ['http1', 'h2'] as const) describe(`bodies built per request over ${protocol}`, () => {
+// Restarted from the boot cache, the list arenas have a room for bodies after them (send-buffer.ts
+// SendRoom): the pages are built there, one at a time, and a body still held when the next is joined
+// (pipelined, backed up in the socket, an HTTP/2 stream waiting) keeps its room until it is unreachable.
+for (const restart of [false, true]) for (const protocol of ['http1', 'h2'] as const) describe(`bodies built per request over ${protocol}${restart ? ', in the list arena\'s room (a restart from the boot cache)' : ''}`, () => {
   let server: TestServer;
   let key: string;
+  let state: string | null = null;
   before(async () => {
-    server = await startTestServer({ protocol });
+    if (restart) {
+      state = await mkdtemp(join(tmpdir(), 'send-release-'));
+      const first = await startTestServer({ protocol, state });
+      await first.service.cacheWritten();
+      await first.close();
+    }
+    server = await startTestServer({ protocol, ...(state === null ? {} : { state }) });
+    if (restart) assert.ok(sendRoomOf(server.service.snapshot().collections.celebrities.list.bytes.buffer) !== null, 'read from the boot cache: a room');
     key = await server.account();
   });
-  after(() => server.close());
+  after(async () => {
+    await server.close();
+    if (state !== null) await rm(state, { recursive: true, force: true });
+  });
 
   it('200 first requests one after another, pages 1-3 in turn -> each the bytes of its page', async () => {
     const expected: string[] = [];
