@@ -20,7 +20,7 @@
 // found. Where no two records share a text (or groups would not make the index smaller), group g is
 // record g and nothing more is kept.
 
-import { scratchInt32, scratchUint16 } from './scratch.ts';
+import { Scratch, scratchInt32, scratchUint16 } from './scratch.ts';
 import { StringKeys } from './string-keys.ts';
 
 export interface GramPostings {
@@ -155,8 +155,9 @@ export interface TextUnits {
   readonly starts: Int32Array;
 }
 
-export function textUnits(texts: readonly string[]): TextUnits {
-  const starts = new Int32Array(texts.length + 1);
+/** `scratch`: where `starts` comes from, when the units are only walked while building (buildSearchIndex). */
+export function textUnits(texts: readonly string[], scratch: Scratch | null = null): TextUnits {
+  const starts = scratch === null ? new Int32Array(texts.length + 1) : scratch.int32(texts.length + 1);
   for (let id = 0; id < texts.length; id++) starts[id + 1] = starts[id]! + texts[id]!.length;
   const units = scratchUint16(starts[texts.length]!);
   let p = 0;
@@ -181,7 +182,7 @@ function unitsKey(units: Uint16Array, p: number, size: 1 | 2 | 3): number {
  * counted in a table indexed by its units, 7 bits each, its slot written there once numbered: no
  * lookup per occurrence; any other in a hash table. Both live only while building.
  */
-function buildGrams(text: TextUnits, size: 1 | 2 | 3): GramPostings {
+function buildGrams(text: TextUnits, size: 1 | 2 | 3, scratch = new Scratch()): GramPostings {
   const { units, starts } = text;
   const records = starts.length - 1;
   const mask = (1 << (7 * size)) - 1;
@@ -232,9 +233,12 @@ function buildGrams(text: TextUnits, size: 1 | 2 | 3): GramPostings {
   let ascii = 0;
   if (direct) for (let d = 0; d <= mask; d++) if (table[2 * d + 1]! > 0) ascii++;
   const n = ascii + found.size;
-  const keyOf = new Float64Array(n);
-  const countOf = new Int32Array(n);
-  const origin = new Int32Array(n); // table index d, or -1 - hash slot
+  // The working arrays from the scratch (scratch.ts): malloc'd, the free of each one of 128 KB or more
+  // raised glibc's mmap threshold, and the main thread's C heap stayed ~30 MB larger at ready on
+  // Node 20 after it had built news's search index at 100k (balance13, session 13).
+  const keyOf = scratch.float64(n);
+  const countOf = scratch.int32(n);
+  const origin = scratch.int32(n); // table index d, or -1 - hash slot
   let g = 0;
   if (direct) {
     for (let d = 0; d <= mask; d++) {
@@ -251,11 +255,11 @@ function buildGrams(text: TextUnits, size: 1 | 2 | 3): GramPostings {
     origin[g] = -1 - s;
   }
   // Grams in key order: gram -> its slot.
-  const byKey = new Int32Array(n);
+  const byKey = scratch.int32(n);
   for (let s = 0; s < n; s++) byKey[s] = s;
   byKey.sort((a, b) => keyOf[a]! - keyOf[b]!);
   const keys = new Float64Array(n);
-  const hashSlot = new Int32Array(found.size);
+  const hashSlot = scratch.int32(found.size);
   for (let r = 0; r < n; r++) {
     const o = origin[byKey[r]!]!;
     keys[r] = keyOf[byKey[r]!]!;
@@ -279,7 +283,8 @@ function buildGrams(text: TextUnits, size: 1 | 2 | 3): GramPostings {
   const lows = new Uint16Array(offsets[n]!);
   const blocks = new Int32Array(n * B).fill(-1);
   const at = size === 3 ? new Uint8Array(lows.length) : NO_POSITIONS;
-  const cursor = offsets.slice(0, n);
+  const cursor = scratch.int32(n);
+  cursor.set(offsets.subarray(0, n));
   last.fill(0);
   for (let id = 0; id < records; id++) {
     const from = starts[id]!;
@@ -364,8 +369,16 @@ export function groupTexts(texts: readonly string[]): { readonly distinct: reado
 
 export function buildSearchIndex(texts: readonly string[]): SearchIndex {
   const { distinct, groups } = groupTexts(texts);
-  const all = textUnits(texts);
-  return { size: texts.length, unigrams: buildGrams(all, 1), bigrams: buildGrams(all, 2), trigrams: buildGrams(distinct === texts ? all : textUnits(distinct), 3), groups };
+  // One scratch for the working arrays of all three: let go with them once built.
+  const scratch = new Scratch();
+  const all = textUnits(texts, scratch);
+  return {
+    size: texts.length,
+    unigrams: buildGrams(all, 1, scratch),
+    bigrams: buildGrams(all, 2, scratch),
+    trigrams: buildGrams(distinct === texts ? all : textUnits(distinct, scratch), 3, scratch),
+    groups,
+  };
 }
 
 /** One record's folded search text before and after an edit (search-text.ts, indexes.ts searchTextOf). */
