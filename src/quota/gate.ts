@@ -86,7 +86,14 @@ export function openGate(options: GateOptions): Gate {
 
   function admitted(ticket: QuotaTicket | null, plan: Plan, total: Quota, at: Moment, now: number): Admission {
     if (ticket === null) return rejections.get(plan, total!, at.month, now);
-    return { ok: true, ticket, headers: total === null ? NO_HEADERS : rateLimitHeaders(total, ticket.remaining!, at.month, now) };
+    const headers = total === null ? NO_HEADERS : rateLimitHeaders(total, ticket.remaining!, at.month, now);
+    // A ticket that is its own admission (the file store's) is answered as it is: no second object.
+    const own = ticket as QuotaTicket & { ok?: true; ticket?: QuotaTicket; headers?: Headers };
+    if (own.ticket === ticket) {
+      own.headers = headers;
+      return own as Admission;
+    }
+    return { ok: true, ticket, headers };
   }
 
   function unavailable(err: unknown): Rejection {
