@@ -7,6 +7,7 @@ import type { ResourceDefinition } from '../resources/types.ts';
 import { rememberDigest, sameBut, sameData } from './content-digest.ts';
 import { detailPlan, embedFields, listEmbedPlan, type Details, type Embed } from './detail-layout.ts';
 import type { Fragments, Offsets, RecordOffsets } from './fragments.ts';
+import { addSendRoom, SEND_ROOM_BYTES } from './send-buffer.ts';
 import { linkEmbeds, SMALL_POSTING, type CollectionIndex, type PostingTable } from './indexes.ts';
 import { groupCount, groupsConsistent, gramsConsistent, type GramPostings, type TextGroups } from './search-index.ts';
 import { groupCount as groupsOf } from './record-groups.ts';
@@ -329,6 +330,7 @@ async function readSections(fh: FileHandle, def: ResourceDefinition, header: Hea
   try {
     const views: View[] = [];
     const sections = header.sections;
+    const listBytes = header.collection.list.bytes;
     for (let first = 0; first < sections.length; ) {
       // Sections lie back to back, 8-byte aligned: a run of them is one read into one buffer, and
       // each is a view at its offset in it (aligned for any typed array).
@@ -342,8 +344,12 @@ async function readSections(fh: FileHandle, def: ResourceDefinition, header: Hea
       // A SharedArrayBuffer is always zero-filled, but in fresh pages the kernel gives zeroed anyway.
       // A section read apart has room to grow after it (patch.ts relinked splices its records in place).
       const room = apart.includes(first) ? APART_ROOM + ((end - from) >>> 8) : 0;
-      const group = (shared ? Buffer.from(new SharedArrayBuffer(end - from + room)) : Buffer.allocUnsafeSlow(end - from + room)).subarray(0, end - from);
+      // The group of the list arena, in memory of this thread's own, has room for a page's body after
+      // it (send-buffer.ts SendRoom: a join copies into it without a view per record).
+      const send = !shared && room === 0 && first <= listBytes && listBytes <= last ? SEND_ROOM_BYTES : 0;
+      const group = (shared ? Buffer.from(new SharedArrayBuffer(end - from + room)) : Buffer.allocUnsafeSlow(end - from + room + send)).subarray(0, end - from);
       if (room > 0) readApart.add(group.buffer);
+      if (send > 0) addSendRoom(group.buffer as ArrayBuffer, end - from);
       await readExactly(fh, group, base + from);
       for (let i = first; i <= last; i++) {
         const s = sections[i]!;

@@ -5,7 +5,7 @@
 import { constants } from 'node:buffer';
 import type { LateField } from '../resources/types.ts';
 import type { ByteSink } from './json-bytes.ts';
-import { sendBuffer } from './send-buffer.ts';
+import { roomBuffer, sendBuffer, sendRoomOf, type SendRoom } from './send-buffer.ts';
 import { scratchBuffer, type Scratch } from './scratch.ts';
 
 /**
@@ -486,6 +486,7 @@ function recordCuts(f: Fragments): Uint32Array | null {
   cutsArena = bytes.buffer as ArrayBuffer;
   cutsBase = bytes.byteOffset;
   cutsTouch = !(bytes.buffer as ArrayBuffer & { readonly resizable?: boolean }).resizable;
+  cutsRoom = arenaRoom(f);
   return c;
 }
 const cutsMade = new WeakMap<Fragments, Uint32Array | null>();
@@ -499,6 +500,25 @@ let cuts: Uint32Array | null = null;
 let cutsArena = new ArrayBuffer(0);
 let cutsBase = 0;
 let cutsTouch = false;
+/** That arena's room for bodies (send-buffer.ts SendRoom), or null. */
+let cutsRoom: SendRoom | null = null;
+
+/**
+ * The room for bodies in the memory of arena `f` (send-buffer.ts SendRoom), or null: the boot cache's
+ * reader makes one after the group of sections a list arena is in. None in a first start's resizable
+ * ArrayBuffer (FragmentBuilder): V8 writes a byte there slowly, and a join writes its commas and
+ * digits byte by byte (a 20-record join in one process, Node 20: 2.97 -> 3.94 µs where plain memory
+ * gives 2.49; Node 26: 2.96 -> 4.13).
+ */
+function arenaRoom(f: Fragments): SendRoom | null {
+  if (f === roomArena) return roomOfArena;
+  roomArena = f;
+  roomOfArena = sendRoomOf(f.bytes.buffer);
+  return roomOfArena;
+}
+/** The last arena arenaRoom was asked for, and its answer. */
+let roomArena: Fragments | null = null;
+let roomOfArena: SendRoom | null = null;
 
 function makeCuts(f: Fragments): Uint32Array | null {
   const { starts, gaps, keys } = f;
@@ -555,8 +575,29 @@ function joinCuts(f: Fragments, c: Uint32Array, ids: ArrayLike<number>, today: n
   }
   const arena = cutsArena;
   const base = cutsBase;
+  const room = cutsRoom;
+  const body = room === null ? null : roomBuffer(room, length);
+  if (body !== null) {
+    // In the arena's own memory: each record by copyWithin, no view of its bytes.
+    const all = room!.all;
+    let at = room!.at;
+    copyHead(all, head, headLength, at);
+    at += headLength;
+    for (let i = 0; i < n; i++) {
+      if (i > 0) all[at++] = 0x2c; // ,
+      const k = ids[i]! << 2;
+      const gap = base + c[k + 2]!;
+      const end = base + c[k + 1]!;
+      typedArrayCopyWithin.call(all, at, base + c[k]!, gap);
+      at = writeNumber(values[i]!, all, at + gap - base - c[k]!);
+      typedArrayCopyWithin.call(all, at, gap, end);
+      at += end - gap;
+    }
+    for (let i = 0; i < tail.length; i++) all[at++] = tail[i]!;
+    return body;
+  }
   const out = sendBuffer(length);
-  copyHead(out, head, headLength);
+  copyHead(out, head, headLength, 0);
   let pos = headLength;
   for (let i = 0; i < n; i++) {
     if (i > 0) out[pos++] = 0x2c; // ,
@@ -576,9 +617,9 @@ function joinCuts(f: Fragments, c: Uint32Array, ids: ArrayLike<number>, today: n
   return out;
 }
 
-/** Copies `head[0, headLength)` to the start of `out` (each join's page envelope). */
-function copyHead(out: Buffer, head: Buffer, headLength: number): void {
-  typedArraySet.call(out, headLength === head.length ? head : new Uint8Array(head.buffer, head.byteOffset, headLength), 0);
+/** Copies `head[0, headLength)` to `out` at `at` (each join's page envelope). */
+function copyHead(out: Buffer, head: Buffer, headLength: number, at: number): void {
+  typedArraySet.call(out, headLength === head.length ? head : new Uint8Array(head.buffer, head.byteOffset, headLength), at);
 }
 
 /** What touchRecords read, kept so that its loads are not optimized away. */
@@ -664,8 +705,35 @@ export function joinFragments(f: Fragments, ids: ArrayLike<number>, today: numbe
       length += starts[id + 1]! - starts[id]! + width;
     }
   }
+  const room = arenaRoom(f);
+  const body = room === null ? null : roomBuffer(room, length);
+  if (body !== null) {
+    // In the arena's own memory: each record by copyWithin (two around its gap), no view of its bytes.
+    const all = room!.all;
+    let at = room!.at;
+    copyHead(all, head, headLength, at);
+    at += headLength;
+    for (let i = 0; i < n; i++) {
+      if (i > 0) all[at++] = 0x2c; // ,
+      const id = ids[i]!;
+      const start = base + starts[id]!;
+      const end = base + starts[id + 1]!;
+      if (gaps === null) {
+        typedArrayCopyWithin.call(all, at, start, end);
+        at += end - start;
+      } else {
+        const gap = base + gaps[id]!;
+        typedArrayCopyWithin.call(all, at, start, gap);
+        at = writeNumber(pageValues[i]!, all, at + gap - start);
+        typedArrayCopyWithin.call(all, at, gap, end);
+        at += end - gap;
+      }
+    }
+    for (let i = 0; i < tail.length; i++) all[at++] = tail[i]!;
+    return body;
+  }
   const out = sendBuffer(length);
-  copyHead(out, head, headLength);
+  copyHead(out, head, headLength, 0);
   let pos = headLength;
   for (let i = 0; i < n; i++) {
     if (i > 0) out[pos++] = 0x2c; // ,
@@ -711,7 +779,7 @@ function joinEmbedded(f: Fragments, e: ListEmbed, ids: ArrayLike<number>, head: 
   const arena = bytes.buffer;
   const base = bytes.byteOffset;
   const out = sendBuffer(length);
-  copyHead(out, head, headLength);
+  copyHead(out, head, headLength, 0);
   let pos = headLength;
   for (let i = 0; i < n; i++) {
     if (i > 0) out[pos++] = 0x2c; // ,

@@ -2,6 +2,7 @@
 // pre-serialized fragments of the snapshot (no JSON.stringify of records per request).
 import { writeNumber } from '../data/fragments.ts';
 import { detailBody, listBody, slugId, type CollectionIndex } from '../data/indexes.ts';
+import { releaseSendBuffer } from '../data/send-buffer.ts';
 import { ParameterError } from '../errors.ts';
 import { parseListQuery } from '../query/parse.ts';
 import { executeQuery } from '../query/execute.ts';
@@ -99,6 +100,7 @@ function firstPage(index: CollectionIndex, plan: QueryPlan, today: number): Buff
   const slab = built(index, plan, today);
   const body = Buffer.allocUnsafeSlow(slab.length); // its own memory: the slab is written again by later requests
   slab.copy(body);
+  releaseSendBuffer(slab); // read no more: the next page is built in its bytes (an arena's room is free again)
   bySort.set(plan.sort, { day, body });
   return body;
 }

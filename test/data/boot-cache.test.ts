@@ -21,6 +21,7 @@ import { detail, listPage } from '../../src/http/handlers.ts';
 import { linkEmbeds, postingKeys, searchTextOf, slugOf, type CollectionIndex } from '../../src/data/indexes.ts';
 import { COLLECTIONS } from '../../src/resources/types.ts';
 import { startService } from '../../src/service.ts';
+import { releaseSendBuffer, sendRoomOf } from '../../src/data/send-buffer.ts';
 
 const SCALE = 100;
 const TODAY = 20260115;
@@ -231,6 +232,27 @@ describe('boot cache', () => {
     assert.ok(grouped.length > 0 && grouped.length < COLLECTIONS.length, `grouped: ${grouped}`);
     assertSameAnswers(fresh, viaCache);
     assertSameAnswers(fresh, first);
+  });
+
+  it('a list arena read from the cache has a room for bodies after it (none in SharedArrayBuffers): each page built there, then given back, is the fresh load\'s', async () => {
+    const { data, state } = await setup();
+    const fresh = await loadSnapshot(data);
+    await loadSnapshot(data, { cacheDir: state });
+    const cached = (await loadSnapshotCache(state, data))!;
+    const shared = (await loadSnapshotCache(state, data, true))!;
+    let inRoom = 0;
+    for (const name of COLLECTIONS) {
+      assert.ok(sendRoomOf(cached[name].list.bytes.buffer) !== null, name);
+      assert.equal(sendRoomOf(shared[name].list.bytes.buffer), null, `${name}, shared`);
+      for (const q of queries(fresh.collections[name])) {
+        const got = listPage(cached[name], q, TODAY);
+        assert.deepEqual(got, listPage(fresh.collections[name], q, TODAY), `${name}?${q}`);
+        if (!got.ok) continue;
+        if (got.body.buffer === cached[name].list.bytes.buffer) inRoom++;
+        releaseSendBuffer(got.body);
+      }
+    }
+    assert.ok(inRoom > 300, `${inRoom} pages built in a room`);
   });
 
   it('arena offsets as Float64Array (an arena past 4 GiB) -> written and read back as they are, same answers', async () => {

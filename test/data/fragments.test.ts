@@ -6,6 +6,7 @@ import { FragmentBuilder, GrowingF64, GrowingI32, joinFragments, joinLargeAbove,
 import { buildIndex, listBody } from '../../src/data/indexes.ts';
 import { compileShapes } from '../../src/data/shape.ts';
 import { Scratch, UNMOVING_BYTES } from '../../src/data/scratch.ts';
+import { addSendRoom, releaseSendBuffer, SEND_ROOM_BYTES } from '../../src/data/send-buffer.ts';
 import { loadLinked } from '../../src/data/load.ts';
 import { generateRecords } from '../../src/generate/generate.ts';
 import { RESOURCE_LIST } from '../../src/resources/index.ts';
@@ -128,8 +129,17 @@ test('offsets within a record: all below 65,536 -> Uint16Array, else the Uint32A
   assert.equal(recordOffsetsOf(wide), wide, 'a record of 64 KB or more keeps 4-byte offsets');
 });
 
-for (const large of [false, true]) {
-test(`every collection${large ? ', joined as a large arena (records touched ahead, cuts interleaved)' : ''}: listBody == head + the list items joined by commas + "]}", on days across age digit counts`, async (t) => {
+/** `f` with its bytes copied into memory that has a room for bodies after them (boot-cache-read.ts). */
+function withRoom(f: Fragments): Fragments {
+  const memory = new ArrayBuffer(f.bytes.length + SEND_ROOM_BYTES);
+  const bytes = Buffer.from(memory, 0, f.bytes.length);
+  f.bytes.copy(bytes);
+  addSendRoom(memory, bytes.length);
+  return { ...f, bytes };
+}
+
+for (const large of [false, true]) for (const given of [false, true]) {
+test(`every collection${large ? ', joined as a large arena (records touched ahead, cuts interleaved)' : ''}${given ? ', each body given back (the next made in the room in its arena\'s memory)' : ''}: listBody == head + the list items joined by commas + "]}", on days across age digit counts`, async (t) => {
   if (large) {
     joinLargeAbove(0);
     t.after(() => joinLargeAbove(16 << 20));
@@ -138,6 +148,8 @@ test(`every collection${large ? ', joined as a large arena (records touched ahea
   for (const def of RESOURCE_LIST) {
     const records = linked[def.name];
     const ix = buildIndex(def, records);
+    // The list arena in memory with a room after it, as the boot cache's reader gives it.
+    const roomed = { ...ix, list: withRoom(ix.list) };
     const shapes = compileShapes(def);
     const all = Int32Array.from({ length: ix.size }, (_, i) => ix.size - 1 - i);
     // Ages of 0-9, 10-99 and 100+ (a born date decades away from the serving day).
@@ -151,7 +163,12 @@ test(`every collection${large ? ', joined as a large arena (records touched ahea
         };
         const want = `{"head":[${Array.from(ids, item).join(',')}]}`;
         const head = Buffer.from('{"head":[');
-        assert.equal(listBody(ix, ids, today, head, head.length).toString(), want, `${def.name}, ${ids.length} items on ${today}`);
+        const body = listBody(given ? roomed : ix, ids, today, head, head.length);
+        assert.equal(body.toString(), want, `${def.name}, ${ids.length} items on ${today}`);
+        if (!given) continue;
+        // (Not a list that embeds another collection's records, joinEmbedded, nor a body larger than the room: in the slab.)
+        if (ix.list.embed == null && body.length <= SEND_ROOM_BYTES) assert.ok(body.buffer === roomed.list.bytes.buffer, `${def.name}, ${ids.length} items: built in the arena's room`);
+        releaseSendBuffer(body);
       }
     }
   }

@@ -1,7 +1,10 @@
-// src/data/send-buffer.ts: every body gets bytes of its own, across slab ends and past the slice limit.
+// src/data/send-buffer.ts: every body gets bytes of its own, across slab ends and past the slice limit,
+// and an arena's room holds one body at a time.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { sendBuffer } from '../../src/data/send-buffer.ts';
+import { setImmediate as tick } from 'node:timers/promises';
+import { collectGarbage } from '../../src/data/gc.ts';
+import { addSendRoom, releaseSendBuffer, roomBuffer, SEND_ROOM_BYTES, sendBuffer, sendRoomOf, type SendRoom } from '../../src/data/send-buffer.ts';
 
 test('sendBuffer: 3,000 bodies of 1 B to 100 KiB, each filled with its own byte -> each still holds it', () => {
   const made: Buffer[] = [];
@@ -14,3 +17,39 @@ test('sendBuffer: 3,000 bodies of 1 B to 100 KiB, each filled with its own byte 
   }
   made.forEach((b, i) => assert.ok(b.every((v) => v === (i & 0xff)), `body ${i} (${b.length} B) was overwritten`));
 });
+
+test('a room in an arena\'s memory: one body at a time; free again when it is given back, or once the collector found it unreachable', async () => {
+  const memory = new ArrayBuffer(100 + SEND_ROOM_BYTES);
+  const room = addSendRoom(memory, 100);
+  assert.equal(sendRoomOf(memory), room);
+  assert.equal(sendRoomOf(new ArrayBuffer(8)), null);
+  useAndDrop(room, memory);
+  const other = addSendRoom(new ArrayBuffer(8 + SEND_ROOM_BYTES), 8);
+  const b = roomBuffer(other, 10)!;
+  releaseSendBuffer(b);
+  const c = roomBuffer(other, 20)!;
+  assert.equal(c.byteOffset, b.byteOffset, 'the body given back: the next one is made in the room again');
+  releaseSendBuffer(c);
+  assert.equal(roomBuffer(other, SEND_ROOM_BYTES + 1), null, 'a body larger than the room');
+  assert.equal(roomBuffer(room, 10), null, 'the dropped body not collected yet');
+  // The body made in `room` is unreachable now (useAndDrop returned): free after a collection.
+  for (let i = 0; i < 5 && !room.free; i++) {
+    await tick();
+    assert.equal(collectGarbage(), true);
+    await tick(); // the registry's callbacks run in a later task
+  }
+  const d = roomBuffer(room, 10);
+  assert.ok(d !== null, 'the room of a body nothing holds any more is free again');
+  assert.equal(d.byteOffset, 100);
+});
+
+/** A body made in `room` and dropped without being given back (a 304 after the join, say). */
+function useAndDrop(room: SendRoom, memory: ArrayBuffer): void {
+  const a = roomBuffer(room, 300)!;
+  assert.equal(a.buffer, memory);
+  assert.equal(a.byteOffset, 100);
+  assert.equal(a.length, 300);
+  assert.equal(roomBuffer(room, 10), null, 'a body not given back: the next one goes elsewhere');
+  releaseSendBuffer(a); // handed to the collector by the call above: giving it back now changes nothing
+  assert.equal(roomBuffer(room, 10), null);
+}
