@@ -31,7 +31,7 @@ import { buildSearchIndex, type SearchIndex } from './search-index.ts';
  */
 export const SPLIT: readonly CollectionName[] = ['outfits', 'news'];
 /** Kept records per message to the thread. */
-const KEPT_SLICE = 1000;
+export const KEPT_SLICE = 1000;
 
 export interface BuildSetup {
   readonly dir: string;
@@ -41,7 +41,7 @@ export interface BuildSetup {
 }
 export type ToBuildThread =
   | { readonly known: CollectionName; readonly parts: KnownParts }
-  | { readonly kept: CollectionName; readonly records: readonly SourceRecord[]; readonly last: boolean }
+  | { readonly kept: CollectionName; readonly records: readonly SourceRecord[]; readonly first: boolean; readonly last: boolean }
   | { readonly searched: CollectionName; readonly search: SearchIndex }
   | { readonly searched: CollectionName; readonly error: string };
 export type FromBuildThread =
@@ -161,20 +161,35 @@ export class BuildThread {
   }
 
   /**
-   * `name` as it was read, before it can be indexed (load.ts OnKept), when the thread reads it: its
-   * kept records (a structured clone), so the thread starts on what reads it without waiting for
-   * its index (outfits need only celebrities' slugs and kept fields, not their filmography).
+   * `name` as it is read, before it can be indexed (load.ts OnKept), when the thread reads it: its
+   * kept records (a structured clone) in slices as they are read, so the thread starts on what reads
+   * it as soon as the file is read and without waiting for its index (outfits need only celebrities'
+   * slugs and kept fields, not their filmography). A sink whose `finish` is never called (invalid
+   * data, or files edited: a pass done again asks again) leaves the thread waiting for its last slice.
    */
-  offerKept(name: CollectionName, records: readonly SourceRecord[]): void {
-    if (this.offered.has(name) || !this.needs.has(name)) return;
-    this.offered.add(name);
-    this.kept.set(name, records.map((r) => r.slug));
+  offerKept(name: CollectionName): { add(record: SourceRecord): void; finish(): void } | null {
+    if (this.offered.has(name) || !this.needs.has(name)) return null;
+    const slugs: string[] = [];
+    let slice: SourceRecord[] = [];
+    let first = true;
     // In slices: one message of 100k celebrities was a 17 MB block malloc'd and freed, which
     // raised glibc's mmap threshold for the rest of the process (scratch.ts); a slice's is ~200 KB.
-    for (let i = 0; i < records.length || i === 0; i += KEPT_SLICE) {
-      const last = i + KEPT_SLICE >= records.length;
-      this.worker.postMessage({ kept: name, records: records.slice(i, i + KEPT_SLICE), last } satisfies ToBuildThread);
-    }
+    const post = (last: boolean) => {
+      this.worker.postMessage({ kept: name, records: slice, first, last } satisfies ToBuildThread);
+      slice = [];
+      first = false;
+    };
+    return {
+      add: (record) => {
+        slugs.push(record.slug);
+        if (slice.push(record) === KEPT_SLICE) post(false);
+      },
+      finish: () => {
+        this.offered.add(name);
+        this.kept.set(name, slugs);
+        post(true);
+      },
+    };
   }
 
   /** Whether the collections sent as kept records were indexed with the same records (not edited between two reads). */

@@ -5,11 +5,11 @@
 // as it is: the main thread then loads on one thread, which reports invalid data exactly as always.
 import { parentPort, workerData } from 'node:worker_threads';
 import { RESOURCES } from '../resources/index.ts';
-import type { CollectionName, SourceRecord } from '../resources/types.ts';
+import type { CollectionName } from '../resources/types.ts';
 import { DEPENDS } from './boot-cache-format.ts';
 import { packIndex } from './boot-cache-write.ts';
 import { SEARCH_ELSEWHERE, type CollectionIndex } from './indexes.ts';
-import { fromKeptRecords, fromKnownParts } from './known.ts';
+import { fromKnownParts, KeptRecords } from './known.ts';
 import { DataError, type KnownCollection } from './load.ts';
 import { buildCollections } from './snapshot.ts';
 import { releaseThreadHeap } from './gc.ts';
@@ -32,8 +32,8 @@ function arrival(name: CollectionName): { readonly promise: Promise<void>; reado
   }
   return a;
 }
-/** Kept records of a collection sent in slices, until its last one. */
-const slices: Partial<Record<CollectionName, SourceRecord[]>> = {};
+/** Kept records of a collection sent in slices, built into its link target as they come, until the last one. */
+const slices: Partial<Record<CollectionName, KeptRecords>> = {};
 /** Search indexes the main thread builds (build-split.ts), by collection, until they come back. */
 const searches = new Map<CollectionName, { readonly promise: Promise<SearchIndex>; readonly resolve: (s: SearchIndex) => void; readonly reject: (err: Error) => void }>();
 main.on('message', (m: ToBuildThread) => {
@@ -44,11 +44,12 @@ main.on('message', (m: ToBuildThread) => {
   const name = 'kept' in m ? m.kept : m.known;
   if (have[name]) return;
   if ('kept' in m) {
-    const records = (slices[name] ??= []);
-    for (const r of m.records) records.push(r);
+    // A first slice again: the main thread reads the file again (edited while it was read).
+    if (m.first) slices[name] = new KeptRecords(RESOURCES[name]);
+    slices[name]!.add(m.records);
     if (!m.last) return;
+    const got = slices[name]!.finish();
     delete slices[name];
-    const got = fromKeptRecords(RESOURCES[name], records);
     have[name] = got.index;
     kept[name] = got.known;
   } else {

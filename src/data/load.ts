@@ -281,6 +281,13 @@ async function pass<T>(input: DataInput, index: Indexer<T>, only: ReadonlySet<Co
     const sources = path !== null && streamed && !failed ? new SourceDigester() : undefined;
     let sink = streamed && !failed ? sinkFor(def, bytes, sources) : null;
     const refs: Problem[] = [];
+    const keep = !streamed || neededLater(def.name);
+    // Not linkable yet and read from a file: only what links read is held, and the file is read again (buildWaiting).
+    const again = !streamed && path !== null && !failed;
+    const project = keep && (streamed || again) ? projection(def) : undefined;
+    /** Told of each kept record as it is read, while the file is valid so far. */
+    let keptTo = again ? (onKept?.(def) ?? null) : null;
+    let lastKept: SourceRecord | null = null;
     const each: EachRecord = (record, i, sites, valid) => {
       for (const site of sites ?? []) {
         const name = site.collection as CollectionName;
@@ -289,22 +296,25 @@ async function pass<T>(input: DataInput, index: Indexer<T>, only: ReadonlySet<Co
           refs.push({ file: def.file, index: i, field: site.field, reason: `no ${site.collection} record with slug ${JSON.stringify(site.slug)}` });
         }
       }
-      if (!valid || refs.length > 0) sink = null; // invalid data: nothing more is built
-      else sink?.add(def.link(record, links));
+      if (!valid || refs.length > 0) {
+        // Invalid data: nothing more is built or sent.
+        sink = null;
+        keptTo = null;
+      } else {
+        sink?.add(def.link(record, links));
+        keptTo?.add(lastKept!);
+      }
     };
-    const keep = !streamed || neededLater(def.name);
-    // Not linkable yet and read from a file: only what links read is held, and the file is read again (buildWaiting).
-    const again = !streamed && path !== null && !failed;
     if (again) reread.set(def.name, { path, bytes });
     if (keep && (streamed || again)) projected.add(def.name);
-    const options = { keep, each, project: keep && (streamed || again) ? projection(def) : undefined, digester: sink ? sources : undefined };
+    const options = { keep, each, project: project && keptTo ? (r: SourceRecord) => (lastKept = project(r)) : project, digester: sink ? sources : undefined };
     const collected = path ? await collectFile(def, path, options) : collectArray(def, copy![def.name], options);
     got.set(def.name, collected);
     refProblems.set(def.name, refs);
     if (collected.problems.length > 0 || refs.length > 0) failed = true;
     if (failed) continue;
     if (options.keep) links.add(def, collected);
-    if (again) onKept?.(def, collected.records);
+    keptTo?.finish();
     if (streamed) finish(def, sink);
     await buildWaiting();
     // Slugs stay for checking references into the collections indexed, while a collection still to
@@ -342,11 +352,13 @@ export interface LoadCollectionsOptions {
 }
 
 /**
- * A collection read from its file before its links are ready (celebrities, before movies), valid:
- * its records as links keep them (the fields links of others read), in file order, so record i is
- * the index's record i once it is built. A pass done again (files edited) tells it again.
+ * A collection about to be read from its file before its links are ready (celebrities, before
+ * movies): a sink told of its records as links keep them (the fields links of others read), each as
+ * it is read, in file order, so record i is the index's record i once it is built, while the file
+ * is valid so far; `finish` once it is read whole and valid (never for invalid data). A pass done
+ * again (files edited) asks again, and tells the new sink from record 0.
  */
-export type OnKept = (def: ResourceDefinition, records: readonly SourceRecord[]) => void;
+export type OnKept = (def: ResourceDefinition) => { add(record: SourceRecord): void; finish(): void } | null;
 
 /**
  * Reads, validates, links and indexes every collection. For a directory, data edited while loading

@@ -258,7 +258,7 @@ async function buildOnTwoThreads(
   const { known, indexer } = indexing(have, (name, ix) => thread.offer(name, ix)); // the thread waits for each
   let mine: Partial<Record<CollectionName, CollectionIndex>>;
   try {
-    mine = await loadCollections(dir, indexer, { only: rest, known, onKept: (def, records) => thread.offerKept(def.name, records) });
+    mine = await loadCollections(dir, indexer, { only: rest, known, onKept: (def) => thread.offerKept(def.name) });
     thread.mainIdle();
   } catch (err) {
     thread.stop();

@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { packIndex } from '../../src/data/boot-cache-write.ts';
-import { BuildThread } from '../../src/data/build-split.ts';
+import { BuildThread, KEPT_SLICE } from '../../src/data/build-split.ts';
 import { slugOf } from '../../src/data/indexes.ts';
-import { DataError } from '../../src/data/load.ts';
+import { collecting, DataError, loadCollections } from '../../src/data/load.ts';
 import { loadSnapshot, type Snapshot } from '../../src/data/snapshot.ts';
 import { writeDataset } from '../../src/generate/write-dataset.ts';
 import { COLLECTIONS, type SourceRecord } from '../../src/resources/types.ts';
@@ -96,7 +96,9 @@ describe('a build over two threads', () => {
     const slugs = Array.from({ length: celebrities.size }, (_, i) => slugOf(celebrities, i));
     const sent = (list: string[]) => {
       const thread = BuildThread.start(data, ['outfits'])!;
-      thread.offerKept('celebrities', list.map((slug) => ({ _id: slug, slug }) as SourceRecord));
+      const kept = thread.offerKept('celebrities')!;
+      for (const slug of list) kept.add({ _id: slug, slug } as SourceRecord);
+      kept.finish();
       const match = thread.keptMatch({ celebrities });
       thread.stop();
       return match;
@@ -104,6 +106,26 @@ describe('a build over two threads', () => {
     assert.equal(sent(slugs), true);
     assert.equal(sent([slugs[1]!, slugs[0]!, ...slugs.slice(2)]), false, 'two records swapped');
     assert.equal(sent(slugs.slice(1)), false, 'one record fewer');
+  });
+
+  it('celebrities sent as read, a pass cut short and done again (files edited while read) -> the thread links outfits to the second pass\'s records alone: byte for byte a build on one thread', async () => {
+    const data = await dataset();
+    const one = await loadSnapshot(data, { buildThreads: 'never' });
+    // The kept records as a load sends them.
+    const records: SourceRecord[] = [];
+    await loadCollections(data, collecting(() => 0), { only: new Set(['celebrities'] as const), known: {}, onKept: () => ({ add: (r) => void records.push(r), finish() {} }) });
+    const thread = BuildThread.start(data, ['outfits'])!;
+    const cut = thread.offerKept('celebrities')!;
+    // A slice of them in reverse, over and over: sent, never finished.
+    for (let k = 0; k < KEPT_SLICE; k++) cut.add(records[records.length - 1 - (k % records.length)]!);
+    const again = thread.offerKept('celebrities')!;
+    for (const r of records) again.add(r);
+    again.finish();
+    assert.equal(thread.offerKept('celebrities'), null, 'sent whole');
+    const got = await thread.result;
+    assert.ok('built' in got, JSON.stringify(got));
+    assert.equal(thread.keptMatch({ celebrities: one.collections.celebrities }), true);
+    assertSameIndexes(one, { ...one, collections: { ...one.collections, ...got.built } }, ['outfits']);
   });
 
   it('the main thread idle before the thread finishes (mainIdle) -> it builds the search index of each of the thread\'s collections from their texts, and they are byte for byte those of a build on one thread', async () => {
