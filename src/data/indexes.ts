@@ -9,6 +9,7 @@ import { fragment, FragmentBuilder, fragmentLength, GrowingF64, GrowingI32, join
 import { buildSearchIndex, type SearchIndex } from './search-index.ts';
 import { idRanks, numberOrder, numberOrders } from './sort-order.ts';
 import { Scratch } from './scratch.ts';
+import { UnitTextsBuilder } from './unit-texts.ts';
 import { StringKeys } from './string-keys.ts';
 import { IndexDigest, type RecordGroups, type SourceDigester } from './record-groups.ts';
 import { writeAscii, writeByte, writeNull } from './json-bytes.ts';
@@ -657,7 +658,8 @@ export function indexBuilder(
   const cuts = new GrowingI32(hint.records * cutsPerRecord, scratch);
   const ownCuts = new GrowingI32(hint.records * ownCutsPerRecord, scratch);
   const open = `{"success":true,"version":"v1","resource":"${def.name}","data":`;
-  const ids: string[] = [];
+  /** The records' `_id`s, as units (unit-texts.ts), for the ranks sort ties go by; their number is the records'. */
+  const ids = new UnitTextsBuilder(scratch);
   /** Without a plan, the slugs, found in the list items at finish (slugTable); with one, where each starts in its list item, as written. */
   const slugs: string[] = [];
   const slugsAt = new GrowingI32(plan === null ? 0 : hint.records, scratch);
@@ -831,7 +833,7 @@ export function indexBuilder(
         embedIds[k]!.push(tid);
       }
     }
-    ids.push(r._id as string);
+    ids.add(r._id as string);
     if (plan === null) slugs.push(r.slug);
     // (The slug, search text, its `derived` bit, embedded ids and range value are compared as the
     // index holds them (patch.ts): the digests cover what it does not keep per record.)
@@ -894,8 +896,7 @@ export function indexBuilder(
     let elsewhere = false;
     const handOff = () => (elsewhere ||= searchElsewhere?.(texts) === true);
     handOff();
-    const idRank = idRanks(ids, scratch);
-    ids.length = 0;
+    const idRank = idRanks(ids.finish(scratch), scratch);
     const orders: Int32Array[] = [];
     const ranks: Int32Array[] = [];
     const keptKeys: (Float64Array | null)[] = [];
