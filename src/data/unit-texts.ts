@@ -2,7 +2,7 @@
 // as a JS string each (issue 19): at 100k the builder's `_id`s (and search texts) lived from their
 // record's `add` to the collection's `finish`, so each string was promoted to the old generation and
 // then dead; here they are a few chunks of the build's scratch (scratch.ts), let go with it.
-import type { Scratch } from './scratch.ts';
+import { scratchUint16, type Scratch } from './scratch.ts';
 import { GrowingI32 } from './fragments.ts';
 
 /** Text i is `units[starts[i], starts[i + 1])`: one byte a unit when every unit is below 256, else two. */
@@ -76,14 +76,16 @@ export class UnitTextsBuilder {
 
   /**
    * The texts as one array of units and their starts; from `scratch` when given (for the build's
-   * working arrays), else arrays of their own. Nothing may be added after.
+   * working arrays), else arrays of their own; `wide`: the units as a Uint16Array in any case, of
+   * its own block (scratch.ts scratchUint16), its starts from `scratch`. Nothing may be added after.
    */
-  finish(scratch: Scratch | null = null): UnitTexts {
+  finish(scratch: Scratch | null = null, wide = false): UnitTexts {
     const n = this.ends.length;
     const starts = scratch === null ? new Int32Array(n + 1) : scratch.int32(n + 1);
     this.ends.copyTo(starts.subarray(1));
     this.ends.release();
-    const units = this.wide ? (scratch === null ? new Uint16Array(this.total) : scratch.uint16(this.total)) : scratch === null ? new Uint8Array(this.total) : scratch.uint8(this.total);
+    const total = this.total;
+    const units = wide ? scratchUint16(total) : this.wide ? (scratch === null ? new Uint16Array(total) : scratch.uint16(total)) : scratch === null ? new Uint8Array(total) : scratch.uint8(total);
     let at = 0;
     for (const c of this.full) {
       units.set(c, at);
@@ -95,6 +97,15 @@ export class UnitTextsBuilder {
     this.pos = 0;
     return { units, starts };
   }
+}
+
+/** Text `i` of `t`, decoded. */
+export function textOf(t: UnitTexts, i: number): string {
+  const u = t.units.subarray(t.starts[i]!, t.starts[i + 1]!);
+  if (u.length <= 4096) return String.fromCharCode.apply(null, u as unknown as number[]);
+  let s = '';
+  for (let p = 0; p < u.length; p += 4096) s += String.fromCharCode.apply(null, u.subarray(p, p + 4096) as unknown as number[]);
+  return s;
 }
 
 /** `texts` as UnitTexts (tests and callers that have strings). */
