@@ -611,6 +611,37 @@ export interface TextSlices {
   slice(from: number, to: number): string[];
 }
 
+/** Values per chunk of a Chunked: 64 KB of a chunk's slots, under V8's large-object size (128 KB). */
+const CHUNK_VALUES = 8192;
+
+/**
+ * A JS array pushed one value at a time in chunks, joined once by `finish` (one array of the exact
+ * length), not grown by copies: pushed onto one array, the builder's per-record arrays (ids, search
+ * texts, text sort keys) were copied about 20 times each on the way to 270k values at 100k, each copy
+ * past 128 KB a large object promoted once it lived through a scavenge, then dead.
+ */
+export class Chunked<T> {
+  private full: T[][] = [];
+  private a: T[] = [];
+  length = 0;
+  push(v: T): void {
+    if (this.a.length === CHUNK_VALUES) {
+      this.full.push(this.a);
+      this.a = [];
+    }
+    this.a.push(v);
+    this.length++;
+  }
+  /** The values in one array; the chunks are let go (nothing may be pushed after). */
+  finish(): T[] {
+    const all = this.full.length === 0 ? this.a : this.full[0]!.concat(...this.full.slice(1), this.a);
+    this.full = [];
+    this.a = [];
+    this.length = 0;
+    return all;
+  }
+}
+
 /** The search index of an index whose search was built elsewhere (SearchElsewhere), until the caller puts it in. */
 export const SEARCH_ELSEWHERE: SearchIndex = Object.freeze({
   size: 0,
@@ -675,8 +706,8 @@ export function indexBuilder(
   // its value (folded), and its trigrams say where they stand (decidedByGrams).
   const sf = searchField(def);
   const searchFieldName = sf >= 0 ? (def.listFields[sf] as string) : null;
-  const derivedBits = new GrowingI32(0, scratch);
-  const sortKeys = def.sorts.map((s) => (s.type === 'number' ? new GrowingF64(hint.records, scratch) : ([] as (string | null)[])));
+  const derivedBits = new GrowingI32(searchFieldName === null ? 0 : hint.records, scratch);
+  const sortKeys = def.sorts.map((s) => (s.type === 'number' ? new GrowingF64(hint.records, scratch) : new Chunked<string | null>()));
   const rangeFilter = def.filters.find((f) => f.kind === 'range') ?? null;
   const rangeValues = new GrowingF64(rangeFilter ? hint.records : 0, scratch);
   const sorts = def.sorts;
@@ -866,7 +897,7 @@ export function indexBuilder(
       } else {
         const same = k === raw && k !== null && k !== undefined;
         const v = k === null || k === undefined ? null : same ? text : fold(String(k));
-        (sortKeys[i] as (string | null)[]).push(v);
+        (sortKeys[i] as Chunked<string | null>).push(v);
         // The search text itself (a title sort): compared as the index holds it (patch.ts).
         if (sharedKey[i]! < 0) same ? sortDigest.int(-3) : sortDigest.str(v);
       }
@@ -918,7 +949,7 @@ export function indexBuilder(
     def.sorts.forEach((s, i) => {
       handOff();
       const k = sortKeys[i]!;
-      const keys = k instanceof GrowingF64 ? k.copyTo(scratch.float64(k.length)) : k;
+      const keys = k instanceof GrowingF64 ? k.copyTo(scratch.float64(k.length)) : k.finish();
       if (k instanceof GrowingF64) k.release();
       keptKeys.push(s.kept === true && keys instanceof Float64Array ? keys.slice() : null);
       const pair = pairOf(i);
