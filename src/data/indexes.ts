@@ -933,8 +933,7 @@ export function indexBuilder(
     if (cuts.length !== size * cutsPerRecord || ownCuts.length !== size * ownCutsPerRecord) throw new Error(`${def.name}: list or detail cuts out of step with the records`);
     // Asked before each step up to the search index's, so the texts go as soon as there is a taker.
     let elsewhere = false;
-    // (16-bit units: what the search index walks, taken as they are.)
-    const all = texts.finish(scratch, true);
+    const all = texts.finish(scratch);
     const slices: TextSlices = { length: size, slice: (from, to) => Array.from({ length: Math.max(0, Math.min(to, size) - from) }, (_, i) => textOf(all, from + i)) };
     const handOff = () => (elsewhere ||= searchElsewhere?.(slices) === true);
     handOff();

@@ -2,7 +2,8 @@
 // as a JS string each (issue 19): at 100k the builder's `_id`s (and search texts) lived from their
 // record's `add` to the collection's `finish`, so each string was promoted to the old generation and
 // then dead; here they are a few chunks of the build's scratch (scratch.ts), let go with it.
-import { scratchUint16, type Scratch } from './scratch.ts';
+import { endianness } from 'node:os';
+import type { Scratch } from './scratch.ts';
 import { GrowingI32 } from './fragments.ts';
 
 /** Text i is `units[starts[i], starts[i + 1])`: one byte a unit when every unit is below 256, else two. */
@@ -76,16 +77,15 @@ export class UnitTextsBuilder {
 
   /**
    * The texts as one array of units and their starts; from `scratch` when given (for the build's
-   * working arrays), else arrays of their own; `wide`: the units as a Uint16Array in any case, of
-   * its own block (scratch.ts scratchUint16), its starts from `scratch`. Nothing may be added after.
+   * working arrays), else arrays of their own. Nothing may be added after.
    */
-  finish(scratch: Scratch | null = null, wide = false): UnitTexts {
+  finish(scratch: Scratch | null = null): UnitTexts {
     const n = this.ends.length;
     const starts = scratch === null ? new Int32Array(n + 1) : scratch.int32(n + 1);
     this.ends.copyTo(starts.subarray(1));
     this.ends.release();
     const total = this.total;
-    const units = wide ? scratchUint16(total) : this.wide ? (scratch === null ? new Uint16Array(total) : scratch.uint16(total)) : scratch === null ? new Uint8Array(total) : scratch.uint8(total);
+    const units = this.wide ? (scratch === null ? new Uint16Array(total) : scratch.uint16(total)) : scratch === null ? new Uint8Array(total) : scratch.uint8(total);
     let at = 0;
     for (const c of this.full) {
       units.set(c, at);
@@ -99,12 +99,18 @@ export class UnitTextsBuilder {
   }
 }
 
-/** Text `i` of `t`, decoded. */
+/** A Uint16Array's bytes are UTF-16LE here (every platform Node builds for but big-endian ones). */
+const LITTLE_ENDIAN = endianness() === 'LE';
+
+/** Text `i` of `t`, decoded: one string made natively, not from an array of its units. */
 export function textOf(t: UnitTexts, i: number): string {
-  const u = t.units.subarray(t.starts[i]!, t.starts[i + 1]!);
-  if (u.length <= 4096) return String.fromCharCode.apply(null, u as unknown as number[]);
+  const from = t.starts[i]!;
+  const n = t.starts[i + 1]! - from;
+  const u = t.units;
+  if (u instanceof Uint8Array) return Buffer.from(u.buffer, u.byteOffset + from, n).toString('latin1');
+  if (LITTLE_ENDIAN) return Buffer.from(u.buffer, u.byteOffset + from * 2, n * 2).toString('utf16le');
   let s = '';
-  for (let p = 0; p < u.length; p += 4096) s += String.fromCharCode.apply(null, u.subarray(p, p + 4096) as unknown as number[]);
+  for (let p = 0; p < n; p++) s += String.fromCharCode(u[from + p]!);
   return s;
 }
 

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Scratch } from '../../src/data/scratch.ts';
 import { idRanks } from '../../src/data/sort-order.ts';
-import { UnitTextsBuilder, type UnitTexts } from '../../src/data/unit-texts.ts';
+import { textOf, unitTextsOf, UnitTextsBuilder, type UnitTexts } from '../../src/data/unit-texts.ts';
 
 function textAt(t: UnitTexts, i: number): string {
   let s = '';
@@ -46,4 +46,14 @@ test('idRanks over units -> the ranks over the strings', () => {
   const rank = new Map(sorted.map((s, i) => [s, i]));
   assert.deepEqual([...idRanks(units)], ids.map((s) => rank.get(s)!));
   assert.deepEqual([...idRanks(units)], [...idRanks(ids)]);
+});
+
+test('textOf -> each text as added, one byte a unit or two (a lone surrogate kept as it is)', () => {
+  const narrow = ['', 'inès', 'a'.repeat(5000)];
+  const wide = [...narrow, 'zoë 北京', '\ud83d', 'a\u{1F600}b'];
+  for (const list of [narrow, wide]) {
+    const t = unitTextsOf(list, new Scratch());
+    assert.equal(t.units instanceof Uint8Array, list === narrow);
+    list.forEach((s, i) => assert.equal(textOf(t, i), s));
+  }
 });
