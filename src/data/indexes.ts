@@ -618,7 +618,8 @@ const CHUNK_VALUES = 8192;
  * A JS array pushed one value at a time in chunks, joined once by `finish` (one array of the exact
  * length), not grown by copies: pushed onto one array, the builder's per-record arrays (ids, search
  * texts, text sort keys) were copied about 20 times each on the way to 270k values at 100k, each copy
- * past 128 KB a large object promoted once it lived through a scavenge, then dead.
+ * past 128 KB a large object promoted once it lived through a scavenge, then dead. (The ids and search
+ * texts are units since: unit-texts.ts; the text sort keys are these.)
  */
 export class Chunked<T> {
   private full: T[][] = [];
