@@ -604,6 +604,37 @@ export interface IndexBuilder {
  */
 export type SearchElsewhere = (texts: readonly string[]) => boolean;
 
+/** Values per chunk of a Chunked: 64 KB of a chunk's slots, under V8's large-object size (128 KB). */
+const CHUNK_VALUES = 8192;
+
+/**
+ * A JS array pushed one value at a time in chunks, joined once by `finish` (one array of the exact
+ * length), not grown by copies: pushed onto one array, the builder's per-record arrays (ids, search
+ * texts, text sort keys) were copied about 20 times each on the way to 270k values at 100k, each copy
+ * past 128 KB a large object promoted once it lived through a scavenge, then dead.
+ */
+export class Chunked<T> {
+  private full: T[][] = [];
+  private a: T[] = [];
+  length = 0;
+  push(v: T): void {
+    if (this.a.length === CHUNK_VALUES) {
+      this.full.push(this.a);
+      this.a = [];
+    }
+    this.a.push(v);
+    this.length++;
+  }
+  /** The values in one array; the chunks are let go (nothing may be pushed after). */
+  finish(): T[] {
+    const all = this.full.length === 0 ? this.a : this.full[0]!.concat(...this.full.slice(1), this.a);
+    this.full = [];
+    this.a = [];
+    this.length = 0;
+    return all;
+  }
+}
+
 /** The search index of an index whose search was built elsewhere (SearchElsewhere), until the caller puts it in. */
 export const SEARCH_ELSEWHERE: SearchIndex = Object.freeze({
   size: 0,
@@ -657,16 +688,17 @@ export function indexBuilder(
   const cuts = new GrowingI32(hint.records * cutsPerRecord, scratch);
   const ownCuts = new GrowingI32(hint.records * ownCutsPerRecord, scratch);
   const open = `{"success":true,"version":"v1","resource":"${def.name}","data":`;
-  const ids: string[] = [];
+  const ids = new Chunked<string>();
   /** Without a plan, the slugs, found in the list items at finish (slugTable); with one, where each starts in its list item, as written. */
   const slugs: string[] = [];
   const slugsAt = new GrowingI32(plan === null ? 0 : hint.records, scratch);
-  const texts: string[] = [];
+  const textsAdded = new Chunked<string>();
   // The list field the search text is (search-text.ts), and whether each record's text is its value.
   const sf = searchField(def);
   const searchFieldName = sf >= 0 ? (def.listFields[sf] as string) : null;
-  const fromField: boolean[] = [];
-  const sortKeys = def.sorts.map((s) => (s.type === 'number' ? new GrowingF64(hint.records, scratch) : ([] as (string | null)[])));
+  /** 1 where a record's search text is its search field's value (folded), else 0. */
+  const fromField = new GrowingI32(searchFieldName === null ? 0 : hint.records, scratch);
+  const sortKeys = def.sorts.map((s) => (s.type === 'number' ? new GrowingF64(hint.records, scratch) : new Chunked<string | null>()));
   const rangeFilter = def.filters.find((f) => f.kind === 'range') ?? null;
   const rangeValues = new GrowingF64(rangeFilter ? hint.records : 0, scratch);
   const sorts = def.sorts;
@@ -839,10 +871,10 @@ export function indexBuilder(
     // The search text is usually a field that a text sort also reads (the title): folded once.
     const raw = def.searchText(r) ?? '';
     const text = fold(raw);
-    texts.push(text);
+    textsAdded.push(text);
     if (searchFieldName !== null) {
       const v = r[searchFieldName];
-      fromField.push(v === raw || text === fold(typeof v === 'string' ? v : ''));
+      fromField.push(v === raw || text === fold(typeof v === 'string' ? v : '') ? 1 : 0);
     }
     // A loop, not forEach: a closure per record was a measurable part of `add`.
     for (let i = 0; i < sorts.length; i++) {
@@ -856,7 +888,7 @@ export function indexBuilder(
       } else {
         const same = k === raw && k !== null && k !== undefined;
         const v = k === null || k === undefined ? null : same ? text : fold(String(k));
-        (sortKeys[i] as (string | null)[]).push(v);
+        (sortKeys[i] as Chunked<string | null>).push(v);
         // The search text itself (a title sort): compared as the index holds it (patch.ts).
         if (sharedKey[i]! < 0) same ? sortDigest.int(-3) : sortDigest.str(v);
       }
@@ -892,10 +924,10 @@ export function indexBuilder(
     if (cuts.length !== size * cutsPerRecord || ownCuts.length !== size * ownCutsPerRecord) throw new Error(`${def.name}: list or detail cuts out of step with the records`);
     // Asked before each step up to the search index's, so the texts go as soon as there is a taker.
     let elsewhere = false;
+    const texts = textsAdded.finish();
     const handOff = () => (elsewhere ||= searchElsewhere?.(texts) === true);
     handOff();
-    const idRank = idRanks(ids, scratch);
-    ids.length = 0;
+    const idRank = idRanks(ids.finish(), scratch);
     const orders: Int32Array[] = [];
     const ranks: Int32Array[] = [];
     const keptKeys: (Float64Array | null)[] = [];
@@ -906,7 +938,7 @@ export function indexBuilder(
     def.sorts.forEach((s, i) => {
       handOff();
       const k = sortKeys[i]!;
-      const keys = k instanceof GrowingF64 ? k.copyTo(scratch.float64(k.length)) : k;
+      const keys = k instanceof GrowingF64 ? k.copyTo(scratch.float64(k.length)) : k.finish();
       if (k instanceof GrowingF64) k.release();
       keptKeys.push(s.kept === true && keys instanceof Float64Array ? keys.slice() : null);
       const pair = pairOf(i);
@@ -946,8 +978,10 @@ export function indexBuilder(
     let searchFrom: SearchFrom | null = null;
     if (searchFieldName !== null) {
       const derived = new Uint32Array((size + 31) >>> 5);
+      const fromFieldById = fromField.copyTo(scratch.int32(size));
+      fromField.release();
       for (let id = 0; id < size; id++) {
-        if (!fromField[id] || !decidedByGrams(texts[id]!)) continue;
+        if (fromFieldById[id] === 0 || !decidedByGrams(texts[id]!)) continue;
         derived[id >>> 5]! |= 1 << (id & 31);
         texts[id] = '';
       }
