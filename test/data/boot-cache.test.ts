@@ -23,22 +23,13 @@ import { COLLECTIONS } from '../../src/resources/types.ts';
 import { startService } from '../../src/service.ts';
 import { releaseSendBuffer, sendRoomOf } from '../../src/data/send-buffer.ts';
 import { joinLargeAbove } from '../../src/data/fragments.ts';
-import { collectGarbage } from '../../src/data/gc.ts';
-import { setImmediate as tick } from 'node:timers/promises';
 import type { Outcome } from '../../src/http/handlers.ts';
+import { stillHeld } from '../helpers/collected.ts';
 
 /** The body of a 200. */
 function pageBody(o: Outcome): Buffer {
   assert.ok(o.ok);
   return o.body;
-}
-
-/** Turns and collections until every target is gone, a few times at most (a WeakRef keeps its target until the job that made it ends). */
-async function collected(refs: readonly WeakRef<object>[]): Promise<void> {
-  for (let i = 0; i < 5 && refs.some((r) => r.deref() !== undefined); i++) {
-    await tick();
-    assert.equal(collectGarbage(), true);
-  }
 }
 
 const SCALE = 100;
@@ -298,8 +289,7 @@ describe('boot cache', () => {
     })();
     // What a reload's warm does next: the new data's first pages joined, in the slab.
     for (const name of COLLECTIONS) pageBody(listPage(reloaded.collections[name], 'page=2', TODAY));
-    await collected(refs);
-    assert.deepEqual(refs.map((r) => r.deref() === undefined), refs.map(() => true), 'every replaced list arena is gone');
+    assert.equal(await stillHeld(refs), 0, 'replaced list arenas still held');
     t.diagnostic(`${refs.length} arenas collected`);
   });
 
