@@ -476,49 +476,49 @@ const NO_KEY = 0xffffffff;
  * the first pages compressed ahead: http/compressed-bodies.ts warm; on a worker thread of --threads,
  * its first request for a page): 2-7 ms of CPU at 100k (Node 20).
  */
-function recordCuts(f: Fragments): Uint32Array | null {
-  if (f === cutsFor) return cuts;
-  let c = cutsMade.get(f);
-  if (c === undefined) cutsMade.set(f, (c = makeCuts(f)));
-  cutsFor = f;
-  cuts = c;
-  const bytes = f.bytes;
-  cutsArena = bytes.buffer as ArrayBuffer;
-  cutsBase = bytes.byteOffset;
-  cutsTouch = !(bytes.buffer as ArrayBuffer & { readonly resizable?: boolean }).resizable;
-  cutsRoom = arenaRoom(f);
-  return c;
+function recordCuts(f: Fragments, a: Arena): Uint32Array | null {
+  if (a.cuts === undefined) a.cuts = makeCuts(f);
+  return a.cuts;
 }
-const cutsMade = new WeakMap<Fragments, Uint32Array | null>();
-/** The last arena's (one collection joins most pages): no WeakMap lookup per page. */
-let cutsFor: Fragments | null = null;
-let cuts: Uint32Array | null = null;
-/**
- * That arena's ArrayBuffer, its offset there, and whether its bytes are touched ahead (touchRecords):
- * read once per arena, not per page (each a generic property load or a getter call: 4 per page).
- */
-let cutsArena = new ArrayBuffer(0);
-let cutsBase = 0;
-let cutsTouch = false;
-/** That arena's room for bodies (send-buffer.ts SendRoom), or null. */
-let cutsRoom: SendRoom | null = null;
 
 /**
- * The room for bodies in the memory of arena `f` (send-buffer.ts SendRoom), or null: the boot cache's
- * reader makes one after the group of sections a list arena is in. None in a first start's resizable
- * ArrayBuffer (FragmentBuilder): V8 writes a byte there slowly, and a join writes its commas and
- * digits byte by byte (a 20-record join in one process, Node 20: 2.97 -> 3.94 µs where plain memory
- * gives 2.49; Node 26: 2.96 -> 4.13).
+ * What a join reads of an arena besides its records, read once per arena, not per page (each a
+ * generic property load or a getter call: 4 per page): its ArrayBuffer and offset there, whether its
+ * bytes are touched ahead (touchRecords), its room for bodies, and its cuts once made (recordCuts).
  */
-function arenaRoom(f: Fragments): SendRoom | null {
-  if (f === roomArena) return roomOfArena;
-  roomArena = f;
-  roomOfArena = sendRoomOf(f.bytes.buffer);
-  return roomOfArena;
+interface Arena {
+  /** recordCuts's answer, undefined until a join of a large arena asks. */
+  cuts: Uint32Array | null | undefined;
+  readonly memory: ArrayBuffer;
+  readonly base: number;
+  readonly touch: boolean;
+  /**
+   * Its room for bodies (send-buffer.ts SendRoom), or null: the boot cache's reader makes one after the
+   * group of sections a list arena is in. None in a first start's resizable ArrayBuffer
+   * (FragmentBuilder): V8 writes a byte there slowly, and a join writes its commas and digits byte by
+   * byte (a 20-record join in one process, Node 20: 2.97 -> 3.94 µs where plain memory gives 2.49;
+   * Node 26: 2.96 -> 4.13).
+   */
+  readonly room: SendRoom | null;
 }
-/** The last arena arenaRoom was asked for, and its answer. */
-let roomArena: Fragments | null = null;
-let roomOfArena: SendRoom | null = null;
+
+/**
+ * By arena, for as long as it lives: one WeakMap lookup a page. Was: the last arena joined, kept in
+ * module variables (cutsFor, roomArena), which held its whole memory after a reload replaced it, until
+ * a join of another arena.
+ */
+const arenas = new WeakMap<Fragments, Arena>();
+
+function arenaOf(f: Fragments): Arena {
+  let a = arenas.get(f);
+  if (a === undefined) {
+    const bytes = f.bytes;
+    const memory = bytes.buffer as ArrayBuffer;
+    a = { cuts: undefined, memory, base: bytes.byteOffset, touch: !(memory as ArrayBuffer & { readonly resizable?: boolean }).resizable, room: sendRoomOf(memory) };
+    arenas.set(f, a);
+  }
+  return a;
+}
 
 function makeCuts(f: Fragments): Uint32Array | null {
   const { starts, gaps, keys } = f;
@@ -541,13 +541,13 @@ function makeCuts(f: Fragments): Uint32Array | null {
  * celebrities at 100k, from memory no cache holds, in one process (Node 20, load 3): 7.8-10.5 ->
  * 6.6-8.9 µs (Node 26: 10.0 -> 8.9).
  */
-function joinCuts(f: Fragments, c: Uint32Array, ids: ArrayLike<number>, today: number, head: Buffer, headLength: number, tail: Uint8Array): Buffer {
+function joinCuts(f: Fragments, a: Arena, c: Uint32Array, ids: ArrayLike<number>, today: number, head: Buffer, headLength: number, tail: Uint8Array): Buffer {
   const n = ids.length;
   const bytes = f.bytes;
   // Every record's cuts first, then a byte of every line of its bytes (touchRecords).
   let t = 0;
   for (let i = 0; i < n; i++) t += c[ids[i]! << 2]!;
-  if (cutsTouch) {
+  if (a.touch) {
     for (let i = 0; i < n; i++) {
       const at = ids[i]! << 2;
       const end = c[at + 1]!;
@@ -573,9 +573,9 @@ function joinCuts(f: Fragments, c: Uint32Array, ids: ArrayLike<number>, today: n
     widths[i] = width;
     length += c[at + 1]! - c[at]! + width;
   }
-  const arena = cutsArena;
-  const base = cutsBase;
-  const room = cutsRoom;
+  const arena = a.memory;
+  const base = a.base;
+  const room = a.room;
   const body = room === null ? null : roomBuffer(room, length);
   if (body !== null) {
     // In the arena's own memory: each record by copyWithin, no view of its bytes.
@@ -672,12 +672,13 @@ export function joinFragments(f: Fragments, ids: ArrayLike<number>, today: numbe
   const starts = f.starts;
   const gaps = f.gaps;
   const bytes = f.bytes;
-  const arena = bytes.buffer;
-  const base = bytes.byteOffset;
   if (f.embed != null) return joinEmbedded(f, f.embed, ids, head, headLength, tail);
+  const a = arenaOf(f);
+  const arena = a.memory;
+  const base = a.base;
   if (bytes.length > largeArenaBytes) {
-    const c = gaps === null ? null : recordCuts(f);
-    if (c !== null) return joinCuts(f, c, ids, today, head, headLength, tail);
+    const c = gaps === null ? null : recordCuts(f, a);
+    if (c !== null) return joinCuts(f, a, c, ids, today, head, headLength, tail);
     touchRecords(f, ids, n);
   }
   let length = headLength + tail.length + (n > 0 ? n - 1 : 0);
@@ -705,7 +706,7 @@ export function joinFragments(f: Fragments, ids: ArrayLike<number>, today: numbe
       length += starts[id + 1]! - starts[id]! + width;
     }
   }
-  const room = arenaRoom(f);
+  const room = a.room;
   const body = room === null ? null : roomBuffer(room, length);
   if (body !== null) {
     // In the arena's own memory: each record by copyWithin (two around its gap), no view of its bytes.

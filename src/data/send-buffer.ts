@@ -32,19 +32,23 @@ export function sendBuffer(length: number): Buffer {
 }
 
 /**
- * Gives back `body` when it is the last buffer sendBuffer handed out, or the body of the room a join
- * used last (SendRoom), and nothing will read it again (the caller knows: its bytes went whole to the
- * socket): the next body is made in the same bytes, still in the CPU's caches, instead of memory no
- * request touched lately.
+ * Gives back `body` when it is the last buffer sendBuffer handed out, or the body a room holds (SendRoom),
+ * and nothing will read it again (the caller knows: its bytes went whole to the socket): the next body
+ * is made in the same bytes, still in the CPU's caches, instead of memory no request touched lately.
  */
 export function releaseSendBuffer(body: Uint8Array): void {
-  const room = lastRoom;
-  if (room !== null && body === room.body) {
-    room.body = null;
-    room.free = true;
+  const memory = body.buffer;
+  if (memory === slab) {
+    if (body.byteOffset + ((body.length + 7) & ~7) === used) used = body.byteOffset;
     return;
   }
-  if (body.buffer === slab && body.byteOffset + ((body.length + 7) & ~7) === used) used = body.byteOffset;
+  // The room is found by its memory, not kept in a variable: that held the last room's arena, whole,
+  // after a reload replaced it (no room is made in a reload's new data, so none took its place).
+  const room = rooms.get(memory);
+  if (room !== undefined && body === room.body) {
+    room.body = null;
+    room.free = true;
+  }
 }
 
 /**
@@ -53,7 +57,7 @@ export function releaseSendBuffer(body: Uint8Array): void {
  * over each record's bytes first (Node 20: about 200 instructions and 96 bytes of heap a record, 1.9 KB
  * a page of 20). Made by the reader of the boot cache after the group of sections a list arena is in
  * (boot-cache-read.ts); never in a SharedArrayBuffer (`--threads`: every thread reads that memory), nor
- * in a first start's resizable arena (fragments.ts arenaRoom).
+ * in a first start's resizable arena (fragments.ts Arena.room).
  *
  * It holds one body at a time. It takes the next one when the last went whole to the socket
  * (releaseSendBuffer, the slab's rule), or once the garbage collector found the last one unreachable:
@@ -93,9 +97,6 @@ export function addSendRoom(memory: ArrayBuffer, at: number): SendRoom {
   return room;
 }
 
-/** The room whose body was made last: the one releaseSendBuffer can give back. */
-let lastRoom: SendRoom | null = null;
-
 /** Rooms whose body was neither given back nor kept track of: free once the collector finds that body unreachable. */
 const unreachable = new FinalizationRegistry<SendRoom>((room) => {
   room.free = true;
@@ -117,10 +118,8 @@ export function roomBuffer(room: SendRoom, length: number): Buffer | null {
     return null;
   }
   if (length > room.bytes) return null;
-  if (lastRoom !== null && lastRoom !== room && lastRoom.body !== null) handOver(lastRoom);
   const out = new FastBuffer(room.memory, room.at, length);
   room.body = out;
   room.free = false;
-  lastRoom = room;
   return out;
 }

@@ -22,6 +22,15 @@ import { linkEmbeds, postingKeys, searchTextOf, slugOf, type CollectionIndex } f
 import { COLLECTIONS } from '../../src/resources/types.ts';
 import { startService } from '../../src/service.ts';
 import { releaseSendBuffer, sendRoomOf } from '../../src/data/send-buffer.ts';
+import { joinLargeAbove } from '../../src/data/fragments.ts';
+import type { Outcome } from '../../src/http/handlers.ts';
+import { stillHeld } from '../helpers/collected.ts';
+
+/** The body of a 200. */
+function pageBody(o: Outcome): Buffer {
+  assert.ok(o.ok);
+  return o.body;
+}
 
 const SCALE = 100;
 const TODAY = 20260115;
@@ -253,6 +262,35 @@ describe('boot cache', () => {
       }
     }
     assert.ok(inRoom > 300, `${inRoom} pages built in a room`);
+  });
+
+  it('list arenas read from the cache, pages built in their rooms (one given back, one still held), then replaced by a reload\'s data joined since -> their memory can be collected', async (t) => {
+    const { data, state } = await setup();
+    await loadSnapshot(data, { cacheDir: state });
+    const reloaded = await loadSnapshot(data); // built, as a reload builds what changed: no room
+    const refs = await (async () => {
+      const cached = (await loadSnapshotCache(state, data))!;
+      const out: WeakRef<ArrayBufferLike>[] = [];
+      for (const name of COLLECTIONS) {
+        const memory = cached[name].list.bytes.buffer;
+        assert.ok(sendRoomOf(memory) !== null, name);
+        releaseSendBuffer(pageBody(listPage(cached[name], 'page=2', TODAY)));
+        // Joined as a large arena too (its cuts made and kept with it), the last body still held (a
+        // TLS write, a 304 after the join): nothing gives it back.
+        joinLargeAbove(0);
+        try {
+          pageBody(listPage(cached[name], 'page=3&sort=' + cached[name].def.sorts.at(-1)!.name, TODAY));
+        } finally {
+          joinLargeAbove(16 << 20);
+        }
+        out.push(new WeakRef(memory));
+      }
+      return out;
+    })();
+    // What a reload's warm does next: the new data's first pages joined, in the slab.
+    for (const name of COLLECTIONS) pageBody(listPage(reloaded.collections[name], 'page=2', TODAY));
+    assert.equal(await stillHeld(refs), 0, 'replaced list arenas still held');
+    t.diagnostic(`${refs.length} arenas collected`);
   });
 
   it('arena offsets as Float64Array (an arena past 4 GiB) -> written and read back as they are, same answers', async () => {
