@@ -50,9 +50,37 @@ describe('KnownKeys', () => {
 
   test('only keys a plain value can equal are noted', () => {
     const text = new KnownKeys('p', true);
-    for (const key of ['', 'a b', 'caf\u00e9', 'Gucci', '\u00f8', 'tab\there', 'x'.repeat(65)]) assert.equal(text.note(key), undefined, JSON.stringify(key));
+    for (const key of ['', ' ', ' ab', 'ab ', 'caf\u00e9', 'Gucci', '\u00f8', 'tab\there', 'x'.repeat(65)]) assert.equal(text.note(key), undefined, JSON.stringify(key));
     assert.equal(text.note('x'.repeat(64))?.key, 'x'.repeat(64));
+    assert.equal(text.note('south  korean')?.key, 'south  korean', 'spaces within a key');
     assert.equal(new KnownKeys('p', false).note('Mixed')?.key, 'Mixed');
+  });
+});
+
+describe('KnownKeys.findEscaped: a value with escapes, decoded as it is read', () => {
+  const keys = new KnownKeys('nationality', true);
+  const korean = keys.note('south korean');
+  const plus = keys.note('a+b');
+  const at = (value: string) => keys.findEscaped(`x=${value}&y`, 2, 2 + value.length);
+
+  test('%20 and + are a space, %XX the character, either case of hex digits and letters', () => {
+    for (const v of ['South%20Korean', 'South+Korean', 'SOUTH%20korean', '%53outh+Korean', 'south%20korea%6E', 'south%20korea%6e', 'South%20Korea%4E']) assert.equal(at(v), korean, v);
+    for (const v of ['a%2Bb', 'A%2bB', '%61%2B%62']) assert.equal(at(v), plus, v);
+  });
+
+  test('nothing for a value that decodes to something else, or that the general path decodes otherwise', () => {
+    for (const v of [
+      'a+b', 'South%20Korea', 'South%20Koreans', 'South%2520Korean', 'South%09Korean', 'South%C2%A0Korean', '%20South%20Korean', 'South%20Korean%20',
+      'South%2', 'South%', 'South%ZZKorean', 'South%2GKorean', 'south%20korean%', 'south%20korea%6', '%E2%82%AC', '%00',
+    ]) assert.equal(at(v), undefined, v);
+  });
+
+  test('an exact filter finds only the key itself', () => {
+    const slugs = new KnownKeys('celebrity', false, ['zoe-martin']);
+    assert.equal(slugs.findEscaped('zoe%2Dmartin', 0, 12)?.key, 'zoe-martin');
+    assert.equal(slugs.findEscaped('zoe%2dmartin', 0, 12)?.key, 'zoe-martin');
+    assert.equal(slugs.findEscaped('Zoe%2Dmartin', 0, 12), undefined);
+    assert.equal(slugs.findEscaped('zoe%2Dmarti%4E', 0, 14), undefined);
   });
 });
 
