@@ -252,8 +252,16 @@ const pages: string[] = [];
     if (pages.length === before) break;
   }
 }
+// Distinct pages of outfits and of news past the first (their items embed a celebrity's: fragments.ts
+// joinEmbedded), 2,000 spread over each, each request one in turn with a `&v=` never sent before: a join.
+const embedPages: Record<'outfits' | 'news', string[]> = { outfits: [], news: [] };
+for (const c of ['outfits', 'news'] as const) {
+  const total = JSON.parse((await once(sides[0]!, request(`/api/v1/${c}?limit=1`, sides[0]!.key))).toString('utf8').split('\r\n\r\n')[1]!).pagination.total as number;
+  const last = Math.floor(total / 20);
+  for (let i = 0; i < 2000 && last > 1; i++) embedPages[c].push(`/api/v1/${c}?page=${2 + Math.floor((i * (last - 1)) / 2000)}`);
+}
 /** Suffixes of `path`, URL-encoded: search terms, or whole targets (pages, with an empty path). */
-const termLists: Record<string, string[]> = { names: [...names].map(q), fours: [...fours].map(q), pages };
+const termLists: Record<string, string[]> = { names: [...names].map(q), fours: [...fours].map(q), pages, outfitPages: embedPages.outfits, newsPages: embedPages.news };
 /** Each: name, path, which key (true: the account's; false: a malformed one, 401; 'spent': quota used up, 429), encoding, targets in turn. */
 const scenarios: [string, string, boolean | 'spent', string?, number?, string?][] = [
   ['one-item page', '/api/v1/celebrities?limit=1', true],
@@ -282,6 +290,8 @@ const scenarios: [string, string, boolean | 'spent', string?, number?, string?][
   ['outfits page (first request)', '/api/v1/outfits?limit=20', true, ''],
   ['news page', '/api/v1/news', true],
   ['news page (first request)', '/api/v1/news?limit=20', true, ''],
+  ['outfits pages past the first (first request)', '', true, '', undefined, 'outfitPages'],
+  ['news pages past the first (first request)', '', true, '', undefined, 'newsPages'],
 ];
 const only = flags.only?.split(',') ?? null;
 console.log(`CPU µs per request, best of ${ROUNDS} slices of ${SLICE_MS} ms each side (Node ${process.version}, ${DATA}, ${flags.kept} other pages kept, load ${os.loadavg()[0]!.toFixed(1)})`);

@@ -249,10 +249,10 @@ describe('boot cache', () => {
     await loadSnapshot(data, { cacheDir: state });
     const cached = (await loadSnapshotCache(state, data))!;
     const shared = (await loadSnapshotCache(state, data, true))!;
-    let inRoom = 0;
     for (const name of COLLECTIONS) {
       assert.ok(sendRoomOf(cached[name].list.bytes.buffer) !== null, name);
       assert.equal(sendRoomOf(shared[name].list.bytes.buffer), null, `${name}, shared`);
+      let inRoom = 0;
       for (const q of queries(fresh.collections[name])) {
         const got = listPage(cached[name], q, TODAY);
         assert.deepEqual(got, listPage(fresh.collections[name], q, TODAY), `${name}?${q}`);
@@ -260,8 +260,9 @@ describe('boot cache', () => {
         if (got.body.buffer === cached[name].list.bytes.buffer) inRoom++;
         releaseSendBuffer(got.body);
       }
+      // Those whose items embed another collection's record (outfits, news: joinEmbedded) too.
+      assert.ok(inRoom > 40, `${name}: ${inRoom} pages built in its room`);
     }
-    assert.ok(inRoom > 300, `${inRoom} pages built in a room`);
   });
 
   it('list arenas read from the cache, pages built in their rooms (one given back, one still held), then replaced by a reload\'s data joined since -> their memory can be collected', async (t) => {
