@@ -8,7 +8,7 @@ import { RESOURCES } from '../resources/index.ts';
 import type { CollectionName } from '../resources/types.ts';
 import { DEPENDS } from './boot-cache-format.ts';
 import { packIndex } from './boot-cache-write.ts';
-import { SEARCH_ELSEWHERE, type CollectionIndex } from './indexes.ts';
+import { SEARCH_ELSEWHERE, type CollectionIndex, type SearchElsewhere } from './indexes.ts';
 import { fromKnownParts, KeptRecords } from './known.ts';
 import { DataError, type KnownCollection } from './load.ts';
 import { buildCollections } from './snapshot.ts';
@@ -70,7 +70,7 @@ try {
     const needs = needsOf(name);
     // Once the main thread is idle, the search index of the collection being finished is built there
     // (the texts sent as they are when asked, between the steps of its finish: indexes.ts).
-    const searchElsewhere = (texts: readonly string[]): boolean => {
+    const searchElsewhere: SearchElsewhere = (texts) => {
       if (Atomics.load(idle, 0) !== 1 || searches.has(name)) return false;
       let resolve!: (s: SearchIndex) => void;
       let reject!: (err: Error) => void;

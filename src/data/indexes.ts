@@ -9,11 +9,12 @@ import { fragment, FragmentBuilder, fragmentLength, GrowingF64, GrowingI32, join
 import { buildSearchIndex, type SearchIndex } from './search-index.ts';
 import { idRanks, numberOrder, numberOrders } from './sort-order.ts';
 import { Scratch } from './scratch.ts';
+import { textOf, UnitTextsBuilder } from './unit-texts.ts';
 import { StringKeys } from './string-keys.ts';
 import { IndexDigest, type RecordGroups, type SourceDigester } from './record-groups.ts';
 import { writeAscii, writeByte, writeNull } from './json-bytes.ts';
 import { compileFieldsWriter, compileShapes, propsWriter } from './shape.ts';
-import { count, includes, includesAt, lookup, lookupSlug, slugAt, slugTable, slugTableAt, stringAt, stringTable, type SlugTable, type StringTable } from './string-table.ts';
+import { count, includes, includesAt, lookup, lookupSlug, slugAt, slugTable, slugTableAt, stringAt, stringTable, stringTableOfUnits, type SlugTable, type StringTable } from './string-table.ts';
 
 export interface RangeIndex {
   /** The `minParam` of the range filter it serves. */
@@ -602,7 +603,13 @@ export interface IndexBuilder {
  * its search index is built; true when it took the texts (every record's folded search text, to be
  * read at once: they change after), and `finish` then gives SEARCH_ELSEWHERE for the caller to replace.
  */
-export type SearchElsewhere = (texts: readonly string[]) => boolean;
+export type SearchElsewhere = (texts: TextSlices) => boolean;
+
+/** The texts a SearchElsewhere is given: decoded slice by slice (the builder keeps them as units). */
+export interface TextSlices {
+  readonly length: number;
+  slice(from: number, to: number): string[];
+}
 
 /** Values per chunk of a Chunked: 64 KB of a chunk's slots, under V8's large-object size (128 KB). */
 const CHUNK_VALUES = 8192;
@@ -611,7 +618,8 @@ const CHUNK_VALUES = 8192;
  * A JS array pushed one value at a time in chunks, joined once by `finish` (one array of the exact
  * length), not grown by copies: pushed onto one array, the builder's per-record arrays (ids, search
  * texts, text sort keys) were copied about 20 times each on the way to 270k values at 100k, each copy
- * past 128 KB a large object promoted once it lived through a scavenge, then dead.
+ * past 128 KB a large object promoted once it lived through a scavenge, then dead. (The ids and search
+ * texts are units since: unit-texts.ts; the text sort keys are these.)
  */
 export class Chunked<T> {
   private full: T[][] = [];
@@ -688,16 +696,18 @@ export function indexBuilder(
   const cuts = new GrowingI32(hint.records * cutsPerRecord, scratch);
   const ownCuts = new GrowingI32(hint.records * ownCutsPerRecord, scratch);
   const open = `{"success":true,"version":"v1","resource":"${def.name}","data":`;
-  const ids = new Chunked<string>();
+  /** The records' `_id`s, as units (unit-texts.ts), for the ranks sort ties go by; their number is the records'. */
+  const ids = new UnitTextsBuilder(scratch);
   /** Without a plan, the slugs, found in the list items at finish (slugTable); with one, where each starts in its list item, as written. */
   const slugs: string[] = [];
   const slugsAt = new GrowingI32(plan === null ? 0 : hint.records, scratch);
-  const textsAdded = new Chunked<string>();
-  // The list field the search text is (search-text.ts), and whether each record's text is its value.
+  /** The records' folded search texts, as units (unit-texts.ts): a string each lived from add to finish. */
+  const texts = new UnitTextsBuilder(scratch);
+  // The list field the search text is (search-text.ts), and whether each record's text is derived:
+  // its value (folded), and its trigrams say where they stand (decidedByGrams).
   const sf = searchField(def);
   const searchFieldName = sf >= 0 ? (def.listFields[sf] as string) : null;
-  /** 1 where a record's search text is its search field's value (folded), else 0. */
-  const fromField = new GrowingI32(searchFieldName === null ? 0 : hint.records, scratch);
+  const derivedBits = new GrowingI32(searchFieldName === null ? 0 : hint.records, scratch);
   const sortKeys = def.sorts.map((s) => (s.type === 'number' ? new GrowingF64(hint.records, scratch) : new Chunked<string | null>()));
   const rangeFilter = def.filters.find((f) => f.kind === 'range') ?? null;
   const rangeValues = new GrowingF64(rangeFilter ? hint.records : 0, scratch);
@@ -863,7 +873,7 @@ export function indexBuilder(
         embedIds[k]!.push(tid);
       }
     }
-    ids.push(r._id as string);
+    ids.add(r._id as string);
     if (plan === null) slugs.push(r.slug);
     // (The slug, search text, its `derived` bit, embedded ids and range value are compared as the
     // index holds them (patch.ts): the digests cover what it does not keep per record.)
@@ -871,10 +881,10 @@ export function indexBuilder(
     // The search text is usually a field that a text sort also reads (the title): folded once.
     const raw = def.searchText(r) ?? '';
     const text = fold(raw);
-    textsAdded.push(text);
+    texts.add(text);
     if (searchFieldName !== null) {
       const v = r[searchFieldName];
-      fromField.push(v === raw || text === fold(typeof v === 'string' ? v : '') ? 1 : 0);
+      derivedBits.push((v === raw || text === fold(typeof v === 'string' ? v : '')) && decidedByGrams(text) ? 1 : 0);
     }
     // A loop, not forEach: a closure per record was a measurable part of `add`.
     for (let i = 0; i < sorts.length; i++) {
@@ -924,10 +934,11 @@ export function indexBuilder(
     if (cuts.length !== size * cutsPerRecord || ownCuts.length !== size * ownCutsPerRecord) throw new Error(`${def.name}: list or detail cuts out of step with the records`);
     // Asked before each step up to the search index's, so the texts go as soon as there is a taker.
     let elsewhere = false;
-    const texts = textsAdded.finish();
-    const handOff = () => (elsewhere ||= searchElsewhere?.(texts) === true);
+    const all = texts.finish(scratch);
+    const slices: TextSlices = { length: size, slice: (from, to) => Array.from({ length: Math.max(0, Math.min(to, size) - from) }, (_, i) => textOf(all, from + i)) };
+    const handOff = () => (elsewhere ||= searchElsewhere?.(slices) === true);
     handOff();
-    const idRank = idRanks(ids.finish(), scratch);
+    const idRank = idRanks(ids.finish(scratch), scratch);
     const orders: Int32Array[] = [];
     const ranks: Int32Array[] = [];
     const keptKeys: (Float64Array | null)[] = [];
@@ -971,22 +982,19 @@ export function indexBuilder(
     handOff();
     const slugIndex = plan === null ? slugTable(listFragments.bytes, listFragments.starts, slugs) : slugTableAt(listFragments.bytes, listFragments.starts, slugsAt.finishRecordOffsets());
     slugs.length = 0;
-    // (Of the texts as they were added: some are emptied below.)
-    const search = elsewhere ? SEARCH_ELSEWHERE : buildSearchIndex(texts);
+    // (Of the texts as they were added: some are left out of searchText below.)
+    const search = elsewhere ? SEARCH_ELSEWHERE : buildSearchIndex(all);
     // A text no search reads but a long query's, and a list field's value, is decoded from the
     // list item by that query instead of being kept twice (search-text.ts).
     let searchFrom: SearchFrom | null = null;
     if (searchFieldName !== null) {
       const derived = new Uint32Array((size + 31) >>> 5);
-      const fromFieldById = fromField.copyTo(scratch.int32(size));
-      fromField.release();
-      for (let id = 0; id < size; id++) {
-        if (fromFieldById[id] === 0 || !decidedByGrams(texts[id]!)) continue;
-        derived[id >>> 5]! |= 1 << (id & 31);
-        texts[id] = '';
-      }
+      const bits = derivedBits.copyTo(scratch.int32(size));
+      derivedBits.release();
+      for (let id = 0; id < size; id++) if (bits[id] !== 0) derived[id >>> 5]! |= 1 << (id & 31);
       searchFrom = { field: sf, derived };
     }
+    const searchText = stringTableOfUnits(all.units, all.starts, searchFrom === null ? null : searchFrom.derived);
     const ts = embedded.length > 0 && size > 0 ? (embedTargets ??= targetsOf()) : null;
     const embeds: Embed[] = embedded.map(({ field, target, refs }, k) => ({
       field,
@@ -1014,7 +1022,7 @@ export function indexBuilder(
       sortKeys: keptKeys,
       postings,
       range,
-      searchText: stringTable(texts, false),
+      searchText,
       searchFrom,
       search,
       groups: { sources: hint.sources?.finish(size) ?? null, keys: digest.finish(), sorts: sortDigest.finish() },

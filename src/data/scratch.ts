@@ -78,6 +78,20 @@ export class Scratch {
     return new Float64Array(buf, at, length);
   }
 
+  /** A Uint8Array of `length` zeros; `shared`: a view of a block even when small. */
+  uint8(length: number, shared = false): Uint8Array {
+    if (length < SCRATCH_VIEWS_FROM && !shared) return new Uint8Array(length);
+    const [buf, at] = this.take(Math.ceil(length / 8) * 8);
+    return new Uint8Array(buf, at, length);
+  }
+
+  /** A Uint16Array of `length` zeros; `shared`: a view of a block even when small. */
+  uint16(length: number, shared = false): Uint16Array {
+    if (length * 2 < SCRATCH_VIEWS_FROM && !shared) return new Uint16Array(length);
+    const [buf, at] = this.take(Math.ceil(length / 4) * 8);
+    return new Uint16Array(buf, at, length);
+  }
+
   /** Lets go of the current block: it goes once the arrays handed out from it do. */
   release(): void {
     this.block = null;

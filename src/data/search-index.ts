@@ -21,7 +21,7 @@
 // record g and nothing more is kept.
 
 import { Scratch, scratchInt32, scratchUint16 } from './scratch.ts';
-import { StringKeys } from './string-keys.ts';
+import type { UnitTexts } from './unit-texts.ts';
 
 export interface GramPostings {
   /** Distinct gram keys, ascending; a key's index is its slot. */
@@ -155,16 +155,37 @@ export interface TextUnits {
   readonly starts: Int32Array;
 }
 
-/** `scratch`: where `starts` comes from, when the units are only walked while building (buildSearchIndex). */
-export function textUnits(texts: readonly string[], scratch: Scratch | null = null): TextUnits {
-  const starts = scratch === null ? new Int32Array(texts.length + 1) : scratch.int32(texts.length + 1);
-  for (let id = 0; id < texts.length; id++) starts[id + 1] = starts[id]! + texts[id]!.length;
-  const units = scratchUint16(starts[texts.length]!);
+/**
+ * `texts` (strings, or units with offsets: unit-texts.ts) as TextUnits; `scratch`: where `starts`
+ * comes from, when the units are only walked while building (buildSearchIndex). Units that are
+ * TextUnits already are taken as they are.
+ */
+export function textUnits(texts: readonly string[] | UnitTexts, scratch: Scratch | null = null): TextUnits {
+  if (!Array.isArray(texts)) {
+    const t = texts as UnitTexts;
+    if (t.units instanceof Uint16Array) return { units: t.units, starts: t.starts };
+    const units = scratchUint16(t.units.length);
+    units.set(t.units);
+    return { units, starts: t.starts };
+  }
+  const list = texts as readonly string[];
+  const starts = scratch === null ? new Int32Array(list.length + 1) : scratch.int32(list.length + 1);
+  for (let id = 0; id < list.length; id++) starts[id + 1] = starts[id]! + list[id]!.length;
+  const units = scratchUint16(starts[list.length]!);
   let p = 0;
-  for (let id = 0; id < texts.length; id++) {
-    const t = texts[id]!;
+  for (let id = 0; id < list.length; id++) {
+    const t = list[id]!;
     for (let i = 0; i < t.length; i++) units[p++] = t.charCodeAt(i);
   }
+  return { units, starts };
+}
+
+/** The texts `ids` of `all` (ascending record numbers), back to back: the distinct texts trigrams index. */
+function textsOf(all: TextUnits, ids: Int32Array, scratch: Scratch): TextUnits {
+  const starts = scratch.int32(ids.length + 1);
+  for (let g = 0; g < ids.length; g++) starts[g + 1] = starts[g]! + all.starts[ids[g]! + 1]! - all.starts[ids[g]!]!;
+  const units = scratchUint16(starts[ids.length]!);
+  for (let g = 0; g < ids.length; g++) units.set(all.units.subarray(all.starts[ids[g]!]!, all.starts[ids[g]! + 1]!), starts[g]!);
   return { units, starts };
 }
 
@@ -345,38 +366,81 @@ function buildGrams(text: TextUnits, size: 1 | 2 | 3, scratch = new Scratch()): 
  * bytes each: low id and position) weigh less than the groups' arrays (4 bytes per record and group).
  */
 export function groupTexts(texts: readonly string[]): { readonly distinct: readonly string[]; readonly groups: TextGroups } {
-  // Not a Map (string-keys.ts): the distinct texts are its keys, numbered in order.
-  const seen = new StringKeys();
-  const groupOf = scratchInt32(texts.length); // (not from malloc's heap: scratch.ts)
-  let saved = 0;
-  for (let id = 0; id < texts.length; id++) {
-    const t = texts[id]!;
-    const before = seen.size;
-    const g = seen.add(t);
-    if (g < before && t.length > 2) saved += t.length - 2;
-    groupOf[id] = g;
-  }
-  const distinct = seen.keys();
-  if (saved * 3 <= (texts.length + distinct.length + 1) * 4) return { distinct: texts, groups: { starts: EMPTY, ids: EMPTY } };
-  const starts = new Int32Array(distinct.length + 1);
-  for (let id = 0; id < texts.length; id++) starts[groupOf[id]! + 1]!++;
-  for (let g = 0; g < distinct.length; g++) starts[g + 1]! += starts[g]!;
-  const cursor = starts.slice(0, distinct.length);
-  const ids = new Int32Array(texts.length);
-  for (let id = 0; id < texts.length; id++) ids[cursor[groupOf[id]!]!++] = id;
-  return { distinct, groups: { starts, ids } };
+  const scratch = new Scratch();
+  const { firsts, groups } = groupUnits(textUnits(texts, scratch), scratch);
+  return { distinct: firsts === null ? texts : Array.from(firsts, (id) => texts[id]!), groups };
 }
 
-export function buildSearchIndex(texts: readonly string[]): SearchIndex {
-  const { distinct, groups } = groupTexts(texts);
+/**
+ * groupTexts over units: each group's first record (null: no groups) and the groups. The texts are
+ * found equal by a hash table of their units (group numbers, with each group's hash to pass others
+ * by): no string per text (issue 19: the builder keeps its texts as units).
+ */
+function groupUnits(t: TextUnits, scratch: Scratch): { readonly firsts: Int32Array | null; readonly groups: TextGroups } {
+  const { units, starts } = t;
+  const n = starts.length - 1;
+  // (Not from malloc's heap, nor a block each: scratch.ts.)
+  const groupOf = scratch.int32(n);
+  let size = 8;
+  while (size < n * 2) size *= 2;
+  const slots = scratch.int32(size);
+  const mask = size - 1;
+  const firstOf = scratch.int32(n);
+  const hashOf = scratch.int32(n);
+  let groups = 0;
+  let saved = 0;
+  for (let id = 0; id < n; id++) {
+    const from = starts[id]!;
+    const end = starts[id + 1]!;
+    let h = 0x811c9dc5;
+    for (let p = from; p < end; p++) h = Math.imul(h ^ units[p]!, 0x01000193);
+    // slots: group + 1, 0 empty.
+    let s = h & mask;
+    let g = -1;
+    for (let v = slots[s]!; v !== 0; v = slots[s]!) {
+      const c = v - 1;
+      if (hashOf[c] === h) {
+        const f = starts[firstOf[c]!]!;
+        if (starts[firstOf[c]! + 1]! - f === end - from) {
+          let p = 0;
+          while (from + p < end && units[f + p] === units[from + p]) p++;
+          if (from + p === end) {
+            g = c;
+            break;
+          }
+        }
+      }
+      s = (s + 1) & mask;
+    }
+    if (g < 0) {
+      g = groups++;
+      slots[s] = g + 1;
+      firstOf[g] = id;
+      hashOf[g] = h;
+    } else if (end - from > 2) saved += end - from - 2;
+    groupOf[id] = g;
+  }
+  if (saved * 3 <= (n + groups + 1) * 4) return { firsts: null, groups: { starts: EMPTY, ids: EMPTY } };
+  const gStarts = new Int32Array(groups + 1);
+  for (let id = 0; id < n; id++) gStarts[groupOf[id]! + 1]!++;
+  for (let g = 0; g < groups; g++) gStarts[g + 1]! += gStarts[g]!;
+  const cursor = gStarts.slice(0, groups);
+  const ids = new Int32Array(n);
+  for (let id = 0; id < n; id++) ids[cursor[groupOf[id]!]!++] = id;
+  return { firsts: firstOf.subarray(0, groups), groups: { starts: gStarts, ids } };
+}
+
+/** The search index of `texts`: strings, or units with offsets (unit-texts.ts: as a builder keeps them). */
+export function buildSearchIndex(texts: readonly string[] | UnitTexts): SearchIndex {
   // One scratch for the working arrays of all three: let go with them once built.
   const scratch = new Scratch();
   const all = textUnits(texts, scratch);
+  const { firsts, groups } = groupUnits(all, scratch);
   return {
-    size: texts.length,
+    size: all.starts.length - 1,
     unigrams: buildGrams(all, 1, scratch),
     bigrams: buildGrams(all, 2, scratch),
-    trigrams: buildGrams(distinct === texts ? all : textUnits(distinct, scratch), 3, scratch),
+    trigrams: buildGrams(firsts === null ? all : textsOf(all, firsts, scratch), 3, scratch),
     groups,
   };
 }

@@ -7,6 +7,7 @@
 // units, then each run of one number by the comparator, a few strings compared instead of n log n
 // (the comparator sort of 270k `_id`s took 0.3-0.5 s of the build thread at 100k).
 import { Scratch } from './scratch.ts';
+import { unitTextsOf, type UnitTexts } from './unit-texts.ts';
 
 /**
  * Record ids ordered by `keys` ascending (`sign` 1) or descending (-1), a key of NaN last in either
@@ -148,12 +149,67 @@ export function textOrder(keys: readonly (string | null)[], sign: 1 | -1, idRank
   return order;
 }
 
-/** Each record's place in the order of its `_id` (unique: validation refuses a duplicate), by textOrder. */
-export function idRanks(ids: readonly string[], scratch = new Scratch()): Int32Array {
-  const n = ids.length;
+/** A prefixKey of text `from`..`end` of `units` from its unit `at` (prefixKey's number, over units). */
+function unitsPrefixKey(units: Uint8Array | Uint16Array, from: number, end: number, at: number): number {
+  const last = from + at + PREFIX_UNITS;
+  let k = 0;
+  let i = from + at;
+  for (; i < last && i < end; i++) {
+    const c = units[i]!;
+    if (c >= 126) {
+      k = k * 128 + 127;
+      i++;
+      break;
+    }
+    k = k * 128 + c + 1;
+  }
+  for (; i < last; i++) k *= 128;
+  return k;
+}
+
+/**
+ * Each record's place in the order of its `_id` (unique: validation refuses a duplicate): `ids` as
+ * strings, or as their units with offsets (unit-texts.ts: the builder keeps them so, not a string
+ * each). UTF-16 unit order, as `<` compares strings; as textOrder, by prefix numbers first.
+ */
+export function idRanks(ids: readonly string[] | UnitTexts, scratch = new Scratch()): Int32Array {
+  const { units, starts } = Array.isArray(ids) ? unitTextsOf(ids as readonly string[], scratch) : (ids as UnitTexts);
+  const n = starts.length - 1;
   const index = scratch.int32(n);
   for (let i = 0; i < n; i++) index[i] = i;
-  const order = textOrder(ids, 1, index, scratch);
+  const prefix = scratch.float64(n);
+  for (let i = 0; i < n; i++) prefix[i] = unitsPrefixKey(units, starts[i]!, starts[i + 1]!, 0);
+  const order = numberOrder(prefix, 1, index, scratch);
+  const next = scratch.float64(n);
+  // (Unique ids: never equal, so no tie to break.)
+  const byUnits = (a: number, b: number): number => {
+    const x = next[a]!;
+    const y = next[b]!;
+    if (x !== y) return x < y ? -1 : 1;
+    let i = starts[a]!;
+    let j = starts[b]!;
+    const ea = starts[a + 1]!;
+    const eb = starts[b + 1]!;
+    for (; i < ea && j < eb; i++, j++) if (units[i] !== units[j]) return units[i]! < units[j]! ? -1 : 1;
+    return ea - i - (eb - j) || a - b;
+  };
+  for (let a = 0; a < n; ) {
+    const p = prefix[order[a]!]!;
+    let b = a + 1;
+    while (b < n && prefix[order[b]!] === p) b++;
+    if (b - a > 1) {
+      for (let j = a; j < b; j++) {
+        const r = order[j]!;
+        const from = starts[r]!;
+        const end = starts[r + 1]!;
+        let plain = true;
+        for (let i = from; i < from + PREFIX_UNITS && i < end; i++) if (units[i]! >= 126) plain = false;
+        next[r] = plain ? unitsPrefixKey(units, from, end, PREFIX_UNITS) : 0;
+      }
+      order.subarray(a, b).sort(byUnits);
+    }
+    a = b;
+  }
   const rank = scratch.int32(n);
   for (let p = 0; p < n; p++) rank[order[p]!] = p;
   return rank;

@@ -73,6 +73,34 @@ export function stringTable(list: readonly string[], withSlots = true): StringTa
   return { units, starts: at, slots: fillSlots(units, at, withSlots) };
 }
 
+/**
+ * A table without slots of the texts of `units` (text i is `units[starts[i], starts[i + 1])`), those
+ * `skip` has a bit for left empty: what stringTable(list, false) makes of those texts, without a
+ * string each (indexes.ts: the builder keeps its search texts as units).
+ */
+export function stringTableOfUnits(units: Uint8Array | Uint16Array, starts: Int32Array, skip: Uint32Array | null): StringTable {
+  const count = starts.length - 1;
+  const skipped = (k: number) => skip !== null && (skip[k >>> 5]! & (1 << (k & 31))) !== 0;
+  let total = 0;
+  let wide = false;
+  for (let k = 0; k < count; k++) {
+    if (skipped(k)) continue;
+    total += starts[k + 1]! - starts[k]!;
+    if (!wide && units instanceof Uint16Array) for (let p = starts[k]!; p < starts[k + 1]!; p++) if (units[p]! > 0xff) wide = true;
+  }
+  const out = wide ? new Uint16Array(total) : new Uint8Array(total);
+  const at: Offsets = total < U32_OFFSETS_LIMIT ? new Uint32Array(count + 1) : new Float64Array(count + 1);
+  let pos = 0;
+  for (let k = 0; k < count; k++) {
+    at[k] = pos;
+    if (skipped(k)) continue;
+    out.set(units.subarray(starts[k]!, starts[k + 1]!), pos);
+    pos += starts[k + 1]! - starts[k]!;
+  }
+  at[count] = pos;
+  return { units: out, starts: at, slots: new Int32Array(0) };
+}
+
 /** The number of `s` in the table, or -1. */
 export function lookup(t: StringTable, s: string): number {
   const mask = t.slots.length - 1;

@@ -165,6 +165,16 @@ test('records that share a text: one group, its trigrams once; the records of th
   assert.equal(groupTexts(['ab', 'ab', 'abc', 'abc']).groups.starts.length, 0);
 });
 
+test('groupTexts: two texts of one length and one hash (FNV-1a) -> two groups, told apart by their units', () => {
+  // 'yaczfaa' and 'glbppaa' share their 32-bit FNV-1a hash: the texts are found equal by units, not by hash.
+  const texts = ['yaczfaa', 'glbppaa', 'yaczfaa', 'glbppaa', 'yaczfaa'];
+  const { distinct, groups } = groupTexts(texts);
+  assert.deepEqual(distinct, ['yaczfaa', 'glbppaa']);
+  assert.deepEqual([...groups.starts], [0, 3, 5]);
+  assert.deepEqual([...groups.ids], [0, 2, 4, 1, 3]);
+  assert.deepEqual([...searchMatches(buildSearchIndex(texts), 'glbp', () => true, null)], [1, 3]);
+});
+
 test('groupsConsistent -> false for groups read back that do not fit together', () => {
   const { groups } = groupTexts(['anna nair', 'zoe vasseur', 'anna nair', 'zoe vasseur', 'anna nair', 'hannah nair']);
   assert.ok(groupsConsistent(groups, 6));

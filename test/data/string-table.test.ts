@@ -2,7 +2,9 @@
 // Map and String.prototype.includes do.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { consistent, count, includes, includesAt, lookup, lookupSlug, slugAt, slugSlots, slugTable, stringAt, stringTable } from '../../src/data/string-table.ts';
+import { consistent, count, includes, includesAt, lookup, lookupSlug, slugAt, slugSlots, slugTable, stringAt, stringTable, stringTableOfUnits } from '../../src/data/string-table.ts';
+import { Scratch } from '../../src/data/scratch.ts';
+import { unitTextsOf } from '../../src/data/unit-texts.ts';
 
 const ASCII = ['ada-lovelace', 'b', '', 'grace-hopper', 'x-1', 'x-2'];
 const WIDE = ['zoë martín', 'björk', '東京', 'a\u{1F600}b', 'plain'];
@@ -117,4 +119,20 @@ test('a list item that does not show its slug -> an error naming the record, not
   const { bytes, starts } = arena(['{"slug":"a"}', '{"name":"c","other":{"slug":"c-2"}}', '{"slug":"c"}']);
   assert.throws(() => slugTable(bytes, starts, ['a', 'c', 'c']), /list item 1 does not show its slug "c"/);
   assert.equal(lookupSlug(slugTable(bytes, starts.subarray(0, 2), ['a']), bytes, starts, 'a'), 0);
+});
+
+test('stringTableOfUnits -> stringTable of the same texts, those skipped empty (one byte a unit when only a skipped text is wide)', () => {
+  const list = [...ASCII, ...WIDE];
+  for (const skipped of [[], [8, 9], [0, 2, 9], list.map((_, k) => k)]) {
+    const skip = new Uint32Array(1);
+    for (const k of skipped) skip[0]! |= 1 << k;
+    const want = stringTable(list.map((s, k) => (skipped.includes(k) ? '' : s)), false);
+    const got = stringTableOfUnits(unitTextsOf(list, new Scratch()).units, unitTextsOf(list, new Scratch()).starts, skip);
+    assert.equal(got.units.constructor, want.units.constructor, `${skipped}`);
+    assert.deepEqual([...got.units], [...want.units]);
+    assert.deepEqual(got.starts, want.starts);
+    assert.deepEqual(got.slots, want.slots);
+  }
+  const plain = stringTableOfUnits(unitTextsOf(ASCII, new Scratch()).units, unitTextsOf(ASCII, new Scratch()).starts, null);
+  assert.deepEqual(plain, stringTable(ASCII, false));
 });
