@@ -90,6 +90,13 @@ function framingError(req: IncomingMessage): ErrorCode | null {
 const DAY_MS = 86_400_000;
 const REDIRECT_HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
 
+interface LastSlug {
+  readonly index: CollectionIndex | null;
+  readonly slug: string;
+  readonly id: number;
+}
+const NO_SLUG: LastSlug = { index: null, slug: '', id: -1 };
+
 export class App {
   private readonly headers: Record<'secure' | 'plain', readonly string[]>;
   /** The same prefixes for a tagged 200 or a 304: Cache-Control lets the client keep and revalidate it. */
@@ -128,6 +135,7 @@ export class App {
    */
   dataChanged(): void {
     this.compressed(this.o.snapshot());
+    this.lastSlug = NO_SLUG;
   }
 
   /** The compressed bodies of `snapshot`; a new snapshot (a reload) gets a new set, warmed at once. */
@@ -194,7 +202,8 @@ export class App {
     this.lastSlug = { index, slug, id };
     return id;
   }
-  private lastSlug: { readonly index: CollectionIndex | null; readonly slug: string; readonly id: number } = { index: null, slug: '', id: -1 };
+  /** Dropped when the data changes: it held a replaced collection until the next compressed detail. */
+  private lastSlug: LastSlug = NO_SLUG;
 
   /** The bytes of a refusal outside a request (parser errors, CONNECT) on a listener, with a request id. */
   rawAnswer(transport: Transport): RawAnswer {
