@@ -116,7 +116,6 @@ function isAt(text: string, from: number, to: number, name: string): boolean {
   return true;
 }
 
-
 /** The slot whose name is `text[from, to)`, or undefined. */
 function slotAt(slots: readonly Slot[], text: string, from: number, to: number): Slot | undefined {
   for (let i = 0; i < slots.length; i++) if (isAt(text, from, to, slots[i]!.name)) return slots[i];
