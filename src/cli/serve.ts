@@ -14,6 +14,7 @@ import { batchedWriter, createLogger } from '../log.ts';
 import { readTlsFiles, startService, type Service } from '../service.ts';
 import { refusal, threadCount } from '../threads/platform.ts';
 import { CommandError, EXIT, noPositionals, parseFlags, UsageError, type CommandGroup } from './io.ts';
+import { setServeFlags } from './v8-flags.ts';
 
 const HELP = `Usage: celebrity-api serve [options]
 
@@ -101,6 +102,8 @@ export const serve: CommandGroup = async (args, io) => {
     if (err instanceof FaultRuleError) throw new UsageError(err.message);
     throw err;
   }
+  // Before the data loads and any worker thread starts (the flags are the whole process's).
+  setServeFlags();
   const logOut = batchedWriter((chunk) => io.stderr.write(chunk));
   process.once('exit', logOut.flush);
   const log = createLogger({ level: config.logLevel, format: config.logFormat, write: logOut.write });
