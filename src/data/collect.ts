@@ -3,7 +3,7 @@
 import { open, readFile, stat } from 'node:fs/promises';
 import type { ResourceDefinition, SourceRecord } from '../resources/types.ts';
 import { cutRecords, NOT_AN_ARRAY, readRecords, RecordsError, type RecordCuts } from './records.ts';
-import { StringKeys } from './string-keys.ts';
+import { StringKeys, UnitKeys } from './string-keys.ts';
 import { SourceDigester } from './record-groups.ts';
 import { checkObject, timestampNormalizer, type Findings, type Problem, type RefSite } from './validate.ts';
 import { fastCheck, type FastCheck } from './validate-fast.ts';
@@ -116,7 +116,8 @@ const found: RefSite[] = [];
 /** Validates records one at a time, in file order, into a Collected. */
 class Collector {
   readonly out: Collected = { records: [], refs: [], slugs: new StringKeys(), problems: [], readable: true };
-  private readonly ids = new StringKeys();
+  /** The `_id`s so far, for the duplicate check alone: as units, so each string dies with its record (string-keys.ts). */
+  private readonly ids = new UnitKeys();
   /** For a file validated earlier (options.validated): what validation would change in a record, or nothing. */
   private readonly normalize: ((record: Record<string, unknown>) => void) | null | undefined;
   private readonly fast: FastCheck | null;
