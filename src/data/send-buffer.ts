@@ -22,6 +22,11 @@ let used = 0;
 /** A Buffer of `length` bytes, contents undefined, for a body written once and then sent. */
 export function sendBuffer(length: number): Buffer {
   if (length > MAX_SLICE_BYTES) return Buffer.allocUnsafe(length);
+  if (carried !== null) {
+    // The last body, if still the last one and sent by now, gives its bytes back; else it never will.
+    if (used === carriedEnd && carried.writableFinished) used = carriedAt;
+    carried = null;
+  }
   if (slab === null || used + length > SLAB_BYTES) {
     slab = Buffer.allocUnsafeSlow(SLAB_BYTES).buffer as ArrayBuffer;
     used = 0;
@@ -47,8 +52,51 @@ export function releaseSendBuffer(body: Uint8Array): void {
   const room = rooms.get(memory);
   if (room !== undefined && body === room.body) {
     room.body = null;
+    room.carrier = null;
     room.free = true;
   }
+}
+
+/**
+ * What carries a body to its client: a response (node:http's, or HTTP/2's compatibility one). Its
+ * `writableFinished` is true once every write of it came back done, so nothing reads the body again:
+ * - HTTP/1.1 (Node 20): ended, nothing left in the response (a pipelined one waiting its turn holds
+ *   its body there), and nothing in its socket's queue, where a write counts until its callback: over
+ *   TLS that callback runs a turn of the loop later, after the record went to the socket under it.
+ *   Node 26: set once 'finish' is emitted, in that same callback. A response whose socket closed
+ *   first never says so.
+ * - HTTP/2: its stream's, a Writable's `finished`: after every write's callback, which Node's session
+ *   calls once the socket write that holds the DATA frames made from it is done (node_http2.cc
+ *   ClearOutgoing); a stream reset first never says so.
+ */
+export interface Carrier {
+  readonly writableFinished: boolean;
+}
+
+/** The last slab body given to its carrier while still being sent (releaseWhenSent), and where it starts and ends. */
+let carried: Carrier | null = null;
+let carriedAt = 0;
+let carriedEnd = 0;
+
+/**
+ * Gives back `body` once `carrier` has sent it: when it was built in a room, the next join there
+ * (roomBuffer) asks `carrier`; when it is the last slab body, the next sendBuffer does. Over TLS
+ * (HTTP/1.1 or HTTP/2) a body is never sent by the time `end()` returns (releaseSendBuffer needs
+ * that): the write's callback runs later. No listener per response: the next join reads a getter.
+ */
+export function releaseWhenSent(body: Uint8Array, carrier: Carrier): void {
+  const memory = body.buffer;
+  if (memory === slab) {
+    const end = body.byteOffset + ((body.length + 7) & ~7);
+    if (end === used) {
+      carried = carrier;
+      carriedAt = body.byteOffset;
+      carriedEnd = end;
+    }
+    return;
+  }
+  const room = rooms.get(memory);
+  if (room !== undefined && body === room.body) room.carrier = carrier;
 }
 
 /**
@@ -76,6 +124,10 @@ export interface SendRoom {
   readonly bytes: number;
   /** The body made in it and not given back yet, or null. */
   body: Buffer | null;
+  /** What sends that body, once known (releaseWhenSent): the room is free once it finished. */
+  carrier: Carrier | null;
+  /** Joins made elsewhere while `carrier` was still sending (a slow reader): after WAITS_FOR_CARRIER, the collector decides. */
+  waits: number;
   /** True when a body may be made in it (nothing reads its last one again). */
   free: boolean;
 }
@@ -92,7 +144,7 @@ export function sendRoomOf(memory: ArrayBufferLike): SendRoom | null {
 
 /** Marks `memory[at, at + SEND_ROOM_BYTES)` as the room of the arenas in `memory` (nothing else reads or writes there). */
 export function addSendRoom(memory: ArrayBuffer, at: number): SendRoom {
-  const room: SendRoom = { all: new FastBuffer(memory, 0, at + SEND_ROOM_BYTES), memory, at, bytes: SEND_ROOM_BYTES, body: null, free: true };
+  const room: SendRoom = { all: new FastBuffer(memory, 0, at + SEND_ROOM_BYTES), memory, at, bytes: SEND_ROOM_BYTES, body: null, carrier: null, waits: 0, free: true };
   rooms.set(memory, room);
   return room;
 }
@@ -106,7 +158,15 @@ const unreachable = new FinalizationRegistry<SendRoom>((room) => {
 function handOver(room: SendRoom): void {
   unreachable.register(room.body!, room);
   room.body = null;
+  room.carrier = null;
 }
+
+/**
+ * Joins a room lets go to the slab while its body's carrier is still sending it, before the collector
+ * is asked instead: a reader slower than that, or a response that never finishes (its connection
+ * closed before its turn), no longer holds the room.
+ */
+const WAITS_FOR_CARRIER = 64;
 
 /**
  * A Buffer of `length` bytes in `room` for the body of a join (which writes it through `room.all`), or
@@ -114,12 +174,23 @@ function handOver(room: SendRoom): void {
  */
 export function roomBuffer(room: SendRoom, length: number): Buffer | null {
   if (!room.free) {
-    if (room.body !== null) handOver(room);
-    return null;
+    const carrier = room.carrier;
+    if (carrier === null) {
+      if (room.body !== null) handOver(room);
+      return null;
+    }
+    if (!carrier.writableFinished) {
+      if (++room.waits === WAITS_FOR_CARRIER) handOver(room);
+      return null;
+    }
+    room.carrier = null;
+    room.body = null;
+    room.free = true;
   }
   if (length > room.bytes) return null;
   const out = new FastBuffer(room.memory, room.at, length);
   room.body = out;
+  room.waits = 0;
   room.free = false;
   return out;
 }
