@@ -52,6 +52,22 @@ let accounts = 0;
 const decode = (body: Buffer, encoding: string | undefined): Buffer =>
   encoding === 'br' ? zlib.brotliDecompressSync(body) : encoding === 'gzip' ? zlib.gunzipSync(body) : body;
 
+/**
+ * One HTTP/2 request as a client that follows RFC 9113 does: a stream the server refused (REFUSED_STREAM,
+ * as the streams above a GOAWAY's last stream id are: no work was done for them, 8.7) is sent again, at
+ * most three times, on a new session when that one closed. A test server starved of CPU may close an idle
+ * session (keepAliveTimeoutMs) while the test's next requests are already on their way.
+ */
+async function h2Retried(session: () => http2.ClientHttp2Session, path: string, method: string, headers: Record<string, string>): Promise<RawReply> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await h2Request(session(), path, method, headers);
+    } catch (e) {
+      if (attempt === 3 || !String((e as Error).message).includes('NGHTTP2_REFUSED_STREAM')) throw e;
+    }
+  }
+}
+
 /** One HTTP/2 stream on `session`; the body as it arrived. */
 function h2Request(session: http2.ClientHttp2Session, path: string, method: string, headers: Record<string, string>): Promise<RawReply> {
   return new Promise((resolve, reject) => {
@@ -99,7 +115,7 @@ export async function startTestServer(options: Partial<ServiceOptions> & { data?
     return h2;
   };
   const raw = (path: string, headers: Record<string, string> = {}, method = 'GET') =>
-    protocol !== 'h2' ? http1Request(url + path, method, headers) : h2Request(session(), path, method, headers);
+    protocol !== 'h2' ? http1Request(url + path, method, headers) : h2Retried(session, path, method, headers);
   return {
     service,
     url,
@@ -115,7 +131,7 @@ export async function startTestServer(options: Partial<ServiceOptions> & { data?
         [status, responseHeaders, text] = [res.status, res.headers, await res.text()];
       } else {
         // As fetch does: offer the codings it decodes, and decode.
-        const reply = await h2Request(session(), path, method, { 'accept-encoding': 'gzip, deflate, br', ...sent });
+        const reply = await h2Retried(session, path, method, { 'accept-encoding': 'gzip, deflate, br', ...sent });
         [status, responseHeaders] = [reply.status, new Headers(reply.headers as Record<string, string>)];
         text = reply.body.length === 0 ? '' : decode(reply.body, reply.headers['content-encoding']).toString('utf8');
       }
