@@ -2,9 +2,9 @@
 // comes: problems with file, record and field, the references each record holds (CONTRACT 7).
 import { open, readFile, stat } from 'node:fs/promises';
 import type { ResourceDefinition, SourceRecord } from '../resources/types.ts';
-import { NOT_AN_ARRAY, readRecords, RecordsError } from './records.ts';
+import { cutRecords, NOT_AN_ARRAY, readRecords, RecordsError, type RecordCuts } from './records.ts';
 import { StringKeys } from './string-keys.ts';
-import type { SourceDigester } from './record-groups.ts';
+import { SourceDigester } from './record-groups.ts';
 import { checkObject, timestampNormalizer, type Findings, type Problem, type RefSite } from './validate.ts';
 import { fastCheck, type FastCheck } from './validate-fast.ts';
 
@@ -206,28 +206,62 @@ export function expectedRecords(bytes: number, starts: readonly number[], ends: 
   return Math.max(n, Math.ceil((bytes / per) * 1.05));
 }
 
+/** A file cut ahead of its read (cutAhead): its records' ranges and their source digests. */
+interface CutAhead {
+  readonly cuts: RecordCuts;
+  readonly sources: SourceDigester;
+}
+/** Files cut ahead on this thread, by path, until the next collectFile of the path takes them. */
+const ahead = new Map<string, Promise<CutAhead | null>>();
+
+/**
+ * Cuts `path` into records now and digests their groups, holding only typed arrays (records.ts
+ * cutRecords): the next collectFile of `path` on this thread takes the cuts and digests, when the
+ * file is still that version, instead of scanning and hashing its bytes as it reads them. For a
+ * thread waiting for what its collection links to (build-thread.ts); resolves once cut.
+ */
+export async function cutAhead(path: string): Promise<void> {
+  const sources = new SourceDigester();
+  const cut = cutRecords(path, (buf, starts, ends) => sources.slices(buf, starts, ends)).then(
+    (cuts) => cuts && { cuts, sources },
+    () => null, // the read finds and words it
+  );
+  ahead.set(path, cut);
+  await cut;
+}
+
 /** Streams one data file: records are validated a chunk at a time, the file is never one string. */
 export async function collectFile(def: ResourceDefinition, path: string, options: CollectOptions): Promise<Collected> {
   const c = new Collector(def, options);
   try {
     const digester = options.digester;
+    const early = ahead.get(path);
+    ahead.delete(path);
+    const cut = early && (await early);
     const bytes = (await stat(path)).size;
     let estimated = false;
+    let taken = false;
     await readRecords(
       path,
       (batch, first) => {
         for (let k = 0; k < batch.length; k++) c.add(batch[k], first + k);
       },
       {
+        cuts: cut?.cuts,
+        onCutsTaken: () => {
+          taken = estimated = true;
+          c.expect(cut!.cuts.count);
+        },
         onSlices: (buf, starts, ends) => {
           if (!estimated) {
             estimated = true;
             c.expect(expectedRecords(bytes, starts, ends));
           }
-          digester?.slices(buf, starts, ends);
+          if (!taken) digester?.slices(buf, starts, ends);
         },
       },
     );
+    if (taken) digester?.adopt(cut!.sources);
     return c.out;
   } catch (err) {
     // A file that could not be read whole is one problem: its records' problems are not reported.

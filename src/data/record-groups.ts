@@ -36,7 +36,7 @@ export const groupCount = (records: number): number => Math.ceil(records / RECOR
  */
 export class SourceDigester {
   private hash: Hash | null = null;
-  private readonly words = new GrowingI32(64);
+  private words = new GrowingI32(64);
   /** Records seen. */
   count = 0;
   /** Called with each group as it completes: its number and its 4 words. */
@@ -47,6 +47,18 @@ export class SourceDigester {
       (this.hash ??= createHash('sha256')).update(buf.subarray(starts[k], ends[k]));
       if (++this.count % RECORD_GROUP === 0) this.flush();
     }
+  }
+
+  /** Takes over what `from` was fed (the same file's records, hashed by an earlier read of them: collect.ts); `from` is left empty. */
+  adopt(from: SourceDigester): void {
+    if (this.count !== 0) throw new Error('a digester already fed takes over no other');
+    this.hash = from.hash;
+    this.words.release();
+    this.words = from.words;
+    this.count = from.count;
+    from.hash = null;
+    from.words = new GrowingI32(0);
+    from.count = 0;
   }
 
   private flush(): void {
@@ -74,7 +86,7 @@ const U32 = new Uint32Array(F64.buffer);
 export class IndexDigest {
   private a = 0;
   private b = 0;
-  private readonly words = new GrowingI32(64);
+  private words = new GrowingI32(64);
   private n = 0;
 
   /** Before a record's values. */

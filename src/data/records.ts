@@ -2,8 +2,10 @@
 // (strings, escapes, depth): the file is never one string, so its size is bounded by neither V8's
 // longest string nor the heap, and each record is parsed alone and can be forgotten once written.
 import { isUtf8 } from 'node:buffer';
-import { open } from 'node:fs/promises';
-import { scratchBuffer } from './scratch.ts';
+import type { BigIntStats } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
+import { GrowingF64 } from './fragments.ts';
+import { Scratch, scratchBuffer } from './scratch.ts';
 
 /** Bytes read per call: large enough that a read is one system call per few thousand records. */
 const CHUNK = 8 << 20;
@@ -96,6 +98,78 @@ export function invalidUtf8At(bytes: Uint8Array): number {
   return -1;
 }
 
+/** A version of a file: what the loader compares to tell an edit (load.ts). */
+export type FileIdentity = Pick<BigIntStats, 'dev' | 'ino' | 'size' | 'mtimeNs' | 'ctimeNs'>;
+
+export function sameIdentity(a: FileIdentity, b: FileIdentity): boolean {
+  return a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs;
+}
+
+/**
+ * A file's records as an earlier read cut them (cutRecords): record k is the file's bytes
+ * [starts[k], ends[k]), every one an object of valid UTF-8 within the size limit, in a file that is
+ * a well-formed array; of the version `identity`, taken before those bytes were read.
+ */
+export interface RecordCuts {
+  readonly identity: FileIdentity;
+  readonly count: number;
+  readonly starts: Float64Array;
+  readonly ends: Float64Array;
+}
+
+/**
+ * Cuts `path` into records and keeps only their byte ranges (typed arrays of a Scratch: no JS object
+ * per record), each chunk's records told to `onSlices` as readRecords tells them; null when the file
+ * is not a well-formed array of objects, or changed while it was read: its read then finds and words
+ * the problem as always. For a thread with nothing to do until what links read has come: the read
+ * that follows takes the cuts instead of scanning the bytes again (build-thread.ts).
+ */
+export async function cutRecords(
+  path: string,
+  onSlices?: (buf: Buffer, starts: readonly number[], ends: readonly number[]) => void,
+  { chunkBytes = CHUNK, maxRecordBytes = MAX_RECORD_BYTES }: { chunkBytes?: number; maxRecordBytes?: number } = {},
+): Promise<RecordCuts | null> {
+  const fh = await open(path, 'r');
+  let identity: FileIdentity;
+  try {
+    identity = await fh.stat({ bigint: true });
+  } finally {
+    await fh.close();
+  }
+  const scratch = new Scratch();
+  const starts = new GrowingF64(0, scratch);
+  const ends = new GrowingF64(0, scratch);
+  let objects = true;
+  try {
+    await readRecords(path, () => {}, {
+      parse: false,
+      chunkBytes,
+      maxRecordBytes,
+      onSlices: (buf, s, e, _first, base) => {
+        for (let k = 0; k < s.length; k++) {
+          if (buf[s[k]!] !== OPEN_OBJ || buf[e[k]! - 1] !== CLOSE_OBJ) objects = false;
+          starts.push(base + s[k]!);
+          ends.push(base + e[k]!);
+        }
+        onSlices?.(buf, s, e);
+      },
+    });
+  } catch (err) {
+    if (err instanceof RecordsError) return null;
+    throw err;
+  }
+  const now = await open(path, 'r').then(async (h) => {
+    try {
+      return await h.stat({ bigint: true });
+    } finally {
+      await h.close();
+    }
+  });
+  if (!objects || !sameIdentity(identity, now)) return null;
+  const count = starts.length;
+  return { identity, count, starts: starts.copyTo(scratch.float64(count, true)), ends: ends.copyTo(scratch.float64(count, true)) };
+}
+
 /**
  * Calls `onBatch` with the records of `path` in order, a chunk's worth at a time, each parsed with
  * JSON.parse: `first` is the index of `records[0]` in the file. Throws RecordsError for a file that
@@ -112,20 +186,36 @@ export async function readRecords(
     onSlices,
     parse = true,
     onBytes,
+    cuts,
+    onCutsTaken,
   }: {
     maxRecordBytes?: number;
     chunkBytes?: number;
     parseBytes?: number;
-    /** Told of the records complete in each chunk, as byte ranges of `buf` (valid UTF-8), before they are parsed. */
-    onSlices?: (buf: Buffer, starts: readonly number[], ends: readonly number[], first: number) => void;
+    /**
+     * Told of the records complete in each chunk, as byte ranges of `buf` (valid UTF-8), before they
+     * are parsed; `base` is the file offset of buf[0].
+     */
+    onSlices?: (buf: Buffer, starts: readonly number[], ends: readonly number[], first: number, base: number) => void;
     /** False: records are only cut (and told to onSlices), never parsed; `onBatch` is not called. */
     parse?: boolean;
     /** Told of every byte of the file, in order, as it is read (a digest of the file: content-digest.ts). */
     onBytes?: (bytes: Uint8Array) => void;
+    /**
+     * The file's records as cut before (cutRecords): taken when the file is still that version (and
+     * then only its records' bytes are read, neither scanned nor checked again), else ignored.
+     */
+    cuts?: RecordCuts;
+    /** Told when `cuts` are taken, before the first record. */
+    onCutsTaken?: () => void;
   } = {},
 ): Promise<void> {
   const fh = await open(path, 'r');
   try {
+    if (cuts && !onBytes && sameIdentity(cuts.identity, await fh.stat({ bigint: true }))) {
+      onCutsTaken?.();
+      return await readCut(fh, cuts, onBatch, { chunkBytes: chunkAtMost, parseBytes, onSlices, parse });
+    }
     // No larger than the file (one read then finds its end): a small file's load allocates no 8 MB,
     // whose external memory sets off a full collection of the heap (reloads in a test suite).
     const chunkBytes = Math.min(chunkAtMost, Math.max(MIN_CHUNK, (await fh.stat()).size + 1));
@@ -245,7 +335,7 @@ export async function readRecords(
           while (ends[k]! <= bad) k++;
           throw new RecordsError(index + k, `invalid UTF-8 at byte offset ${base + bad}`);
         }
-        onSlices?.(buf, starts, ends, index);
+        onSlices?.(buf, starts, ends, index, base);
         if (!parse) {
           index += starts.length;
           starts.length = 0;
@@ -253,13 +343,8 @@ export async function readRecords(
         // Parsed a few hundred KB at a time: the records of one parse are alive together until the
         // loader has taken them, and a whole chunk's worth outgrew the young generation, so garbage
         // collection copied every record into the old one before letting it go.
-        for (let k = 0; k < starts.length; ) {
-          let m = k + 1;
-          while (m < starts.length && ends[m]! - starts[k]! <= parseBytes) m++;
-          onBatch(parseBatch(buf, starts.slice(k, m), ends.slice(k, m), index, base), index);
-          index += m - k;
-          k = m;
-        }
+        parseBatches(buf, starts, ends, index, base, parseBytes, onBatch);
+        index += starts.length;
       }
       const open = at === NESTED || at === SCALAR;
       if (eof) {
@@ -277,6 +362,59 @@ export async function readRecords(
     }
   } finally {
     await fh.close();
+  }
+}
+
+/** Parsed a few hundred KB at a time (readRecords says why): `onBatch` with each batch of the records of `buf`, the first `index`. */
+function parseBatches(buf: Buffer, starts: number[], ends: number[], index: number, base: number, parseBytes: number, onBatch: (records: unknown[], first: number) => void): void {
+  for (let k = 0; k < starts.length; ) {
+    let m = k + 1;
+    while (m < starts.length && ends[m]! - starts[k]! <= parseBytes) m++;
+    onBatch(parseBatch(buf, starts.slice(k, m), ends.slice(k, m), index + k, base), index + k);
+    k = m;
+  }
+}
+
+/**
+ * readRecords with the records' ranges known (cutRecords, the same version of the file): a chunk's
+ * worth of whole records read at a time, one byte before them left for arrayText's bracket. A record
+ * that is not where the cuts say (a write the file's identity did not show) is a RecordsError, never
+ * bytes parsed as some other record.
+ */
+async function readCut(
+  fh: FileHandle,
+  cuts: RecordCuts,
+  onBatch: (records: unknown[], first: number) => void,
+  { chunkBytes, parseBytes, onSlices, parse }: { chunkBytes: number; parseBytes: number; onSlices?: (buf: Buffer, starts: readonly number[], ends: readonly number[], first: number, base: number) => void; parse: boolean },
+): Promise<void> {
+  const { count, starts: at, ends: to } = cuts;
+  if (count === 0) return;
+  const size = Math.min(chunkBytes, to[count - 1]! - at[0]!);
+  let buf = scratchBuffer(size + 2);
+  for (let k = 0; k < count; ) {
+    const from = at[k]!;
+    let m = k + 1;
+    while (m < count && to[m]! - from <= size) m++;
+    const span = to[m - 1]! - from;
+    if (buf.length < span + 2) buf = scratchBuffer(span + 2);
+    for (let got = 0; got < span; ) {
+      const { bytesRead } = await fh.read(buf, 1 + got, span - got, from + got);
+      if (bytesRead === 0) throw new RecordsError(k, 'the file changed while it was read', from + got);
+      got += bytesRead;
+    }
+    const base = from - 1;
+    const starts: number[] = [];
+    const ends: number[] = [];
+    for (let j = k; j < m; j++) {
+      const s = at[j]! - base;
+      const e = to[j]! - base;
+      if (buf[s] !== OPEN_OBJ || buf[e - 1] !== CLOSE_OBJ) throw new RecordsError(j, 'the file changed while it was read', base + s);
+      starts.push(s);
+      ends.push(e);
+    }
+    onSlices?.(buf, starts, ends, k, base);
+    if (parse) parseBatches(buf, starts, ends, k, base, parseBytes, onBatch);
+    k = m;
   }
 }
 
