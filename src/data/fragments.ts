@@ -580,7 +580,7 @@ function joinCuts(f: Fragments, a: Arena, c: Uint32Array, ids: ArrayLike<number>
   if (body !== null) {
     // In the arena's own memory: each record by copyWithin, no view of its bytes.
     const all = room!.all;
-    let at = room!.at;
+    let at = body.byteOffset; // where the room made it (a ring: send-buffer.ts SendRoom)
     copyHead(all, head, headLength, at);
     at += headLength;
     for (let i = 0; i < n; i++) {
@@ -711,7 +711,7 @@ export function joinFragments(f: Fragments, ids: ArrayLike<number>, today: numbe
   if (body !== null) {
     // In the arena's own memory: each record by copyWithin (two around its gap), no view of its bytes.
     const all = room!.all;
-    let at = room!.at;
+    let at = body.byteOffset; // where the room made it (a ring: send-buffer.ts SendRoom)
     copyHead(all, head, headLength, at);
     at += headLength;
     for (let i = 0; i < n; i++) {
@@ -788,7 +788,7 @@ function joinEmbedded(f: Fragments, e: ListEmbed, ids: ArrayLike<number>, head: 
     // In the arena's own memory (joinFragments): the item's two runs by copyWithin, no view of them;
     // the embedded record, from another arena, by a view of its bytes (writeEmbedded).
     const all = room!.all;
-    let at = room!.at;
+    let at = body.byteOffset; // where the room made it (a ring: send-buffer.ts SendRoom)
     copyHead(all, head, headLength, at);
     at += headLength;
     for (let i = 0; i < n; i++) {

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { errorBody, ERRORS, type ErrorCode } from '../errors.ts';
 import type { StoreDeployment } from '../quota/counting-store.ts';
 import { HSTS } from '../tls/profile.ts';
-import { releaseSendBuffer } from '../data/send-buffer.ts';
+import { releaseSendBuffer, releaseWhenSent } from '../data/send-buffer.ts';
 
 /** Headers every response carries (issue 4): JSON, never cached, never sniffed. */
 const BASE_HEADERS: readonly string[] = [
@@ -35,7 +35,9 @@ export function send(res: ServerResponse, status: number, body: Buffer | string,
   const length = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
   res.writeHead(status, headerList(base, extra, 'Content-Length', String(length)));
   res.end(body);
-  if (typeof body !== 'string' && sentWhole(res)) releaseSendBuffer(body);
+  if (typeof body === 'string') return;
+  if (sentWhole(res)) releaseSendBuffer(body);
+  else releaseWhenSent(body, res); // over TLS, pipelined, backed up: the next body made asks res
 }
 
 /**
@@ -44,7 +46,9 @@ export function send(res: ServerResponse, status: number, body: Buffer | string,
  * no socket yet) nor in the socket (a write the kernel did not take at once, a TLS record waiting for
  * the socket under it: those hold the body until their callback). Node 20's `writableFinished` is
  * this; Node 26's is set only once 'finish' is emitted, later. Never an HTTP/2 response (not a
- * ServerResponse): its stream's queue holds the data until the session sends it.
+ * ServerResponse): its stream's queue holds the data until the session sends it. Never over TLS
+ * either: the write's callback runs a turn of the loop after `end()`. Those bodies go to
+ * releaseWhenSent, which asks the response again at the next join.
  */
 function sentWhole(res: ServerResponse): boolean {
   return res instanceof ServerResponse && res.writableEnded && res.socket !== null && res.writableLength === 0;
