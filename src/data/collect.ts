@@ -3,7 +3,7 @@
 import { open, readFile, stat } from 'node:fs/promises';
 import type { ResourceDefinition, SourceRecord } from '../resources/types.ts';
 import { cutRecords, NOT_AN_ARRAY, readRecords, RecordsError, type RecordCuts } from './records.ts';
-import { StringKeys, UnitKeys } from './string-keys.ts';
+import { UnitKeys } from './string-keys.ts';
 import { SourceDigester } from './record-groups.ts';
 import { checkObject, timestampNormalizer, type Findings, type Problem, type RefSite } from './validate.ts';
 import { fastCheck, type FastCheck } from './validate-fast.ts';
@@ -21,8 +21,8 @@ export interface Collected {
   readonly records: SourceRecord[];
   /** The references of record i (file index), or undefined when it holds none. Empty unless `keep`. */
   readonly refs: (RefSite[] | undefined)[];
-  /** Not a Set: string-keys.ts. */
-  readonly slugs: StringKeys;
+  /** Not a Set: as units, so no slug string is held for them (string-keys.ts). */
+  readonly slugs: UnitKeys;
   /** Problems of the file as a whole, or of its records, in file order. */
   readonly problems: Problem[];
   /** False when the file could not be read as an array: references into it are not checked. */
@@ -115,7 +115,7 @@ const found: RefSite[] = [];
 
 /** Validates records one at a time, in file order, into a Collected. */
 class Collector {
-  readonly out: Collected = { records: [], refs: [], slugs: new StringKeys(), problems: [], readable: true };
+  readonly out: Collected = { records: [], refs: [], slugs: new UnitKeys(), problems: [], readable: true };
   /** The `_id`s so far, for the duplicate check alone: as units, so each string dies with its record (string-keys.ts). */
   private readonly ids = new UnitKeys();
   /** For a file validated earlier (options.validated): what validation would change in a record, or nothing. */
@@ -131,7 +131,7 @@ class Collector {
     this.fast = fastCheckOf(def.source);
   }
 
-  /** Room for `records` records' keys in all (StringKeys.reserve): made once, not doubled on the way. */
+  /** Room for `records` records' keys in all (UnitKeys.reserve): made once, not doubled on the way. */
   expect(records: number): void {
     this.ids.reserve(records);
     this.out.slugs.reserve(records);
@@ -181,7 +181,7 @@ class Collector {
 export function collectArray(def: ResourceDefinition, list: unknown, options: CollectOptions): Collected {
   if (!Array.isArray(list)) {
     const reason = list === undefined ? 'collection missing' : NOT_AN_ARRAY;
-    return { records: [], refs: [], slugs: new StringKeys(), problems: [{ file: def.file, index: null, field: null, reason }], readable: false };
+    return { records: [], refs: [], slugs: new UnitKeys(), problems: [{ file: def.file, index: null, field: null, reason }], readable: false };
   }
   const c = new Collector(def, options);
   c.expect(list.length);
@@ -271,6 +271,6 @@ export async function collectFile(def: ResourceDefinition, path: string, options
       err instanceof RecordsError
         ? await recordsProblem(def, path, err)
         : { file: def.file, index: null, field: null, reason: code === 'ENOENT' ? 'file not found' : `cannot read: ${code}` };
-    return { records: [], refs: [], slugs: new StringKeys(), problems: [problem], readable: false };
+    return { records: [], refs: [], slugs: new UnitKeys(), problems: [problem], readable: false };
   }
 }

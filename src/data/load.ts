@@ -8,7 +8,7 @@ import { RESOURCE_LIST } from '../resources/index.ts';
 import type { Schema } from '../resources/schema.ts';
 import type { Backref, CollectionName, LinkContext, LinkedRecord, ResourceDefinition, SourceRecord } from '../resources/types.ts';
 import { collectArray, collectFile, type Collected, type EachRecord } from './collect.ts';
-import { StringKeys } from './string-keys.ts';
+import { UnitKeys } from './string-keys.ts';
 import { SourceDigester } from './record-groups.ts';
 import { formatProblem, type Problem } from './validate.ts';
 
@@ -118,7 +118,7 @@ class Links implements LinkContext {
   constructor(private readonly known: KnownCollections) {}
   private readonly records = new Map<CollectionName, readonly SourceRecord[]>();
   /** Record ids by slug (not a Map: string-keys.ts). */
-  private readonly ids = new Map<CollectionName, StringKeys>();
+  private readonly ids = new Map<CollectionName, UnitKeys>();
   /** `${target}>${from}` -> referring records by target record id, in file order. */
   private readonly back = new Map<string, Backref[][]>();
 
@@ -127,7 +127,7 @@ class Links implements LinkContext {
     // records in file order; from an array of records that are not all objects, numbered again.
     let ids = got.slugs;
     if (ids.size !== got.records.length) {
-      ids = new StringKeys(got.records.length);
+      ids = new UnitKeys(got.records.length);
       for (const r of got.records) ids.add(r.slug);
     }
     this.records.set(def.name, got.records);
@@ -322,7 +322,7 @@ async function pass<T>(input: DataInput, index: Indexer<T>, only: ReadonlySet<Co
     for (const [name, c] of got) {
       if (!done.has(name)) continue;
       const referred = pending.some((d) => refTargets(d.source).has(name));
-      if (c.records.length > 0 || (!referred && c.slugs.size > 0)) got.set(name, { ...c, records: [], refs: [], slugs: referred ? c.slugs : new StringKeys() });
+      if (c.records.length > 0 || (!referred && c.slugs.size > 0)) got.set(name, { ...c, records: [], refs: [], slugs: referred ? c.slugs : new UnitKeys() });
     }
   }
   if (failed) {

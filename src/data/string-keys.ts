@@ -164,10 +164,10 @@ const KEY_CHUNK_UNITS = 64 << 10;
 /**
  * Distinct strings with ids 0, 1, 2... in the order added, as StringKeys, but each kept as its UTF-16
  * units (one byte a unit while every unit is below 256) in chunks of a Scratch, with typed slots: no
- * string is held. For a check that keeps every key of a file until it is read (collect.ts: each
- * record's `_id`, a duplicate check only): a string held that long was promoted to the old
- * generation and then dead (at 100k, ~16 MB for the 270k outfits' `_id`s alone, with StringKeys'
- * arrays), where it can now die young with its record.
+ * string is held. For keys kept for a file until it is read (collect.ts: each record's `_id` and
+ * slug, a duplicate check, and the slugs references and links into it find): a string held that long
+ * was promoted to the old generation and then dead (at 100k, ~16 MB for the 270k outfits' `_id`s
+ * alone, with StringKeys' arrays), where it can now die young with its record.
  */
 export class UnitKeys {
   private readonly scratch = new Scratch();
